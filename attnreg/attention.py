@@ -1,0 +1,211 @@
+"""The dual view: each prediction as a weighted vote of the training rows, computed in chunks.
+
+For a linear fit the weight of training row i in the prediction for query j is
+
+    ω_ji = w_i · F(x*_j) · F(x_i),      F(x) = x W   (factor scores, W the encoder)
+
+so that ŷ*_j = Σ_i ω_ji y_i. With an intercept each row of weights sums to 1; the weights
+can be negative. Σ_i ω_ji² is the query's leverage. :class:`AttentionWeights` never holds
+more than one chunk of the J×N matrix unless the full matrix is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import OptionError
+
+#: upper bound on the number of weights held in memory at once (query chunk × training rows)
+CHUNK_ELEMENTS = 1 << 22
+
+WeightFn = Callable[[int, int], FloatArray]
+
+
+@dataclass(frozen=True)
+class AttentionWeights:
+    """Attention weights of J queries over N training rows, computed chunk by chunk.
+
+    Attributes
+    ----------
+    weight_fn : callable
+        ``weight_fn(start, stop)`` returns the weights of queries ``start:stop``, shape
+        (stop − start, N).
+    n_queries : int
+    query_labels : pandas.Index
+        Labels of the queries (new rows, or training rows when none were given).
+    train_labels : pandas.Index
+        Labels of the training rows (columns of :attr:`weights`).
+    y_train : ndarray, shape (N,)
+        Training responses: the values the weights average.
+    kind : str
+        ``"linear"`` (spectral fits; signed weights) or ``"softmax"`` (convex weights).
+    chunk_size : int or None
+        Queries per chunk; by default chosen so a chunk holds about 4M weights.
+    """
+
+    weight_fn: WeightFn = field(repr=False)
+    n_queries: int
+    query_labels: pd.Index
+    train_labels: pd.Index
+    y_train: FloatArray = field(repr=False)
+    kind: str = "linear"
+    chunk_size: int | None = None
+
+    def chunks(self) -> Iterator[tuple[int, int, FloatArray]]:
+        """Yield ``(start, stop, weights)`` over query chunks."""
+        n_train = max(len(self.train_labels), 1)
+        step = self.chunk_size or max(1, CHUNK_ELEMENTS // n_train)
+        for start in range(0, self.n_queries, step):
+            stop = min(start + step, self.n_queries)
+            yield start, stop, self.weight_fn(start, stop)
+
+    @cached_property
+    def weights(self) -> pd.DataFrame:
+        """The full J×N weight matrix (rows: queries, columns: training row labels)."""
+        full = np.empty((self.n_queries, len(self.train_labels)))
+        for start, stop, block in self.chunks():
+            full[start:stop] = block
+        return pd.DataFrame(full, index=self.query_labels, columns=self.train_labels)
+
+    @cached_property
+    def diagnostics(self) -> pd.DataFrame:
+        """Per-query summary of the weights.
+
+        Columns: ``prediction`` (Σ ω y), ``weight_sum`` (Σ ω), ``negative_mass`` (Σ of the
+        negative weights), ``leverage`` (Σ ω²), ``effective_neighbours`` (Kish's
+        (Σ ω)² / Σ ω²; 1/Σ ω² when the weights sum to 1) and ``entropy`` (of |ω| / Σ|ω|).
+        """
+        out = np.empty((self.n_queries, 6))
+        for start, stop, w in self.chunks():
+            total = w.sum(axis=1)
+            lev = np.einsum("ij,ij->i", w, w)
+            a = np.abs(w)
+            p = a / a.sum(axis=1, keepdims=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ent = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
+            out[start:stop] = np.column_stack([w @ self.y_train, total, np.minimum(w, 0).sum(axis=1),
+                                               lev, total**2 / lev, ent])
+        cols = ["prediction", "weight_sum", "negative_mass", "leverage", "effective_neighbours",
+                "entropy"]
+        return pd.DataFrame(out, index=self.query_labels, columns=cols)
+
+    def top_k(self, k: int = 10, *, by: str = "abs") -> pd.DataFrame:
+        """The ``k`` largest weights of every query, without forming the full matrix.
+
+        Parameters
+        ----------
+        k : int
+            Neighbours per query.
+        by : {"abs", "weight"}
+            Rank by |ω| (default) or by signed ω.
+
+        Returns
+        -------
+        DataFrame
+            Long format: ``query``, ``rank``, ``train_label``, ``weight``, ``y``,
+            ``contribution`` (ω y).
+        """
+        if by not in ("abs", "weight"):
+            raise OptionError(f"by must be 'abs' or 'weight', however: {by=}")
+        n_train = len(self.train_labels)
+        k = _check_k(k, n_train)
+        idx = np.empty((self.n_queries, k), dtype=np.int64)
+        val = np.empty((self.n_queries, k))
+        for start, stop, w in self.chunks():
+            i, v = _top_k_rows(w, k, by)
+            idx[start:stop], val[start:stop] = i, v
+        return pd.DataFrame({
+            "query": np.repeat(np.asarray(self.query_labels, dtype=object), k),
+            "rank": np.tile(np.arange(1, k + 1), self.n_queries),
+            "train_label": np.asarray(self.train_labels, dtype=object)[idx.ravel()],
+            "weight": val.ravel(),
+            "y": self.y_train[idx.ravel()],
+            "contribution": val.ravel() * self.y_train[idx.ravel()],
+        })
+
+    def explain(self, i: int = 0, top: int = 10) -> pd.DataFrame:
+        """Which training rows drove prediction ``i``: the ``top`` largest |weight × y|.
+
+        Parameters
+        ----------
+        i : int
+            Position of the query (0-based).
+        top : int
+            Number of training rows to show.
+
+        Returns
+        -------
+        DataFrame
+            Indexed by training label, columns ``weight``, ``y``, ``contribution`` (ω y) and
+            ``share`` (contribution / prediction), sorted by |contribution|.
+        """
+        if not isinstance(i, (int, np.integer)) or not -self.n_queries <= i < self.n_queries:
+            raise OptionError(f"i must be a query position in [0, {self.n_queries}), however: {i=}")
+        i = int(i) % self.n_queries
+        w = self.weight_fn(i, i + 1)[0]
+        contrib = w * self.y_train
+        top = _check_k(top, w.size)
+        order = np.argsort(-np.abs(contrib), kind="stable")[:top]
+        pred = float(contrib.sum())
+        frame = pd.DataFrame({"weight": w[order], "y": self.y_train[order],
+                              "contribution": contrib[order]},
+                             index=pd.Index(np.asarray(self.train_labels)[order], name="train_label"))
+        frame["share"] = frame["contribution"] / pred if pred != 0 else np.nan
+        frame.attrs["prediction"] = pred
+        frame.attrs["query"] = self.query_labels[i]
+        return frame
+
+
+def _check_k(k: int, n: int) -> int:
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise OptionError(f"k must be a positive integer, however: {k=}")
+    return int(min(k, n))
+
+
+def _top_k_rows(w: FloatArray, k: int, by: str) -> tuple[IntArray, FloatArray]:
+    key = np.abs(w) if by == "abs" else w
+    part = np.argpartition(-key, k - 1, axis=1)[:, :k]
+    part_key = np.take_along_axis(key, part, axis=1)
+    order = np.argsort(-part_key, axis=1, kind="stable")
+    idx = np.take_along_axis(part, order, axis=1)
+    return idx, np.take_along_axis(w, idx, axis=1)
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """The linear attention embedding of a spectral fit.
+
+    Attributes
+    ----------
+    encoder : DataFrame, shape (n_coef, n_factors)
+        W: factor scores are F = X W (rows: design columns, columns: factors; the first factor
+        is the intercept's constant when there is one).
+    omega : DataFrame, shape (n_coef, n_coef)
+        Ω = W W', the metric of the attention: ω_ji = w_i x*_j' Ω x_i.
+    train_factors : DataFrame, shape (N, n_factors)
+        F of the training rows. With weights w, F' diag(w) F = diag(1, f): the identity for OLS.
+    """
+
+    encoder: pd.DataFrame
+    omega: pd.DataFrame
+    train_factors: pd.DataFrame
+
+    def factors(self, X: FloatArray, labels: pd.Index) -> pd.DataFrame:
+        """Factor scores F = X W of design rows ``X`` (shape (J, n_coef))."""
+        return pd.DataFrame(X @ self.encoder.to_numpy(), index=labels, columns=self.encoder.columns)
+
+
+def linear_weight_fn(F_query: FloatArray, F_train: FloatArray, w_train: FloatArray) -> WeightFn:
+    """``weight_fn`` for bilinear attention ω = F_query diag(w) F_train'."""
+    keys = F_train * w_train[:, None]  # (N, d)
+
+    def fn(start: int, stop: int) -> FloatArray:
+        return F_query[start:stop] @ keys.T
+
+    return fn
