@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 from collections.abc import Callable
@@ -14,7 +15,17 @@ from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.inference import make_vcov_spec
 from attnreg.results import LinearResults
 from attnreg.selection import CRITERIA, Selection, select_k, select_lambda
-from attnreg.spectral import ALIAS_TOL, apply_filter, decompose, ols_filter, pcr_filter, ridge_filter
+from attnreg.spectral import (
+    ALIAS_TOL,
+    REFINE_COND,
+    REFINE_MAX_SIZE,
+    apply_filter,
+    decompose,
+    ols_filter,
+    pcr_filter,
+    refine_ols,
+    ridge_filter,
+)
 
 SPECTRAL_METHODS = ("ols", "ridge", "pcr")
 METHODS = (*SPECTRAL_METHODS, "softmax")
@@ -141,6 +152,10 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
     else:
         f = pcr_filter(sp.s, int(selection.value))  # type: ignore[union-attr]
     filtered = apply_filter(sp, f, design.n_coef)
+    if method == "ols" and sp.rank and (sp.s[0] / sp.s[-1] > REFINE_COND
+                                        or design.X.size <= REFINE_MAX_SIZE):
+        filtered = dataclasses.replace(
+            filtered, coef=refine_ols(sp, design.X, design.y, filtered.coef))
     return LinearResults(design=design, method=method, spectrum=sp, filtered=filtered,
                          selection=selection, vcov_spec=vcov_spec or make_vcov_spec("classical"),
                          call=call or design.formula, standardize=standardize)

@@ -155,6 +155,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
                                      return_type="dataframe")
     except patsy.PatsyError as exc:
         raise _translate_patsy_error(exc, "data") from None
+    design_info = X_df.design_info
     if w_all is not None:  # rows with a missing weight are dropped like R's model.frame
         keep = X_df.index
         w_series = pd.Series(w_all, index=frame.index)
@@ -180,7 +181,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     return Design(formula=formula, y=y, X=X, column_names=names,
                   response_name=str(y_df.columns[0]), row_labels=labels, weights=w,
                   intercept=intercept, dropped_labels=dropped, n_subset_excluded=n_excluded,
-                  design_info=X_df.design_info, eval_env=env)
+                  design_info=design_info, eval_env=env)
 
 
 def _as_frame(data: Any, what: str) -> pd.DataFrame:

@@ -91,12 +91,57 @@ def fmt_g(x: float, digits: int = 4) -> str:
 
 
 def fmt_pvalue(p: float, digits: int = 3) -> str:
-    """R's ``format.pval``: values below machine epsilon print as ``< 2.2e-16``-style."""
+    """R's ``format.pval`` for one value: below machine epsilon it prints ``< 2.2e-16``."""
     if p is None or math.isnan(p):
         return "NA"
     if p < _EPS:
         return "< 2e-16" if digits <= 3 else "< 2.2e-16"
-    return f"{p:.{digits}g}" if p >= 1e-4 else f"{p:.{digits - 1}e}".replace("e-0", "e-")
+    return r_format(np.array([p]), digits)[0]
+
+
+def _sig_digits(values: np.ndarray, digits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Significant digits each value needs at ``digits`` precision, and its decimal exponent."""
+    sig = np.ones(values.size, dtype=int)
+    expo = np.zeros(values.size, dtype=int)
+    for i, v in enumerate(values):
+        if not np.isfinite(v) or v == 0:
+            continue
+        mant, e = f"{abs(v):.{digits - 1}e}".split("e")
+        expo[i] = int(e)
+        sig[i] = max(len(mant.replace(".", "").rstrip("0")), 1)
+    return sig, expo
+
+
+def r_format(values: np.ndarray, digits: int) -> list[str]:
+    """R's ``format(x, digits=)`` of a numeric vector: common fixed decimals, or scientific
+    notation when that is narrower (R's ``formatReal``)."""
+    values = np.asarray(values, dtype=float)
+    sig, expo = _sig_digits(values, digits)
+    finite = np.isfinite(values)
+    if not finite.any():
+        return ["NA"] * values.size
+    rgt = int(max(0, (sig - 1 - expo)[finite].max()))
+    fixed = [f"{v:.{rgt}f}" if ok else "NA" for v, ok in zip(values, finite)]
+    m = int(sig[finite].max())
+    sci = [f"{v:.{m - 1}e}" if ok else "NA" for v, ok in zip(values, finite)]
+    return fixed if max(map(len, fixed)) <= max(map(len, sci)) else sci
+
+
+def _pvalue_column(p: np.ndarray, digits: int = 3) -> list[str]:
+    """R's p-value column: tiny values as ``< 2e-16``; values below 1e-4 formatted together
+    (usually scientific), the rest together in fixed notation."""
+    out = ["NA"] * p.size
+    ok = np.isfinite(p)
+    tiny = ok & (p < _EPS)
+    small = ok & ~tiny & (p < 1e-4)
+    big = ok & (p >= 1e-4)
+    for mask in (small, big):
+        if mask.any():
+            for i, txt in zip(np.flatnonzero(mask), r_format(p[mask], digits)):
+                out[i] = txt
+    for i in np.flatnonzero(tiny):
+        out[i] = "< 2e-16"
+    return out
 
 
 def _stars(p: float) -> str:
@@ -108,32 +153,25 @@ def _stars(p: float) -> str:
     return ""
 
 
-def _format_column(values: np.ndarray, digits: int, ref: np.ndarray | None = None) -> list[str]:
-    """Fixed notation with enough decimals for ``digits`` significant digits of the smallest
-    non-zero magnitude (of ``ref`` when given), unless scientific notation is narrower."""
-    ref = values if ref is None else ref
-    finite = np.abs(ref[np.isfinite(ref) & (ref != 0)])
-    dec = 0 if finite.size == 0 else int(min(max(digits - 1 - math.floor(math.log10(finite.min())),
-                                                  0), 12))
-    fixed = ["NA" if not np.isfinite(v) else f"{v:.{dec}f}" for v in values]
-    sci = ["NA" if not np.isfinite(v) else f"{v:.{digits - 1}e}" for v in values]
-    return fixed if max(map(len, fixed)) <= max(map(len, sci)) else sci
-
-
 def _coef_lines(table: pd.DataFrame, stars: bool) -> list[str]:
     cols: dict[str, list[str]] = {}
     est_se = [c for c in ("Estimate", "Std. Error") if c in table.columns]
-    joint = table[est_se].to_numpy(dtype=float).ravel() if est_se else None
+    if est_se:  # R rounds, then formats estimates and standard errors as one vector
+        both = table[est_se].to_numpy(dtype=float).ravel(order="F")
+        nz = np.abs(both[np.isfinite(both) & (both != 0)])
+        if nz.size:
+            both = np.round(both, max(1, 4 - (1 + math.floor(math.log10(nz.min())))))
+        joint = r_format(both, 4)
+        for j, name in enumerate(est_se):
+            cols[name] = joint[j * len(table):(j + 1) * len(table)]
     for name in table.columns:
         v = table[name].to_numpy(dtype=float)
         if name.startswith("Pr("):
-            cols[name] = [fmt_pvalue(p) for p in v]
+            cols[name] = _pvalue_column(v)
         elif name in ("t value", "z value"):
             cols[name] = ["NA" if not np.isfinite(x) else f"{x:.3f}" for x in v]
-        elif name in est_se:
-            cols[name] = _format_column(v, 4, joint)
-        else:
-            cols[name] = _format_column(v, 4)
+        elif name not in est_se:
+            cols[name] = r_format(v, 4)
     if stars and "Pr(>|t|)" in table:
         cols[" "] = [_stars(p) for p in table["Pr(>|t|)"].to_numpy(dtype=float)]
     labels = [str(i) for i in table.index]
@@ -157,7 +195,11 @@ def residual_lines(resid: np.ndarray, weighted: bool) -> list[str]:
         names = ["Min", "1Q", "Median", "3Q", "Max"]
     else:
         q, names = resid, [str(i + 1) for i in range(resid.size)]
-    vals = _format_column(np.asarray(q, dtype=float), 4)
+    q = np.asarray(q, dtype=float)
+    big = float(np.max(np.abs(q))) if q.size else 0.0
+    if big > 0:  # R: zapsmall(quantile(resid), digits + 1)
+        q = np.round(q, max(0, 5 - int(math.ceil(math.log10(big)))))
+    vals = r_format(q, 4)
     w = max(len(s) for s in names + vals)
     return [label, " ".join(n.rjust(w) for n in names), " ".join(v.rjust(w) for v in vals)]
 

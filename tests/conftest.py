@@ -1,0 +1,61 @@
+"""Shared tolerances and fixtures. Every tolerance used in an assertion is named here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+RTOL_EXACT = 1e-10  # two float64 closed forms on well-conditioned data
+RTOL_SM = 1e-8  # against statsmodels (different algorithms, same estimator)
+RTOL_R = 1e-8  # against R golden values written at full precision
+RTOL_R_VCOV = 1e-6  # sandwich/HAC against R
+ATOL_IDENTITY = 1e-10  # identities of the attention view (weights @ y = fitted, ...)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path | None:
+    """The benchmark data directory: $ATTNREG_DATA, else ../shared/data next to the repo."""
+    env = os.environ.get("ATTNREG_DATA")
+    candidates = [Path(env)] if env else []
+    candidates.append(REPO.parent / "shared" / "data")
+    for c in candidates:
+        if c.is_dir():
+            return c
+    return None
+
+
+@pytest.fixture(scope="session")
+def nist_dir() -> Path:
+    d = shared_data_dir()
+    if d is None or not (d / "nist").is_dir():
+        pytest.skip("NIST StRD data not available (set ATTNREG_DATA)")
+    return d / "nist"
+
+
+@pytest.fixture(scope="session")
+def longley() -> pd.DataFrame:
+    from statsmodels.datasets import longley as ds
+
+    return ds.load_pandas().data
+
+
+@pytest.fixture
+def mixed_frame() -> pd.DataFrame:
+    """Random data with a categorical, labelled rows and heteroskedastic, autocorrelated noise."""
+    rng = np.random.default_rng(42)
+    n = 120
+    x1 = rng.normal(size=n)
+    x2 = rng.uniform(1, 3, size=n)
+    g = rng.choice(["a", "b", "c"], size=n)
+    e = np.zeros(n)
+    for t in range(1, n):
+        e[t] = 0.5 * e[t - 1] + rng.normal() * (0.5 + abs(x1[t]))
+    y = 1.0 + 2.0 * x1 - 1.5 * np.log(x2) + (g == "b") * 0.7 + e
+    idx = [f"r{i:03d}" for i in range(n)]
+    return pd.DataFrame({"y": y, "x1": x1, "x2": x2, "g": g, "w": rng.uniform(0.5, 2, n)},
+                        index=idx)
