@@ -91,13 +91,15 @@ class Design:
         """
         frame = _as_frame(newdata, "newdata")
         _check_names(self.design_info.factor_infos.keys(), frame, self.eval_env, "newdata")
-        try:
-            (mat,) = patsy.build_design_matrices([self.design_info], frame, NA_action="raise",
+        try:  # missing values give missing predictions, as R's predict(na.action = na.pass)
+            (mat,) = patsy.build_design_matrices([self.design_info], frame,
+                                                 NA_action=patsy.NAAction(NA_types=[]),
                                                  return_type="dataframe")
         except patsy.PatsyError as exc:
             raise _translate_patsy_error(exc, "newdata") from None
         X_new = np.ascontiguousarray(mat.to_numpy(dtype=np.float64))
-        _check_finite(X_new, self.column_names, mat.index, "newdata")
+        _check_finite(np.where(np.isnan(X_new), 0.0, X_new), self.column_names, mat.index,
+                      "newdata")
         return X_new, mat.index
 
 
@@ -318,7 +320,7 @@ def _check_weights(w: FloatArray, labels: pd.Index) -> None:
     bad = ~np.isfinite(w) | (w <= 0)
     if bad.any():
         i = int(np.argmax(bad))
-        raise DataError(f"weights must be finite and positive; row {labels[i]!r} has weight {w[i]!r}"
+        raise DataError(f"weights must be finite and positive; row {labels[i]!r} has weight {float(w[i])!r}"
                         " (use subset= to exclude rows)")
 
 

@@ -59,3 +59,25 @@ def mixed_frame() -> pd.DataFrame:
     idx = [f"r{i:03d}" for i in range(n)]
     return pd.DataFrame({"y": y, "x1": x1, "x2": x2, "g": g, "w": rng.uniform(0.5, 2, n)},
                         index=idx)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-snapshots", action="store_true", default=False,
+                     help="rewrite the golden text snapshots in tests/snapshots/")
+
+
+@pytest.fixture
+def snapshot(request: pytest.FixtureRequest):
+    """Compare text with tests/snapshots/<name>, or rewrite it with --update-snapshots."""
+    update = request.config.getoption("--update-snapshots")
+
+    def check(name: str, text: str) -> None:
+        path = Path(__file__).parent / "snapshots" / name
+        if update or not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text)
+            if not update:
+                pytest.fail(f"snapshot {name} did not exist; written, rerun to compare")
+        assert text == path.read_text()
+
+    return check

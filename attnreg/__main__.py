@@ -1,0 +1,7 @@
+"""``python -m attnreg``."""
+
+import sys
+
+from attnreg.cli import main
+
+sys.exit(main())
