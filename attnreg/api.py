@@ -17,6 +17,7 @@ from attnreg.results import LinearResults
 from attnreg.selection import CRITERIA, Selection, select_k, select_lambda
 from attnreg.spectral import (
     ALIAS_TOL,
+    Scaling,
     REFINE_COND,
     REFINE_MAX_SIZE,
     apply_filter,
@@ -137,7 +138,7 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
         raise OptionError(f"k must be between 1 and the number of predictors ({n_pred}), "
                           f"however: k={tuning}")
     intercept = 0 if design.intercept else None
-    scaling = "norm" if method == "ols" else ("sd" if standardize else "none")
+    scaling: Scaling = "norm" if method == "ols" else ("sd" if standardize else "none")
     sp = decompose(design.X, design.y, intercept=intercept, weights=design.weights,
                    scaling=scaling, tol=tol)
     if sp.aliased.size:
@@ -185,8 +186,8 @@ def _check_tuning(method: str, lam: Any, k: Any) -> float | str | None:
             if lam not in CRITERIA:
                 raise OptionError(f"lam must be a number >= 0 or one of {CRITERIA}, however: {lam=}")
             return lam
-        if not isinstance(lam, numbers.Real) or isinstance(lam, bool) or not lam >= 0 \
-                or lam == float("inf"):
+        if not isinstance(lam, numbers.Real) or isinstance(lam, bool) \
+                or not 0.0 <= float(lam) < float("inf"):
             raise OptionError(f"lam must be a finite number >= 0 or one of {CRITERIA}, "
                               f"however: {lam=}")
         return float(lam)

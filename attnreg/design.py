@@ -345,7 +345,8 @@ def _na_message(frame: pd.DataFrame, dropped: pd.Index, desc: Any) -> str:
     used = {n for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors
             for n in _names_in(f.code) if n in frame.columns}
     first = dropped[0]
-    cols = [c for c in frame.columns if c in used and pd.isna(frame.at[first, c])]
+    row = frame.loc[first]
+    cols = [c for c in frame.columns if c in used and bool(pd.isna(row[c]))]
     where = f"column {cols[0]!r}" if cols else "a term (e.g. a lag) that evaluated to NaN"
     return (f"na_action='raise': {len(dropped)} rows have missing values; the first is row "
             f"{first!r} in {where}")

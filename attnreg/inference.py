@@ -48,8 +48,11 @@ class VcovSpec:
     def label(self) -> str:
         """Short description used in reports."""
         if self.kind == "HAC":
-            return f"HAC (Newey-West, Bartlett kernel, {self.maxlags} lags{', adjusted' if self.adjust else ''})"
-        return {"classical": "classical (iid errors)"}.get(self.kind, f"heteroskedasticity-robust {self.kind}")
+            adjusted = ", adjusted" if self.adjust else ""
+            return f"HAC (Newey-West, Bartlett kernel, {self.maxlags} lags{adjusted})"
+        if self.kind == "classical":
+            return "classical (iid errors)"
+        return f"heteroskedasticity-robust {self.kind}"
 
 
 def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = False,

@@ -121,9 +121,9 @@ def r_format(values: np.ndarray, digits: int) -> list[str]:
     if not finite.any():
         return ["NA"] * values.size
     rgt = int(max(0, (sig - 1 - expo)[finite].max()))
-    fixed = [f"{v:.{rgt}f}" if ok else "NA" for v, ok in zip(values, finite)]
+    fixed = [f"{v:.{rgt}f}" if ok else "NA" for v, ok in zip(values, finite, strict=True)]
     m = int(sig[finite].max())
-    sci = [f"{v:.{m - 1}e}" if ok else "NA" for v, ok in zip(values, finite)]
+    sci = [f"{v:.{m - 1}e}" if ok else "NA" for v, ok in zip(values, finite, strict=True)]
     return fixed if max(map(len, fixed)) <= max(map(len, sci)) else sci
 
 
@@ -137,7 +137,7 @@ def _pvalue_column(p: np.ndarray, digits: int = 3) -> list[str]:
     big = ok & (p >= 1e-4)
     for mask in (small, big):
         if mask.any():
-            for i, txt in zip(np.flatnonzero(mask), r_format(p[mask], digits)):
+            for i, txt in zip(np.flatnonzero(mask), r_format(p[mask], digits), strict=True):
                 out[i] = txt
     for i in np.flatnonzero(tiny):
         out[i] = "< 2e-16"
@@ -198,7 +198,7 @@ def residual_lines(resid: np.ndarray, weighted: bool) -> list[str]:
     q = np.asarray(q, dtype=float)
     big = float(np.max(np.abs(q))) if q.size else 0.0
     if big > 0:  # R: zapsmall(quantile(resid), digits + 1)
-        q = np.round(q, max(0, 5 - int(math.ceil(math.log10(big)))))
+        q = np.round(q, max(0, 5 - math.ceil(math.log10(big))))
     vals = r_format(q, 4)
     w = max(len(s) for s in names + vals)
     return [label, " ".join(n.rjust(w) for n in names), " ".join(v.rjust(w) for v in vals)]
@@ -330,7 +330,7 @@ def compare(fits: Sequence[Any], names: Sequence[str] | None = None) -> Comparis
     terms: list[str] = []
     for fit in fits:
         terms += [t for t in getattr(fit, "names", []) if t not in terms]
-    cols = {name: _compare_column(fit, terms) for name, fit in zip(names, fits)}
+    cols = {name: _compare_column(fit, terms) for name, fit in zip(names, fits, strict=True)}
     index = [t for term in terms for t in (term, "")] + [
         "method", "N", "R-squared", "Adj. R-squared", "sigma", "AIC", "edf", "lambda / k"]
     return Comparison(pd.DataFrame(cols, index=pd.Index(index, name="term")))
@@ -341,7 +341,7 @@ def _compare_column(fit: Any, terms: list[str]) -> list[str]:
     coef = getattr(fit, "coef", None)
     se = getattr(fit, "std_err", None)
     for t in terms:
-        if coef is not None and t in coef.index:
+        if coef is not None and se is not None and t in coef.index:
             c = coef[t]
             p = fit.p_value[t] if hasattr(fit, "p_value") else float("nan")
             out += [f"{fmt_g(c, 4)}{_stars(p)}", f"({fmt_g(se[t], 3)})"]

@@ -35,7 +35,7 @@ def test_dot_excludes_weights_column(frame: pd.DataFrame) -> None:
 
 
 def test_transforms_interactions_and_caller_scope(frame: pd.DataFrame) -> None:
-    shift = 10.0  # a name from the caller's scope
+    shift = 10.0  # noqa: F841  (a name from the caller's scope, used inside the formula)
 
     fit = ar.attnreg("y ~ np.log(a) + I(a**2 + shift) + C(g):a", data=frame)
     assert fit.aliased == []

@@ -126,6 +126,6 @@ def test_user_frame_is_never_modified(frame: pd.DataFrame) -> None:
     before = frame.copy()
     fit = ar.attnreg("y ~ age + np.log(income**2) + C(region)", data=frame, weights=np.ones(20))
     fit.predict(frame, interval="prediction")
-    fit.attention(frame).diagnostics
+    _ = fit.attention(frame).diagnostics
     fit.summary()
     pd.testing.assert_frame_equal(frame, before)

@@ -84,6 +84,6 @@ def test_ridge_shrinks_and_weights_sum_to_one(case, lam: float) -> None:
 def test_pcr_with_all_components_is_ols(case) -> None:
     frame, _ = case
     ols = fit_quietly(frame)
-    rank = int(round(ols.edf)) - 1
+    rank = round(ols.edf) - 1
     pcr = fit_quietly(frame, method="pcr", k=rank)
     assert_allclose(pcr.fitted, ols.fitted, rtol=1e-7, atol=1e-7 * np.abs(frame["y"]).max())

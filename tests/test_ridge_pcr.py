@@ -115,7 +115,7 @@ def test_pcr_full_rank_is_ols(mixed_frame: pd.DataFrame) -> None:
 @pytest.mark.parametrize("criterion", ["gcv", "loo"])
 def test_pcr_selection(longley: pd.DataFrame, criterion: str) -> None:
     fit = ar.attnreg(FORMULA, data=longley, method="pcr", k=criterion)
-    Z, yc, _, _ = standardized(fit)
+    _, yc, _, _ = standardized(fit)
     n = len(yc)
 
     def score(k: int) -> float:
