@@ -105,8 +105,15 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
                           f"however: {method=}")
     env = _capture_env(eval_env)
     if method == "softmax":
-        from attnreg.softmax_api import fit_softmax_formula
+        from attnreg.softmax_results import fit_softmax_formula
 
+        spectral_only = {"k": k, "standardize": standardize, "maxlags": maxlags}
+        given = [name for name, v in spectral_only.items() if v is not None]
+        if given or vcov != "classical":
+            raise OptionError(f"option(s) {', '.join(given or ['vcov'])} do not apply to "
+                              "method 'softmax'")
+        if lam is not None:
+            options["lam"] = lam
         return fit_softmax_formula(formula, data, weights=weights, subset=subset,
                                    na_action=na_action, eval_env=env, **options)
     if options:

@@ -47,6 +47,9 @@ class AttentionWeights:
         ``"linear"`` (spectral fits; signed weights) or ``"softmax"`` (convex weights).
     chunk_size : int or None
         Queries per chunk; by default chosen so a chunk holds about 4M weights.
+    base : ndarray, shape (J,), or None
+        A part of each prediction not carried by the weights (softmax with
+        ``value="ridge"``: the ridge fit, the weights then average its residuals).
     """
 
     weight_fn: WeightFn = field(repr=False)
@@ -56,6 +59,7 @@ class AttentionWeights:
     y_train: FloatArray = field(repr=False)
     kind: str = "linear"
     chunk_size: int | None = None
+    base: FloatArray | None = field(default=None, repr=False)
 
     def chunks(self) -> Iterator[tuple[int, int, FloatArray]]:
         """Yield ``(start, stop, weights)`` over query chunks."""
@@ -77,7 +81,7 @@ class AttentionWeights:
     def diagnostics(self) -> pd.DataFrame:
         """Per-query summary of the weights.
 
-        Columns: ``prediction`` (Σ ω y), ``weight_sum`` (Σ ω), ``negative_mass`` (Σ of the
+        Columns: ``prediction`` (Σ ω y, plus the base when there is one), ``weight_sum`` (Σ ω), ``negative_mass`` (Σ of the
         negative weights), ``leverage`` (Σ ω²), ``effective_neighbours`` (Kish's
         (Σ ω)² / Σ ω²; 1/Σ ω² when the weights sum to 1) and ``entropy`` (of |ω| / Σ|ω|).
         """
@@ -89,7 +93,8 @@ class AttentionWeights:
             p = a / a.sum(axis=1, keepdims=True)
             with np.errstate(divide="ignore", invalid="ignore"):
                 ent = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
-            out[start:stop] = np.column_stack([w @ self.y_train, total, np.minimum(w, 0).sum(axis=1),
+            pred = w @ self.y_train + (0.0 if self.base is None else self.base[start:stop])
+            out[start:stop] = np.column_stack([pred, total, np.minimum(w, 0).sum(axis=1),
                                                lev, total**2 / lev, ent])
         cols = ["prediction", "weight_sum", "negative_mass", "leverage", "effective_neighbours",
                 "entropy"]
@@ -142,8 +147,9 @@ class AttentionWeights:
         Returns
         -------
         DataFrame
-            Indexed by training label, columns ``weight``, ``y``, ``contribution`` (ω y) and
-            ``share`` (contribution / prediction), sorted by |contribution|.
+            Indexed by training label, columns ``weight``, ``y`` (the value averaged),
+            ``contribution`` (ω y) and ``share`` (of Σ ω y), sorted by |contribution|;
+            ``attrs["prediction"]`` holds the full prediction.
         """
         if not isinstance(i, (int, np.integer)) or not -self.n_queries <= i < self.n_queries:
             raise OptionError(f"i must be a query position in [0, {self.n_queries}), however: {i=}")
@@ -152,11 +158,12 @@ class AttentionWeights:
         contrib = w * self.y_train
         top = _check_k(top, w.size)
         order = np.argsort(-np.abs(contrib), kind="stable")[:top]
-        pred = float(contrib.sum())
+        pred = float(contrib.sum()) + (0.0 if self.base is None else float(self.base[i]))
         frame = pd.DataFrame({"weight": w[order], "y": self.y_train[order],
                               "contribution": contrib[order]},
                              index=pd.Index(np.asarray(self.train_labels)[order], name="train_label"))
-        frame["share"] = frame["contribution"] / pred if pred != 0 else np.nan
+        attended = float(contrib.sum())
+        frame["share"] = frame["contribution"] / attended if attended != 0 else np.nan
         frame.attrs["prediction"] = pred
         frame.attrs["query"] = self.query_labels[i]
         return frame
