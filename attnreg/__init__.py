@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from attnreg.api import attnreg
 from attnreg.report import compare
+from attnreg.timeseries.forecast import forecast
+from attnreg.timeseries.rolling import rolling
+from attnreg.timeseries.transforms import diff, lag, lags
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "attnreg", "compare"]
+__all__ = ["__version__", "attnreg", "compare", "diff", "forecast", "lag", "lags", "rolling"]

@@ -81,3 +81,14 @@ def snapshot(request: pytest.FixtureRequest):
         assert text == path.read_text()
 
     return check
+
+
+@pytest.fixture(scope="session")
+def series() -> pd.DataFrame:
+    rng = np.random.default_rng(11)
+    n = 90
+    x, z, y = rng.normal(size=n), rng.normal(size=n), np.zeros(n)
+    for t in range(2, n):
+        y[t] = 0.5 * y[t - 1] + 0.4 * x[t - 1] - 0.3 * z[t - 2] + rng.normal(scale=0.5)
+    return pd.DataFrame({"y": y, "x": x, "z": z},
+                        index=pd.period_range("2000Q1", periods=n, freq="Q"))

@@ -1,0 +1,245 @@
+"""Out-of-sample forecasting with re-estimation at every origin: nothing from the future leaks in.
+
+A direct h-step forecast of the target at row j uses the regressors of row j (which must be
+lagged at least h periods) and a model estimated at the origin t = date(j) − h from the rows
+whose target is observed by t. Everything is re-estimated from those rows at each origin:
+centring and scaling, the spectral decomposition (Ω), λ or k (GCV/LOO inside the window),
+and for ``method="softmax"`` the heads (warm-started from the previous origin).
+
+Schemes: ``"recursive"`` (expanding window), ``"rolling"`` (the last ``window`` rows) and
+``"fixed"`` (estimated once, at the first origin). OLS and ridge on an expanding or rolling
+window use rank-one updates of the Gram matrix (:mod:`attnreg.timeseries.updating`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg._progress import Progress
+from attnreg._typing import FloatArray, IntArray
+from attnreg.design import Design, build_design
+from attnreg.exceptions import DataError, LeakageError, OptionError
+from attnreg.timeseries.transforms import check_time_index, min_lag
+
+SCHEMES = ("recursive", "rolling", "fixed")
+BENCHMARKS = ("mean",)
+#: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
+STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te")
+
+
+@dataclass(frozen=True)
+class ForecastPlan:
+    """Which rows train the model for which forecast (all positions are design rows).
+
+    Attributes
+    ----------
+    design : Design
+        Built once on the full data; lags only look backwards, so each row's regressors
+        are known at its own date.
+    targets : ndarray of int, shape (n_forecasts,)
+        Design rows that are forecast.
+    train_stop : ndarray of int, shape (n_forecasts,)
+        Training rows of forecast i are design rows ``train_start[i]:train_stop[i]``.
+    train_start : ndarray of int, shape (n_forecasts,)
+    refit : ndarray of bool, shape (n_forecasts,)
+        Whether the model is re-estimated for forecast i (else the previous fit is reused).
+    origin_labels : pandas.Index
+        Data label of each forecast's origin.
+    """
+
+    design: Design
+    targets: IntArray
+    train_start: IntArray
+    train_stop: IntArray
+    refit: np.ndarray
+    origin_labels: pd.Index
+    method: str
+    scheme: str
+    horizon: int
+    window: int | None
+    options: dict[str, Any]
+
+    @property
+    def n_forecasts(self) -> int:
+        """Number of forecasts."""
+        return int(self.targets.size)
+
+    def rows(self, i: int) -> IntArray:
+        """Training rows of forecast ``i``."""
+        return np.arange(self.train_start[i], self.train_stop[i])
+
+
+def subdesign(design: Design, rows: IntArray) -> Design:
+    """The design restricted to ``rows`` (same columns, transforms and factor levels)."""
+    return dataclasses.replace(
+        design, y=design.y[rows], X=np.ascontiguousarray(design.X[rows]),
+        row_labels=design.row_labels[rows],
+        weights=None if design.weights is None else design.weights[rows],
+        dropped_labels=design.dropped_labels[:0])
+
+
+def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
+             scheme: str = "recursive", start: Any = None, window: int | None = None,
+             horizon: int = 1, refit_every: int = 1, benchmark: str = "mean",
+             known: Sequence[str] = (), progress: bool = False, eval_env: Any = 0,
+             **options: Any) -> Any:
+    """Recursive, rolling or fixed-scheme out-of-sample forecasts with evaluation.
+
+    Parameters
+    ----------
+    formula : str
+        ``"infl ~ lag(infl, 1) + lag(unemp, 1)"``: the response at date s regressed on
+        regressors known at s − horizon. ``lag``, ``lags`` and ``diff`` work inside formulas.
+    data : DataFrame
+        Rows in time order (a PeriodIndex or DatetimeIndex is checked for order and gaps).
+    method : {"ols", "ridge", "pcr", "softmax"}
+    scheme : {"recursive", "rolling", "fixed"}
+    start : label, optional
+        Date of the first forecast TARGET (its origin is ``horizon`` rows earlier). Default:
+        the middle of the sample.
+    window : int, optional
+        Rolling window length in rows (required for ``scheme="rolling"``).
+    horizon : int
+        Forecast horizon h ≥ 1. Every regressor must be lagged at least h periods.
+    refit_every : int
+        Re-estimate every this many origins (the model in between stays the last one fitted).
+    benchmark : {"mean"}
+        The prevailing mean of the response over the same training rows.
+    known : sequence of str
+        Variables or terms known in advance (trends, calendar dummies), exempt from the
+        leakage guard.
+    progress : bool
+        Show a progress line on stderr.
+    **options
+        Method options (``lam``, ``k``, ``standardize``; softmax: ``heads``, ``seed``, ...).
+
+    Returns
+    -------
+    ForecastResults
+    """
+    from attnreg.api import _capture_env, formula_namespace
+    from attnreg.timeseries.forecast_results import run_forecasts
+
+    plan = plan_forecasts(formula, data, method, scheme=scheme, start=start, window=window,
+                          horizon=horizon, refit_every=refit_every, benchmark=benchmark,
+                          known=known, env=_capture_env(eval_env), namespace=formula_namespace(),
+                          options=options)
+    with Progress(plan.n_forecasts, f"forecast ({method}, {scheme})", progress) as bar:
+        return run_forecasts(plan, bar)
+
+
+def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str, start: Any,
+                   window: int | None, horizon: int, refit_every: int, benchmark: str,
+                   known: Sequence[str], env: Any, namespace: dict[str, Any],
+                   options: dict[str, Any]) -> ForecastPlan:
+    """Validate every argument, build the design and decide the training rows of each forecast."""
+    from attnreg.api import METHODS
+
+    _check_choice("method", method, METHODS)
+    _check_choice("scheme", scheme, SCHEMES)
+    _check_choice("benchmark", benchmark, BENCHMARKS)
+    horizon = _positive_int("horizon", horizon)
+    refit_every = _positive_int("refit_every", refit_every)
+    if scheme == "rolling":
+        if window is None:
+            raise OptionError("scheme='rolling' needs window= (the number of rows per fit)")
+        window = _positive_int("window", window)
+    elif window is not None:
+        raise OptionError(f"window applies to scheme 'rolling' only, however: {scheme=}")
+    if not isinstance(data, pd.DataFrame):
+        raise DataError("forecast() needs a pandas DataFrame with rows in time order")
+    check_time_index(data.index)
+    stateful = re.search(r"\b(" + "|".join(STATEFUL) + r")\s*\(", formula)
+    if stateful:
+        raise LeakageError(
+            f"the formula uses the stateful transform {stateful.group(1)}(), fitted on the whole "
+            "sample; forecasts re-estimate centring and scaling inside each window already: "
+            "remove it from the formula")
+    design = build_design(formula, data, eval_env=env, extra_names=namespace)
+    _guard_leakage(design, horizon, set(known))
+    return _schedule(design, data.index, method, scheme, start, window, horizon, refit_every,
+                     options)
+
+
+def _schedule(design: Design, index: pd.Index, method: str, scheme: str, start: Any,
+              window: int | None, horizon: int, refit_every: int,
+              options: dict[str, Any]) -> ForecastPlan:
+    pos = index.get_indexer(design.row_labels)  # data position of each design row
+    first = _start_position(index, start, pos)
+    targets = np.flatnonzero(pos >= first)
+    if targets.size == 0:
+        raise OptionError(f"start={start!r} leaves no rows to forecast")
+    origin_pos = pos[targets] - horizon
+    stop = np.searchsorted(pos, origin_pos, side="right")  # rows observed by the origin
+    if scheme == "fixed":
+        stop = np.full_like(stop, stop[0])
+    begin = np.maximum(stop - window, 0) if window is not None else np.zeros_like(stop)
+    need = design.n_coef + 1
+    if (stop - begin)[0] < need or (window is not None and window < need):
+        raise DataError(
+            f"the first origin ({index[origin_pos[0]]!r}) has {(stop - begin)[0]} training rows; "
+            f"at least {need} are needed for {design.n_coef} coefficients: start later"
+            + (" or use a longer window" if window is not None else ""))
+    refit = (np.arange(targets.size) % refit_every == 0) if scheme != "fixed" else (
+        np.arange(targets.size) == 0)
+    return ForecastPlan(design=design, targets=targets, train_start=begin, train_stop=stop,
+                        refit=refit, origin_labels=index[origin_pos], method=method,
+                        scheme=scheme, horizon=horizon, window=window, options=dict(options))
+
+
+def _start_position(index: pd.Index, start: Any, pos: IntArray) -> int:
+    if start is None:
+        return int(pos[pos.size // 2])
+    try:
+        loc = index.get_loc(start)
+    except KeyError:
+        raise OptionError(f"start={start!r} is not a label of the data's index "
+                          f"(from {index[0]!r} to {index[-1]!r})") from None
+    if not isinstance(loc, (int, np.integer)):
+        raise OptionError(f"start={start!r} matches several rows; give one label")
+    return int(loc)
+
+
+def _guard_leakage(design: Design, horizon: int, known: set[str]) -> None:
+    """Every regressor must be lagged by at least the horizon, or be declared known."""
+    for factor in design.design_info.factor_infos:
+        code = factor.code
+        names = _factor_names(code)
+        lag = min_lag(code)
+        if lag is None or lag >= horizon or code in known or names <= known:
+            continue
+        raise LeakageError(
+            f"term {code!r} is lagged {lag} period(s) but the horizon is {horizon}: at the "
+            f"origin its value is not yet known. Use lag(..., {horizon}) or more, or declare it "
+            f"with known=[{code!r}] if it is known in advance (a trend or calendar dummy)")
+
+
+def _factor_names(code: str) -> set[str]:
+    from attnreg.design import _names_in
+
+    return set(_names_in(code)) - {"lag", "lags", "diff", "np", "C", "I", "Q"}
+
+
+def _check_choice(name: str, value: Any, valid: Sequence[str]) -> None:
+    if value not in valid:
+        raise OptionError(f"{name} must be one of {', '.join(map(repr, valid))}, however: "
+                          f"{name}={value!r}")
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise OptionError(f"{name} must be a positive integer, however: {name}={value!r}")
+    return int(value)
+
+
+def benchmark_means(y: FloatArray, start: IntArray, stop: IntArray) -> FloatArray:
+    """Prevailing mean of ``y[start:stop]`` for every forecast, by cumulative sums."""
+    c = np.r_[0.0, np.cumsum(y)]
+    return (c[stop] - c[start]) / (stop - start)

@@ -1,0 +1,148 @@
+"""In-sample rolling and expanding regressions: coefficients and standard errors per window."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg._progress import Progress
+from attnreg._typing import FloatArray
+from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
+
+
+@dataclass(frozen=True)
+class RollingResults:
+    """Coefficients of a regression re-estimated on each window of consecutive rows.
+
+    Attributes
+    ----------
+    coef : DataFrame, shape (n_windows, n_coef)
+        Coefficients, indexed by the label of each window's last row.
+    std_err : DataFrame, shape (n_windows, n_coef)
+        Classical standard errors (conditional on λ or k for ridge/PCR).
+    nobs : Series
+        Rows in each window.
+    tuning : Series or None
+        λ (ridge) or k (PCR) of each window.
+    method, window, expanding, engine : str, int, bool, str
+    """
+
+    coef: pd.DataFrame
+    std_err: pd.DataFrame
+    nobs: pd.Series
+    tuning: pd.Series | None
+    method: str
+    window: int
+    expanding: bool
+    engine: str = field(default="refit")
+
+    @property
+    def t_value(self) -> pd.DataFrame:
+        """coef / std_err."""
+        return self.coef / self.std_err
+
+    def __repr__(self) -> str:
+        kind = "expanding" if self.expanding else f"rolling ({self.window} rows)"
+        return f"<attnreg {kind} {self.method} fit: {len(self.coef)} windows>"
+
+
+def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
+            method: str = "ols", progress: bool = False, eval_env: Any = 0,
+            **options: Any) -> RollingResults:
+    """Rolling (or expanding) in-sample regressions, for every spectral method.
+
+    Parameters
+    ----------
+    formula : str
+        As in :func:`attnreg.attnreg`; ``lag``/``lags``/``diff`` work inside it.
+    data : DataFrame
+        Rows in time order.
+    window : int
+        Rows per window; with ``expanding=True`` the size of the first window.
+    expanding : bool
+        Windows grow from the first row instead of rolling.
+    method : {"ols", "ridge", "pcr"}
+        λ/k are re-chosen inside each window when given as "gcv"/"loo".
+    progress : bool
+        Show a progress line on stderr.
+    **options
+        ``lam``, ``k``, ``standardize`` as in :func:`attnreg.attnreg`.
+
+    Returns
+    -------
+    RollingResults
+    """
+    from attnreg.api import SPECTRAL_METHODS, _capture_env, _check_tuning, formula_namespace
+    from attnreg.design import build_design
+
+    if method not in SPECTRAL_METHODS:
+        raise OptionError(f"method must be one of {', '.join(map(repr, SPECTRAL_METHODS))}, "
+                          f"however: {method=}")
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise OptionError(f"window must be a positive integer, however: {window=}")
+    std = options.pop("standardize", None)
+    tuning = _check_tuning(method, options.pop("lam", None), options.pop("k", None))
+    if options:
+        raise OptionError(f"unknown option(s) for rolling(): {', '.join(sorted(options))}")
+    design = build_design(formula, data, eval_env=_capture_env(eval_env),
+                          extra_names=formula_namespace())
+    if window <= design.n_coef:
+        raise DataError(f"window ({window}) must exceed the number of coefficients "
+                        f"({design.n_coef})")
+    if window > design.n_obs:
+        raise DataError(f"window ({window}) is longer than the data ({design.n_obs} rows)")
+    standardize = method != "ols" if std is None else bool(std)
+    if method == "ols" and design.weights is None:
+        fast = _rolling_updating(design, int(window), expanding)
+        if fast is not None:
+            return fast
+    with Progress(design.n_obs - window + 1, f"rolling {method}", progress) as bar:
+        return _rolling_refits(design, int(window), expanding, method, tuning, standardize, bar)
+
+
+def _rolling_updating(design: Any, window: int, expanding: bool) -> RollingResults | None:
+    from attnreg.timeseries.updating import recursive_ls
+
+    X = design.X[:, 1:] if design.intercept else design.X
+    path = recursive_ls(X, design.y, window=None if expanding else window, min_nobs=window,
+                        intercept=design.intercept, return_se=True)
+    if path.n_rank_deficient:
+        return None
+    labels = design.row_labels[path.origins]
+    cols = design.column_names
+    return RollingResults(coef=pd.DataFrame(path.coef, index=labels, columns=cols),
+                          std_err=pd.DataFrame(path.std_err, index=labels, columns=cols),
+                          nobs=pd.Series(path.nobs, index=labels), tuning=None, method="ols",
+                          window=window, expanding=expanding, engine="updating")
+
+
+def _rolling_refits(design: Any, window: int, expanding: bool, method: str, tuning: Any,
+                    standardize: bool, bar: Progress) -> RollingResults:
+    from attnreg.api import fit_spectral_design
+    from attnreg.timeseries.forecast import subdesign
+
+    ends = np.arange(window, design.n_obs + 1)
+    coef = np.empty((ends.size, design.n_coef))
+    se = np.empty_like(coef)
+    tune: FloatArray = np.full(ends.size, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        for i, end in enumerate(ends):
+            rows = np.arange(0 if expanding else end - window, end)
+            fit = fit_spectral_design(subdesign(design, rows), method, tuning,
+                                      standardize=standardize)
+            coef[i], se[i] = fit.coef.to_numpy(), fit.std_err.to_numpy()
+            tune[i] = fit.lam if method == "ridge" else (fit.k if method == "pcr" else np.nan)
+            bar.update(i + 1)
+    labels = design.row_labels[ends - 1]
+    cols = design.column_names
+    return RollingResults(
+        coef=pd.DataFrame(coef, index=labels, columns=cols),
+        std_err=pd.DataFrame(se, index=labels, columns=cols),
+        nobs=pd.Series(ends - (0 if expanding else ends - window), index=labels),
+        tuning=None if method == "ols" else pd.Series(tune, index=labels),
+        method=method, window=window, expanding=expanding)
