@@ -6,13 +6,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
 
-import attnreg as ar  # noqa: E402
-from attnreg import plots  # noqa: E402
-from attnreg.exceptions import OptionError  # noqa: E402
+import attnreg as ar
+from attnreg import plots
+from attnreg.exceptions import OptionError
 
 FORMULA = "TOTEMP ~ GNPDEFL + GNP + UNEMP + ARMED + POP + YEAR"
 
