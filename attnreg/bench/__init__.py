@@ -1,0 +1,1 @@
+"""Reproduction of the paper's benchmarks: Monte Carlo DGPs and their driver."""

@@ -1,0 +1,155 @@
+"""Command line of the benchmarks: ``python -m attnreg.bench {table1,mc,ablation} ...``.
+
+Errors are one line on stderr with exit status 2; an interrupted ``table1`` run keeps its
+finished cells and resumes when started again with the same ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, NoReturn
+
+from attnreg.exceptions import AttnregError
+
+PROG = "python -m attnreg.bench"
+ABLATION_MESSAGE = "not available yet: needs the Regression Block (method='block')"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are a single line."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+def _listof(cast: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    def parse(text: str) -> list[Any]:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("expected a comma-separated list")
+        try:
+            return [cast(t) for t in items]
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"invalid list {text!r}: {exc}") from None
+
+    parse.__name__ = f"list of {cast.__name__}"
+    return parse
+
+
+def _parser() -> argparse.ArgumentParser:
+    from attnreg.bench.dgp import DGPS
+    from attnreg.bench.montecarlo import METHODS as MC_METHODS
+    from attnreg.bench.protocol import METHODS, PLANNED
+    from attnreg.datasets import dataset_names
+
+    p = _Parser(prog=PROG, description="Reproduce the paper's benchmarks.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{table1,mc,ablation}")
+    t = sub.add_parser("table1", help="real-data Table 1 (eight datasets, five 80/20 splits)",
+                       description="Real-data Table 1: mean out-of-sample R² per dataset and method, "
+                                   "beside the published values. Finished cells are cached under "
+                                   "OUT/cells, so an interrupted run resumes.")
+    t.add_argument("--methods", type=_listof(str), default=["ols", "ridge", "pcr", "rf"],
+                   help=f"comma-separated, or 'all': {', '.join(METHODS)} (planned: "
+                        f"{', '.join(PLANNED) or 'none'}); default ols,ridge,pcr,rf")
+    t.add_argument("--datasets", type=_listof(str), default=["all"],
+                   help=f"comma-separated, or 'all' (default): {', '.join(dataset_names())}")
+    t.add_argument("--splits", type=int, default=5, help="80/20 splits, seeds 42+1000r (default 5)")
+    t.add_argument("--device", default="cpu", help="cpu or cuda, for the torch methods (default cpu)")
+    t.add_argument("--out", default="results", help="output directory (default results/)")
+    t.add_argument("--cache-dir", default=None, help="cached cells (default OUT/cells)")
+    t.add_argument("--data-dir", default=None, help="directory with the dataset CSVs "
+                   "(default: $ATTNREG_DATA, then the user cache, then download)")
+    t.add_argument("--no-download", action="store_true", help="never download missing datasets")
+    t.add_argument("--quick", action="store_true", help="1 split, at most 1000 rows per dataset")
+    t.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1)")
+    t.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+
+    m = sub.add_parser("mc", help="Monte Carlo study (six DGPs × N × SNR)",
+                       description="Monte Carlo study of the paper (Sec. 4): test R² per DGP, N, "
+                                   "SNR and method; replication r uses seed SEED + 1000·r.")
+    m.add_argument("--dgps", type=_listof(str), default=list(DGPS),
+                   help=f"comma-separated (default all): {', '.join(DGPS)}")
+    m.add_argument("--ns", type=_listof(int), default=[500, 1000, 2500, 5000],
+                   help="training sizes (default 500,1000,2500,5000)")
+    m.add_argument("--snrs", type=_listof(float), default=[0.5, 1.0, 2.0, 3.0],
+                   help="signal-to-noise ratios (default 0.5,1,2,3)")
+    m.add_argument("--reps", type=int, default=10, help="replications per cell (default 10)")
+    m.add_argument("--methods", type=_listof(str), default=None,
+                   help=f"comma-separated: {', '.join(MC_METHODS)} (default: ols, rf, gbm, attention)")
+    m.add_argument("--seed", type=int, default=42, help="base seed (default 42)")
+    m.add_argument("--n-test", type=int, default=1000, help="fresh test rows per draw (default 1000)")
+    m.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1)")
+    m.add_argument("--out", default="results", help="output directory (default results/)")
+    m.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+
+    sub.add_parser("ablation", help="ablation grid of the Regression Block (not available yet)",
+                   description=f"Ablation grid of the paper's App. E: {ABLATION_MESSAGE}.")
+    return p
+
+
+def _pin(stack: ExitStack, threads: int) -> None:
+    from threadpoolctl import threadpool_limits
+
+    stack.enter_context(threadpool_limits(limits=threads))
+    import torch
+
+    stack.callback(torch.set_num_threads, torch.get_num_threads())
+    torch.set_num_threads(threads)
+
+
+def _table1(args: argparse.Namespace) -> None:
+    from attnreg.bench.protocol import METHODS, run_table1, table1_report, write_results
+
+    out = Path(args.out)
+    methods = list(METHODS) if args.methods == ["all"] else args.methods
+    datasets = None if args.datasets == ["all"] else args.datasets
+    cache = Path(args.cache_dir) if args.cache_dir else out / "cells"
+    res = run_table1(datasets, methods, args.splits, cache_dir=cache, device=args.device,
+                     progress=not args.no_progress, quick=args.quick, data_dir=args.data_dir,
+                     download=not args.no_download, threads=args.threads)
+    paths = write_results(res, out, "table1_quick" if args.quick else "table1")
+    sys.stdout.write(table1_report(res))
+    sys.stdout.write("\nwrote " + ", ".join(str(p) for p in paths.values()) + "\n")
+
+
+def _mc(args: argparse.Namespace) -> None:
+    from attnreg.bench.montecarlo import format_table, run_montecarlo
+
+    out = Path(args.out)
+    with ExitStack() as stack:
+        _pin(stack, args.threads)
+        res = run_montecarlo(args.dgps, args.ns, args.snrs, args.reps, args.methods, args.seed,
+                             n_test=args.n_test, progress=not args.no_progress)
+    out.mkdir(parents=True, exist_ok=True)
+    res.to_csv(out / "montecarlo_results.csv", index=False)
+    text = format_table(res) + "\n"
+    (out / "montecarlo_table.txt").write_text(text)
+    sys.stdout.write(text + f"\nwrote {out / 'montecarlo_results.csv'}, {out / 'montecarlo_table.txt'}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 ok, 2 error, 130 interrupted)."""
+    args = _parser().parse_args(argv)
+    prog = f"{PROG} {args.command}"
+    try:
+        if args.command == "ablation":
+            sys.stderr.write(f"{prog}: {ABLATION_MESSAGE}\n")
+            return 2
+        for flag in ("splits", "reps", "threads", "n_test"):
+            if getattr(args, flag, 1) < 1:
+                sys.stderr.write(f"{prog}: error: --{flag.replace('_', '-')} must be a positive integer\n")
+                return 2
+        (_table1 if args.command == "table1" else _mc)(args)
+    except (AttnregError, OSError, ImportError) as exc:
+        sys.stderr.write(f"{prog}: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        where = " (finished cells are kept; rerun to resume)" if args.command == "table1" else ""
+        sys.stderr.write(f"\n{prog}: interrupted{where}\n")
+        return 130
+    return 0

@@ -1,0 +1,317 @@
+"""Softmax attention regression: a Nadaraya–Watson smoother with learned metrics.
+
+    ŷ(x*) = b(x*) + Σ_m α_m Σ_i softmax_i(s_m(x*, x_i)) v_i
+
+with L_m lower-triangular (P×P, or P×r for ``rank=r``), α = softmax(a) on the simplex, so
+the combined weights are convex (non-negative, summing to one). With ``value="y"`` the
+values v are the standardised outcomes and b = 0 (the paper's estimator); with
+``value="ridge"`` (default) b is a ridge fit and v its residuals, which nests the linear
+model (L = 0 gives uniform weights over residuals averaging to zero, i.e. the ridge fit).
+
+Two scores are offered. ``kernel="dot"`` is the paper's s_m(x*, x) = x*' L_m L_m' x.
+``kernel="distance"`` (default) is s_m(x*, x) = −½‖L_m'(x* − x)‖², a Gaussian kernel under
+the learned metric. The two differ only by the key term −½ x'Ω_m x, because the query term
+cancels in the softmax. Without that term the dot product favours keys of large norm rather
+than near ones. On the paper's six DGPs (N ∈ {500, 1000}, four SNRs, one replication,
+48 draws), "distance" scored a mean R² of 0.504 against 0.381 for "dot", and "dot" failed
+on soft_radial (R² ≈ 0).
+
+X and y are standardised on the training rows; everything returned is on the original
+scale unless said otherwise. Fitting is leave-one-out (a training row never attends to
+itself) unless ``mask_self=False``. The penalty, early stopping and restarts are chosen on
+a validation split carved from the training rows; the final model keeps the selected L and
+α and uses *all* training rows as keys (values recomputed on all rows: the ridge base is
+refitted with its penalty re-chosen by closed-form leave-one-out) — the metric is not
+re-optimised on the full sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import OptionError
+from attnreg.softmax_kernel import iter_weight_blocks
+from attnreg.softmax_opts import as_design, check_options, choose_chunk, torch_device
+from attnreg.softmax_train import (
+    FitStep,
+    attention_heads,
+    project,
+)
+
+__all__ = ["LAM_GRID", "FitStep", "SoftmaxFit", "fit_softmax", "marginal_effects"]
+
+#: penalties tried by ``lam="auto"``
+LAM_GRID: tuple[float, ...] = (1e-4, 1e-3, 1e-2)
+
+
+@dataclass(frozen=True)
+class SoftmaxFit:
+    """A fitted softmax attention regression.
+
+    Attributes
+    ----------
+    factors : (M, P, r) metric factors L_m on the standardised scale (Ω_m = L_m L_m').
+    alpha : (M,) mixture weights on the simplex.
+    x_mean, x_scale : (P,) standardisation of the predictors (training rows).
+    y_mean, y_scale : standardisation of the outcome.
+    X_train : (N, P) standardised training design: the keys.
+    values : (N,) standardised values the attention averages (y, or ridge residuals).
+    ridge_coef : (P+1,) intercept and slopes of the ridge base on the standardised scale
+        (``value="ridge"``), else None.
+    lam : the selected penalty.
+    n_iter : L-BFGS iterations of the selected run; n_evals : loss evaluations of all runs.
+    converged : whether the selected run stopped by early stopping or L-BFGS tolerance.
+    train_r2 : in-sample R² (each row attends to itself as well).
+    val_r2 : R² on the validation split at the selected state (keys: the train part).
+    loo_r2 : in-sample R² with self-masking (leave-one-out attention), all rows as keys.
+    history : every outer step of every run (:class:`FitStep`).
+    lam_path : (lam, best validation MSE) per penalty tried.
+    """
+
+    factors: FloatArray
+    alpha: FloatArray
+    x_mean: FloatArray
+    x_scale: FloatArray
+    y_mean: float
+    y_scale: float
+    X_train: FloatArray
+    values: FloatArray
+    ridge_coef: FloatArray | None
+    lam: float
+    n_iter: int
+    n_evals: int
+    converged: bool
+    mask_self: bool
+    train_r2: float
+    val_r2: float
+    loo_r2: float
+    history: tuple[FitStep, ...]
+    kernel: str = "dot"
+    value: str = "ridge"
+    ridge_penalty: float = 0.0
+    lam_path: tuple[tuple[float, float], ...] = ()
+    seed: int = 0
+    device: str = "cpu"
+
+    @property
+    def n_heads(self) -> int:
+        """Number of heads M."""
+        return int(self.factors.shape[0])
+
+    # -- internals --------------------------------------------------------------------
+    def _tensors(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        dev = torch_device(self.device if self.device != "cuda" else "auto")
+        t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64), device=dev)  # noqa: E731
+        return t(self.factors), t(self.alpha), t(self.X_train), t(self.values)
+
+    def _standardise(self, x_new: FloatArray) -> FloatArray:
+        x = as_design(x_new, self.x_mean.shape[0], "X_new")
+        return (x - self.x_mean) / self.x_scale
+
+    def _base(self, z: FloatArray) -> FloatArray:
+        if self.ridge_coef is None:
+            return np.zeros(z.shape[0])
+        return self.ridge_coef[0] + z @ self.ridge_coef[1:]
+
+    def _queries(self, x_new: FloatArray | None) -> tuple[torch.Tensor, bool]:
+        _, _, keys, _ = self._tensors()
+        if x_new is None:
+            return keys, self.mask_self
+        return torch.as_tensor(self._standardise(x_new), device=keys.device), False
+
+    # -- public views -----------------------------------------------------------------
+    def predict(self, X_new: FloatArray, chunk_size: int | None = None) -> FloatArray:
+        """Predictions on the original scale.
+
+        Parameters
+        ----------
+        X_new : (J, P) new rows, original scale, no intercept column.
+        chunk_size : query rows per block (None: automatic, memory bounded).
+
+        Returns
+        -------
+        (J,) predictions.
+        """
+        z = self._standardise(X_new)
+        factors, alpha, keys, values = self._tensors()
+        zq = torch.as_tensor(z, device=keys.device)
+        chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], keys.shape[0], 8)
+        with torch.no_grad():
+            heads = attention_heads(
+                factors, zq, keys, values, kernel=self.kernel, mask_self=False,
+                chunk=chunk, score_dtype=torch.float64, cache_bytes=0,
+            )
+            att = (alpha @ heads).cpu().numpy()
+        return self.y_mean + self.y_scale * (self._base(z) + att)
+
+    def head_weights(
+        self, X_new: FloatArray | None = None, *, chunk_size: int | None = None
+    ) -> FloatArray:
+        """Per-head softmax weights (M, J, N); ``X_new=None``: training rows (self masked if fitted so)."""
+        factors, _, keys, _ = self._tensors()
+        xq, mask = self._queries(X_new)
+        out = np.empty((self.n_heads, xq.shape[0], keys.shape[0]))
+        for a, b, p in self._blocks(factors, xq, keys, mask, chunk_size):
+            out[:, a:b] = p.cpu().numpy()
+        return out
+
+    def weights(self, X_new: FloatArray | None = None, *, chunk_size: int | None = None) -> FloatArray:
+        """Combined convex weights Σ_m α_m softmax_m, (J, N): rows non-negative, summing to 1.
+
+        The prediction is ``y_mean + y_scale * (base + weights @ values)`` with base the
+        ridge part (zero for ``value="y"``). ``X_new=None`` gives the training rows with the
+        diagonal masked when the fit was leave-one-out.
+        """
+        factors, alpha, keys, _ = self._tensors()
+        xq, mask = self._queries(X_new)
+        out = np.empty((xq.shape[0], keys.shape[0]))
+        for a, b, p in self._blocks(factors, xq, keys, mask, chunk_size):
+            out[a:b] = torch.einsum("m,mjn->jn", alpha, p).cpu().numpy()
+        return out
+
+    def top_k(
+        self, X_new: FloatArray | None, k: int, *, chunk_size: int | None = None
+    ) -> tuple[IntArray, FloatArray]:
+        """The k largest combined weights per query, without forming the full J×N matrix.
+
+        Returns
+        -------
+        idx : (J, k) training-row indices, by decreasing weight.
+        w : (J, k) the corresponding weights.
+        """
+        factors, alpha, keys, _ = self._tensors()
+        if not isinstance(k, (int, np.integer)) or not 1 <= k <= keys.shape[0]:
+            raise OptionError(f"k must be an integer in [1, {keys.shape[0]}], got {k!r}")
+        xq, mask = self._queries(X_new)
+        idx = np.empty((xq.shape[0], int(k)), dtype=np.int64)
+        w = np.empty((xq.shape[0], int(k)))
+        for a, b, p in self._blocks(factors, xq, keys, mask, chunk_size):
+            top = torch.topk(torch.einsum("m,mjn->jn", alpha, p), int(k), dim=1)
+            idx[a:b], w[a:b] = top.indices.cpu().numpy(), top.values.cpu().numpy()
+        return idx, w
+
+    def _blocks(
+        self, factors: torch.Tensor, xq: torch.Tensor, keys: torch.Tensor, mask: bool,
+        chunk_size: int | None,
+    ) -> Iterator[tuple[int, int, torch.Tensor]]:
+        zk, bias = project(keys, factors, self.kernel)
+        zq = torch.matmul(xq.unsqueeze(0), factors)
+        chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[1], keys.shape[0], 8)
+        return iter_weight_blocks(zq, zk, bias, mask, chunk)
+
+
+def marginal_effects(fit: SoftmaxFit, X: FloatArray, *, average: bool = True) -> FloatArray:
+    """Partial derivatives ∂ŷ/∂x of the fitted surface, on the original scale, by autograd.
+
+    Parameters
+    ----------
+    fit : a :class:`SoftmaxFit`.
+    X : (J, P) rows at which to differentiate (original scale).
+    average : return the average over rows (P,) (default) or every row (J, P).
+
+    Returns
+    -------
+    (P,) or (J, P) derivatives; the training rows are held fixed as keys.
+    """
+    z = fit._standardise(X)
+    factors, alpha, keys, values = fit._tensors()
+    zk, bias = project(keys, factors, fit.kernel)
+    slope = torch.zeros(z.shape[1], dtype=torch.float64, device=keys.device)
+    if fit.ridge_coef is not None:
+        slope = torch.as_tensor(fit.ridge_coef[1:], device=keys.device)
+    chunk = choose_chunk(None, fit.n_heads, z.shape[0], keys.shape[0], 8 * 3)
+    grads = np.empty_like(z)
+    for a in range(0, z.shape[0], chunk):
+        zc = torch.as_tensor(z[a : a + chunk], device=keys.device).requires_grad_(True)
+        s = torch.matmul(torch.matmul(zc.unsqueeze(0), factors), zk.transpose(1, 2))
+        if bias is not None:
+            s = s + bias.unsqueeze(1)
+        pred = zc @ slope + alpha @ (torch.softmax(s, dim=2) @ values)
+        (g,) = torch.autograd.grad(pred.sum(), zc)
+        grads[a : a + chunk] = g.cpu().numpy()
+    out = grads * (fit.y_scale / fit.x_scale)
+    return out.mean(axis=0) if average else out
+
+
+def fit_softmax(
+    X: FloatArray,
+    y: FloatArray,
+    *,
+    heads: int = 5,
+    lam: float | str = 1e-3,
+    rank: int | None = None,
+    value: str = "ridge",
+    kernel: str = "distance",
+    mask_self: bool = True,
+    val_frac: float = 0.15,
+    max_iter: int = 300,
+    tol: float = 1e-4,
+    patience: int = 4,
+    restarts: int = 1,
+    seed: int = 0,
+    device: str = "cpu",
+    dtype: str = "float64",
+    score_dtype: str = "float32",
+    chunk_size: int | None = None,
+    init_noise: float = 0.05,
+    refit: bool = False,
+    threads: int | None = None,
+    warm_start: SoftmaxFit | None = None,
+    progress: bool | Callable[[FitStep], None] = False,
+) -> SoftmaxFit:
+    """Fit softmax attention regression by full-batch L-BFGS (strong Wolfe line search).
+
+    Parameters
+    ----------
+    X : (N, P) predictors, original scale, no intercept column.
+    y : (N,) outcome.
+    heads : number of heads M.
+    lam : penalty on Σ_m ‖L_m‖²_F, or ``"auto"`` to choose from :data:`LAM_GRID` on the
+        validation split.
+    rank : columns r of each factor (None: P, i.e. full lower-triangular).
+    value : ``"ridge"`` (ridge base + attention over its residuals) or ``"y"``.
+    kernel : ``"dot"`` (x*'Ωx, the paper's score) or ``"distance"`` (−½‖x* − x‖²_Ω).
+    mask_self : leave-one-out training (a row never attends to itself); False reproduces
+        the paper's in-sample fit.
+    val_frac : share of the training rows held out for penalty choice, early stopping and
+        restarts (seeded split).
+    max_iter : L-BFGS iteration budget per run; tol : relative validation improvement
+        that counts as progress; patience : validation checks (5 iterations apart)
+        without progress before stopping.
+    restarts : runs per penalty from differently seeded noise; the best on validation wins.
+    seed : seeds the split and the initial noise: same seed, same fit, bit for bit (on the
+        same machine, device and thread count).
+    device : ``"cpu"``, ``"cuda"`` or ``"auto"``. dtype : parameters, loss and gradient
+        accumulation. score_dtype : the N×N scores and exponentials (float32: fast;
+        float64: exact).
+    chunk_size : query rows per score block (None: automatic); memory is O(M·chunk·N).
+    init_noise : noise sd of the warm start, relative to its mean |diagonal|.
+    refit : after selection, re-run the selected penalty and restart on *all* training rows
+        for the selected number of L-BFGS iterations (no validation left to stop on);
+        default False keeps the metric learned on the train part (keys are all rows).
+    threads : torch CPU threads for this fit (restored afterwards); None leaves the
+        current setting. One thread is often faster on a busy machine.
+    warm_start : start every run from this fit's factors and weights instead.
+    progress : True writes a single updating line to stderr; a callable receives each
+        :class:`FitStep`.
+
+    Returns
+    -------
+    SoftmaxFit
+    """
+    opts = check_options(
+        heads=heads, lam=lam, rank=rank, value=value, kernel=kernel, val_frac=val_frac,
+        max_iter=max_iter, tol=tol, patience=patience, restarts=restarts, device=device,
+        dtype=dtype, score_dtype=score_dtype, chunk_size=chunk_size, init_noise=init_noise,
+        mask_self=mask_self, seed=seed, lam_grid=LAM_GRID, refit=refit, threads=threads,
+    )
+    from attnreg.softmax_fit import run_fit  # local: softmax_fit imports SoftmaxFit from here
+
+    if warm_start is not None and not isinstance(warm_start, SoftmaxFit):
+        raise OptionError("warm_start must be a SoftmaxFit or None")
+    return run_fit(X, y, opts, warm_start, progress)

@@ -1,0 +1,241 @@
+"""The fitting driver of softmax attention regression: split, base fit, runs, selection."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import ConvergenceWarning, OptionError
+from attnreg.softmax import SoftmaxFit
+from attnreg.softmax_opts import (
+    Options,
+    as_design,
+    as_outcome,
+    choose_chunk,
+    split_sizes,
+    torch_device,
+)
+from attnreg.softmax_train import (
+    FitStep,
+    Problem,
+    ProgressLine,
+    RunResult,
+    Schedule,
+    attention_heads,
+    init_factors,
+    refit_run,
+    ridge_loo,
+    train_run,
+)
+
+_INNER = 5  # L-BFGS iterations between validation checks
+_INIT_RIDGE = 1e-6  # jitter of the warm start √n·chol((X'X + jitter·n·I)⁻¹)
+
+Init = tuple[torch.Tensor, "torch.Tensor | None"]
+
+
+@dataclass(frozen=True)
+class _Data:
+    """Standardised training data and its scales."""
+
+    z: FloatArray  # (N, P)
+    ys: FloatArray  # (N,)
+    x_mean: FloatArray
+    x_scale: FloatArray
+    y_mean: float
+    y_scale: float
+
+
+@contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    old = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n is not None:
+            torch.set_num_threads(old)
+
+
+def _standardise(x: FloatArray, y: FloatArray) -> _Data:
+    x_mean, x_scale = x.mean(axis=0), x.std(axis=0)
+    x_scale = np.where(x_scale > 0, x_scale, 1.0)
+    y_mean, y_scale = float(y.mean()), float(y.std())
+    y_scale = y_scale if y_scale > 0 else 1.0
+    return _Data((x - x_mean) / x_scale, (y - y_mean) / y_scale, x_mean, x_scale, y_mean, y_scale)
+
+
+def _base(z: FloatArray, ys: FloatArray, value: str) -> tuple[FloatArray | None, float]:
+    """Ridge base (intercept + slopes, penalty by closed-form LOO) or None for value='y'."""
+    if value != "ridge":
+        return None, 0.0
+    return ridge_loo(z, ys)
+
+
+def _fitted_base(z: FloatArray, coef: FloatArray | None) -> FloatArray:
+    return np.zeros(z.shape[0]) if coef is None else coef[0] + z @ coef[1:]
+
+
+def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.device) -> Problem:
+    """Tensors of the train-part / validation-part problem; the base is fitted on ``tr``."""
+    coef, _ = _base(d.z[tr], d.ys[tr], opts.value)
+    base = _fitted_base(d.z, coef)
+    t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=opts.dtype, device=dev)  # noqa: E731
+    itemsize = torch.empty((), dtype=opts.score_dtype).element_size()
+    return Problem(
+        x_tr=t(d.z[tr]), y_tr=t(d.ys[tr]), base_tr=t(base[tr]), v_tr=t(d.ys[tr] - base[tr]),
+        x_va=t(d.z[va]), y_va=t(d.ys[va]), base_va=t(base[va]), heads=opts.heads,
+        rank=opts.rank or d.z.shape[1], kernel=opts.kernel, mask_self=opts.mask_self,
+        chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), len(tr), itemsize),
+        score_dtype=opts.score_dtype,
+    )
+
+
+def _warm_init(warm: SoftmaxFit, d: _Data, opts: Options, dev: torch.device) -> Init:
+    f = np.asarray(warm.factors, dtype=np.float64)
+    p = d.z.shape[1]
+    if f.shape != (opts.heads, p, opts.rank or p):
+        raise OptionError(
+            f"warm_start factors have shape {f.shape}; this fit needs ({opts.heads}, {p}, {opts.rank or p})"
+        )
+    # z_old = z_new · s_new / s_old, so L_new = diag(s_new / s_old) L_old keeps the metric
+    theta = torch.as_tensor(f * (d.x_scale / warm.x_scale)[None, :, None], dtype=opts.dtype)
+    logits = torch.log(torch.as_tensor(np.maximum(warm.alpha, 1e-300), dtype=opts.dtype))
+    return theta.to(dev), logits.to(dev)
+
+
+def _seeded_init(x: torch.Tensor, opts: Options, restart: int) -> Init:
+    """The warm start of one restart; the noise depends only on (seed, restart)."""
+    state = np.random.SeedSequence([opts.seed, restart]).generate_state(1)[0]
+    gen = torch.Generator().manual_seed(int(state))
+    rank = opts.rank or x.shape[1]
+    return init_factors(x, _INIT_RIDGE * x.shape[0], opts.heads, rank, opts.init_noise, gen), None
+
+
+def _runs(
+    prob: Problem, opts: Options, inits: list[Init], report: Callable[[FitStep], None] | None
+) -> tuple[RunResult, list[RunResult], list[tuple[float, float]]]:
+    """Every (penalty, restart) run; the best by validation loss, all runs, the penalty path."""
+    sched = Schedule(opts.max_iter, _INNER, opts.patience, opts.tol)
+    runs: list[RunResult] = []
+    path: list[tuple[float, float]] = []
+    for lam in opts.lams:
+        lam_runs = [
+            train_run(prob, lam, th, sched, restart=r, report=report, logits0=lg)
+            for r, (th, lg) in enumerate(inits)
+        ]
+        runs.extend(lam_runs)
+        path.append((lam, min(run.val_loss for run in lam_runs)))
+    return min(runs, key=lambda run: run.val_loss), runs, path
+
+
+def _r2(y: FloatArray, pred: FloatArray) -> float:
+    sst = float(np.sum((y - y.mean()) ** 2))
+    return 1.0 - float(np.sum((y - pred) ** 2)) / sst if sst > 0 else math.nan
+
+
+def _in_sample(
+    theta: torch.Tensor, alpha: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+    opts: Options, mask: bool,
+) -> FloatArray:
+    chunk = choose_chunk(None, opts.heads, keys.shape[0], keys.shape[0], 8)
+    with torch.no_grad():
+        heads_out = attention_heads(
+            theta, keys, keys, values, kernel=opts.kernel, mask_self=mask, chunk=chunk,
+            score_dtype=torch.float64, cache_bytes=0,
+        )
+    return (alpha @ heads_out).cpu().numpy()
+
+
+def run_fit(
+    x_in: FloatArray, y_in: FloatArray, opts: Options, warm: SoftmaxFit | None,
+    progress: bool | Callable[[FitStep], None],
+) -> SoftmaxFit:
+    """Fit with validated options; see :func:`attnreg.softmax.fit_softmax`."""
+    x = as_design(x_in, None)
+    y = as_outcome(y_in, x.shape[0])
+    n, p = x.shape
+    if opts.rank is not None and opts.rank > p:
+        raise OptionError(f"rank must be at most the number of predictors ({p}); got {opts.rank}")
+    n_tr, _ = split_sizes(n, p, opts)
+    d = _standardise(x, y)
+    perm = np.random.default_rng(opts.seed).permutation(n)
+    tr, va = np.sort(perm[:n_tr]), np.sort(perm[n_tr:])
+    dev = torch_device(opts.device)
+    line = ProgressLine(len(opts.lams) * opts.restarts) if progress is True else None
+    report = line if line is not None else (progress if callable(progress) else None)
+    with _threads(opts.threads):
+        prob = _problem(d, tr, va, opts, dev)
+        if warm is not None:
+            inits = [_warm_init(warm, d, opts, dev)]
+        else:
+            inits = [_seeded_init(prob.x_tr, opts, r) for r in range(opts.restarts)]
+        try:
+            best, runs, path = _runs(prob, opts, inits, report)
+        finally:
+            if line is not None:
+                line.close()
+        return _assemble(d, prob, best, runs, path, opts, dev, warm)
+
+
+def _final_state(
+    d: _Data, prob: Problem, best: RunResult, opts: Options, dev: torch.device,
+    warm: SoftmaxFit | None,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Selected (factors, logits) — re-run on all rows when ``refit`` — and the extra evaluations."""
+    if not opts.refit or best.best_iter == 0:
+        return best.theta, best.logits, 0
+    everything = np.arange(d.z.shape[0])
+    full = _problem(d, everything, everything[:0], opts, dev)
+    if warm is not None:
+        theta0, logits0 = _warm_init(warm, d, opts, dev)
+    else:
+        theta0, logits0 = _seeded_init(full.x_tr, opts, best.restart)
+    theta, logits, evals = refit_run(full, best.lam, theta0, logits0, best.best_iter, _INNER)
+    if not (torch.isfinite(theta).all() and torch.isfinite(logits).all()):
+        return best.theta, best.logits, evals  # keep the train-part state
+    return theta, logits, evals
+
+
+def _assemble(
+    d: _Data, prob: Problem, best: RunResult, runs: list[RunResult],
+    path: list[tuple[float, float]], opts: Options, dev: torch.device, warm: SoftmaxFit | None,
+) -> SoftmaxFit:
+    theta, logits, extra_evals = _final_state(d, prob, best, opts, dev, warm)
+    theta = (theta * prob.tril).to(torch.float64)
+    alpha = torch.softmax(logits.to(torch.float64), dim=0)
+    coef, pen = _base(d.z, d.ys, opts.value)
+    base = _fitted_base(d.z, coef)
+    values = d.ys - base
+    keys, vals = torch.as_tensor(d.z, device=dev), torch.as_tensor(values, device=dev)
+    train_pred = base + _in_sample(theta, alpha, keys, vals, opts, mask=False)
+    loo_pred = base + _in_sample(theta, alpha, keys, vals, opts, mask=True)
+    y_va = prob.y_va.cpu().numpy()
+    sst_va = float(np.mean((y_va - y_va.mean()) ** 2))
+    if not best.converged:
+        warnings.warn(
+            f"softmax attention fit did not converge: the selected run used all {best.n_iter} "
+            f"L-BFGS iterations (max_iter={opts.max_iter}) with the validation loss still "
+            "improving; raise max_iter",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    return SoftmaxFit(
+        factors=theta.cpu().numpy(), alpha=alpha.cpu().numpy(), x_mean=d.x_mean,
+        x_scale=d.x_scale, y_mean=d.y_mean, y_scale=d.y_scale, X_train=d.z, values=values,
+        ridge_coef=coef, lam=best.lam, n_iter=best.n_iter,
+        n_evals=sum(r.n_evals for r in runs) + extra_evals, converged=best.converged,
+        mask_self=opts.mask_self, train_r2=_r2(d.ys, train_pred),
+        val_r2=1.0 - best.val_loss / sst_va if sst_va > 0 else math.nan,
+        loo_r2=_r2(d.ys, loo_pred), history=tuple(h for r in runs for h in r.history),
+        kernel=opts.kernel, value=opts.value, ridge_penalty=pen, lam_path=tuple(path),
+        seed=opts.seed, device=str(dev.type),
+    )

@@ -1,0 +1,245 @@
+"""Formula front end and results of softmax attention regression (``method="softmax"``).
+
+The estimator itself lives in :mod:`attnreg.softmax` (a pure fitter on arrays). This module
+builds the design from the formula (dropping the intercept column: a softmax over training
+rows is invariant to it), calls the fitter, and wraps the fit in a result object in the same
+house style as :class:`attnreg.results.LinearResults`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg._typing import FloatArray
+from attnreg.attention import AttentionWeights
+from attnreg.design import Design, build_design
+from attnreg.exceptions import DataError, OptionError
+from attnreg.report import Summary, fmt_g, residual_lines
+
+
+def fit_softmax_formula(formula: str, data: Any, *, weights: Any = None, subset: Any = None,
+                        na_action: str = "drop", eval_env: Any = None,
+                        **options: Any) -> SoftmaxResults:
+    """``attnreg(formula, data, method="softmax", **options)``; see :func:`attnreg.softmax.fit_softmax`."""
+    from attnreg.api import formula_namespace
+    from attnreg.softmax import fit_softmax
+
+    if weights is not None:
+        raise OptionError("weights are not supported by method 'softmax'")
+    _check_softmax_options(options)  # every option checked before any work
+    design = build_design(formula, data, subset=subset, na_action=na_action, eval_env=eval_env,
+                          extra_names=formula_namespace())
+    X = _predictors(design)
+    fit = fit_softmax(X, design.y, **options)
+    call = f"attnreg(formula = {design.formula.strip()}, data = data, method = 'softmax')"
+    return SoftmaxResults(design=design, fit=fit, call=call)
+
+
+def _check_softmax_options(options: dict[str, Any]) -> None:
+    """Validate ``fit_softmax`` keyword arguments (names and values) without fitting."""
+    import inspect
+
+    from attnreg.softmax import LAM_GRID, fit_softmax
+    from attnreg.softmax_opts import check_options
+
+    params = inspect.signature(fit_softmax).parameters
+    defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise OptionError(f"unknown option(s) for method 'softmax': {', '.join(unknown)}; "
+                          f"valid: {', '.join(sorted(defaults))}")
+    check_options(**{**defaults, **options, "lam_grid": LAM_GRID})
+
+
+def _predictors(design: Design) -> FloatArray:
+    X = design.X[:, 1:] if design.intercept else design.X
+    if X.shape[1] == 0:
+        raise DataError("method 'softmax' needs at least one predictor")
+    return np.ascontiguousarray(X)
+
+
+@dataclass(frozen=True)
+class SoftmaxResults:
+    """A fitted softmax attention regression. Immutable; derived quantities are cached.
+
+    Attributes
+    ----------
+    design : Design
+        The model frame.
+    fit : attnreg.softmax.SoftmaxFit
+        The fitted heads, mixture weights and standardisation.
+    call : str
+        The call, for reports.
+    """
+
+    design: Design
+    fit: Any = field(repr=False)
+    call: str = ""
+    method: str = "softmax"
+
+    @property
+    def names(self) -> list[str]:
+        """Predictor names (the design columns without the intercept)."""
+        return self.design.column_names[1:] if self.design.intercept else self.design.column_names
+
+    @property
+    def nobs(self) -> int:
+        """Number of training rows."""
+        return self.design.n_obs
+
+    @cached_property
+    def _X(self) -> FloatArray:
+        return _predictors(self.design)
+
+    @cached_property
+    def fitted(self) -> pd.Series:
+        """In-sample predictions (every training row is a key, itself included)."""
+        return pd.Series(self.fit.predict(self._X), index=self.design.row_labels, name="fitted")
+
+    @cached_property
+    def resid(self) -> pd.Series:
+        """In-sample residuals y − fitted."""
+        return pd.Series(self.design.y - self.fitted.to_numpy(), index=self.design.row_labels,
+                         name="resid")
+
+    @property
+    def r_squared(self) -> float:
+        """In-sample R²."""
+        y = self.design.y
+        return 1.0 - float(np.sum(self.resid.to_numpy() ** 2) / np.sum((y - y.mean()) ** 2))
+
+    @property
+    def val_r2(self) -> float:
+        """R² on the validation split carved from the training rows."""
+        return float(self.fit.val_r2)
+
+    @property
+    def loo_r2(self) -> float:
+        """Leave-one-out R²: each training row predicted without attending to itself."""
+        return float(self.fit.loo_r2)
+
+    @property
+    def sigma(self) -> float:
+        """Root mean squared in-sample residual."""
+        return float(np.sqrt(np.mean(self.resid.to_numpy() ** 2)))
+
+    def predict(self, newdata: Any = None) -> pd.Series:
+        """Predictions for new rows (or the training rows), original scale."""
+        X, labels = self._query(newdata)
+        return pd.Series(self.fit.predict(X), index=labels, name="fit")
+
+    def _query(self, newdata: Any) -> tuple[FloatArray, pd.Index]:
+        if newdata is None:
+            return self._X, self.design.row_labels
+        X, labels = self.design.rebuild(newdata)
+        return (X[:, 1:] if self.design.intercept else X), labels
+
+    def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> AttentionWeights:
+        """Convex attention weights of each prediction over the training rows.
+
+        With ``value="ridge"`` the weights average the residuals of the ridge base and the
+        prediction is base + Σ ω r; with ``value="y"`` they average y. Without ``newdata``
+        the queries are the training rows, each masked from attending to itself.
+        """
+        fit = self.fit
+        X, labels = (None, self.design.row_labels) if newdata is None else self._query(newdata)
+        n_q = self.nobs if X is None else X.shape[0]
+
+        def weight_fn(start: int, stop: int) -> FloatArray:
+            if X is not None:
+                return fit.weights(X[start:stop], chunk_size=chunk_size)
+            # training queries never attend to themselves: per head, the softmax over i ≠ j
+            # is p_ji / (1 − p_jj); then the heads are mixed
+            p = fit.head_weights(self._X[start:stop], chunk_size=chunk_size)  # (M, J, N)
+            rows = np.arange(stop - start)
+            self_w = p[:, rows, start + rows].copy()
+            p[:, rows, start + rows] = 0.0
+            p /= (1.0 - self_w)[:, :, None]
+            return np.einsum("m,mjn->jn", fit.alpha, p)
+
+        values = fit.y_scale * fit.values + (fit.y_mean if fit.ridge_coef is None else 0.0)
+        base = self._base(self._X if X is None else X)
+        return AttentionWeights(weight_fn=weight_fn, n_queries=n_q, query_labels=labels,
+                                train_labels=self.design.row_labels, y_train=values,
+                                kind="softmax", chunk_size=chunk_size, base=base)
+
+    def _base(self, X: FloatArray) -> FloatArray | None:
+        fit = self.fit
+        if fit.ridge_coef is None:
+            return None
+        z = (X - fit.x_mean) / fit.x_scale
+        return fit.y_mean + fit.y_scale * (fit.ridge_coef[0] + z @ fit.ridge_coef[1:])
+
+    @cached_property
+    def heads(self) -> pd.DataFrame:
+        """One row per head: mixture weight α, trace and effective rank of Ω_m, largest eigenvalue."""
+        rows = []
+        for m in range(self.fit.n_heads):
+            ev = np.linalg.eigvalsh(self.metric(m, scale="standardized").to_numpy())[::-1]
+            ev = np.clip(ev, 0.0, None)
+            eff = float(ev.sum() ** 2 / np.sum(ev**2)) if ev.sum() > 0 else 0.0
+            rows.append({"alpha": float(self.fit.alpha[m]), "trace": float(ev.sum()),
+                         "top_eigenvalue": float(ev[0]), "effective_rank": eff})
+        return pd.DataFrame(rows, index=pd.Index([f"head{m + 1}" for m in range(len(rows))],
+                                                 name="head"))
+
+    def metric(self, head: int = 0, *, scale: str = "original") -> pd.DataFrame:
+        """Ω_m = L_m L_m' as a DataFrame over the predictors.
+
+        ``scale="standardized"``: the metric of the standardised predictors (what is fitted);
+        ``"original"``: D⁻¹ Ω D⁻¹, the metric of centred predictors in their own units.
+        """
+        if scale not in ("original", "standardized"):
+            raise OptionError(f"scale must be 'original' or 'standardized', however: {scale=}")
+        if not 0 <= head < self.fit.n_heads:
+            raise OptionError(f"head must be in [0, {self.fit.n_heads}), however: {head=}")
+        L = self.fit.factors[head]
+        omega = L @ L.T
+        if scale == "original":
+            d = 1.0 / self.fit.x_scale
+            omega = omega * d[:, None] * d[None, :]
+        return pd.DataFrame(omega, index=self.names, columns=self.names)
+
+    def marginal_effects(self, newdata: Any = None) -> pd.DataFrame:
+        """Average partial effects ∂ŷ/∂x (autograd, original scale) over the rows of ``newdata``
+        (default: the training rows), with their standard deviation across rows."""
+        from attnreg.softmax import marginal_effects
+
+        X, _ = self._query(newdata)
+        per_row = marginal_effects(self.fit, X, average=False)
+        return pd.DataFrame({"average_partial_effect": per_row.mean(axis=0),
+                             "sd_across_rows": per_row.std(axis=0)}, index=self.names)
+
+    def summary(self) -> Summary:
+        """Report: heads, partial effects, fit statistics and convergence (no standard errors)."""
+        fit = self.fit
+        header = ["Call:", self.call, "", *residual_lines(self.resid.to_numpy(), False), "",
+                  "Average partial effects (autograd, original scale; not coefficients):"]
+        table = self.marginal_effects().rename(columns={
+            "average_partial_effect": "APE", "sd_across_rows": "SD across rows"})
+        heads = self.heads
+        footer = [
+            f"Softmax attention regression: {fit.n_heads} heads, value = {fit.value!r}, "
+            f"kernel = {fit.kernel!r}, penalty lambda = {fmt_g(fit.lam, 4)}",
+            "  heads (alpha / effective rank of Omega): " + ", ".join(
+                f"{a:.3f} / {r:.2f}" for a, r in zip(heads["alpha"], heads["effective_rank"],
+                                                       strict=True)),
+            f"R-squared: in-sample {fmt_g(self.r_squared)}, validation {fmt_g(self.val_r2)}, "
+            f"leave-one-out {fmt_g(self.loo_r2)}  (n = {self.nobs})",
+            f"L-BFGS: {fit.n_iter} iterations, {fit.n_evals} loss evaluations, "
+            + ("converged" if fit.converged else "NOT converged")
+            + f"; training {'leave-one-out (self-masked)' if fit.mask_self else 'in-sample'}",
+            "Classical standard errors are not available for this estimator: the metric is "
+            "learned and selected on a validation split, so no t or F tests are reported.",
+        ]
+        return Summary(title="attnreg softmax fit", header=header, table=table, footer=footer,
+                       stars=False)
+
+    def __repr__(self) -> str:
+        return (f"<attnreg softmax fit: {self.design.formula}; n={self.nobs}; "
+                f"{self.fit.n_heads} heads; LOO R²={self.loo_r2:.4f}>")

@@ -1,0 +1,344 @@
+"""Optimisation internals of softmax attention regression (L-BFGS, early stopping, init).
+
+Everything here works on the standardised scale with torch tensors; the public entry
+point, argument checking and the result class live in :mod:`attnreg.softmax`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from attnreg._typing import FloatArray
+from attnreg.softmax_kernel import CACHE_BYTES, ChunkedAttention
+
+
+@dataclass(frozen=True)
+class FitStep:
+    """One outer optimisation step (a batch of L-BFGS iterations followed by a validation check).
+
+    Attributes
+    ----------
+    lam : float
+        Penalty of the run.
+    restart : int
+        Restart index (0-based) within that penalty.
+    step : int
+        Outer step index (0-based).
+    n_iter, n_evals : int
+        Cumulative L-BFGS iterations and loss evaluations of the run.
+    train_loss : float
+        Penalised leave-one-out training loss (MSE + penalty) on the standardised scale.
+    val_loss : float
+        Validation mean squared error on the standardised scale.
+    """
+
+    lam: float
+    restart: int
+    step: int
+    n_iter: int
+    n_evals: int
+    train_loss: float
+    val_loss: float
+
+
+@dataclass
+class Problem:
+    """Standardised tensors of one train-part / validation-part problem (mutable scratch).
+
+    Shapes: ``x_tr`` (n, P), ``y_tr``/``base_tr``/``v_tr`` (n,), ``x_va`` (n_va, P),
+    ``y_va``/``base_va`` (n_va,).
+    """
+
+    x_tr: torch.Tensor
+    y_tr: torch.Tensor
+    base_tr: torch.Tensor
+    v_tr: torch.Tensor
+    x_va: torch.Tensor
+    y_va: torch.Tensor
+    base_va: torch.Tensor
+    heads: int
+    rank: int
+    kernel: str
+    mask_self: bool
+    chunk: int
+    score_dtype: torch.dtype
+    tril: torch.Tensor = field(init=False)
+
+    def __post_init__(self) -> None:
+        p = self.x_tr.shape[1]
+        self.tril = torch.ones(p, self.rank, dtype=self.x_tr.dtype, device=self.x_tr.device).tril()
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Best state of one optimisation run (restored at the best validation loss)."""
+
+    lam: float
+    restart: int
+    theta: torch.Tensor  # (M, P, r), masked lower-triangular factors
+    logits: torch.Tensor  # (M,), softmax logits of the mixture weights
+    val_loss: float
+    train_loss: float
+    best_step: int
+    best_iter: int  # L-BFGS iterations at the best state
+    n_iter: int
+    n_evals: int
+    converged: bool
+    history: tuple[FitStep, ...]
+
+
+def project(x: torch.Tensor, theta: torch.Tensor, kernel: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Projections x L_m (M, n, r) and, for the distance kernel, the key bias −½‖x L_m‖² (M, n)."""
+    z = torch.matmul(x.unsqueeze(0), theta)
+    bias = -0.5 * (z * z).sum(dim=2) if kernel == "distance" else None
+    return z, bias
+
+
+def attention_heads(
+    theta: torch.Tensor,
+    x_q: torch.Tensor,
+    x_k: torch.Tensor,
+    values: torch.Tensor,
+    *,
+    kernel: str,
+    mask_self: bool,
+    chunk: int,
+    score_dtype: torch.dtype,
+    cache_bytes: int = CACHE_BYTES,
+) -> torch.Tensor:
+    """Per-head attention outputs (M, J) of queries ``x_q`` over keys ``x_k`` (differentiable)."""
+    zk, bias = project(x_k, theta, kernel)
+    zq = zk if x_q is x_k else torch.matmul(x_q.unsqueeze(0), theta)
+    return ChunkedAttention.apply(zq, zk, bias, values, mask_self, chunk, score_dtype, cache_bytes)
+
+
+def combine(logits: torch.Tensor, heads_out: torch.Tensor) -> torch.Tensor:
+    """Convex combination Σ_m softmax(logits)_m · h_m of per-head outputs (M, J) → (J,)."""
+    return torch.softmax(logits, dim=0) @ heads_out
+
+
+def init_factors(
+    x: torch.Tensor, ridge: float, heads: int, rank: int, noise: float, gen: torch.Generator
+) -> torch.Tensor:
+    """Warm start √n·chol((X'X + ridge·I)⁻¹) per head, plus seeded Gaussian noise.
+
+    The noise standard deviation is ``noise`` times the mean absolute diagonal of the
+    factor; only the lower-triangular (lower-trapezoidal for rank < P) entries move.
+
+    Returns
+    -------
+    Tensor, (M, P, r)
+    """
+    n, p = x.shape
+    gram = x.T @ x + ridge * torch.eye(p, dtype=x.dtype, device=x.device)
+    chol = torch.linalg.cholesky(torch.linalg.inv(gram)) * math.sqrt(n)
+    base = chol[:, :rank]
+    scale = float(chol.diagonal().abs().mean())
+    eps = torch.randn((heads, p, rank), generator=gen, dtype=x.dtype, device="cpu").to(x.device)
+    tril = torch.ones(p, rank, dtype=x.dtype, device=x.device).tril()
+    return (base.unsqueeze(0) + noise * scale * eps) * tril
+
+
+class _Objective:
+    """Penalised leave-one-out loss with a one-entry memo (L-BFGS re-evaluates its start)."""
+
+    def __init__(self, prob: Problem, lam: float, theta: torch.Tensor, logits: torch.Tensor) -> None:
+        self.prob, self.lam = prob, lam
+        self.theta, self.logits = theta, logits
+        self.n_evals = 0
+        self._key: torch.Tensor | None = None
+        self._memo: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+
+    def _flat(self) -> torch.Tensor:
+        return torch.cat([self.theta.detach().reshape(-1), self.logits.detach()])
+
+    def __call__(self) -> torch.Tensor:
+        key = self._flat()
+        if self._key is not None and self._memo is not None and torch.equal(key, self._key):
+            loss, g_theta, g_logits = self._memo
+            self.theta.grad, self.logits.grad = g_theta.clone(), g_logits.clone()
+            return loss
+        self.theta.grad = self.logits.grad = None
+        loss = self.loss()
+        loss.backward()
+        self.n_evals += 1
+        assert self.theta.grad is not None and self.logits.grad is not None
+        self.theta.grad = self.theta.grad.contiguous()
+        self._key, self._memo = key, (loss.detach(), self.theta.grad.clone(), self.logits.grad.clone())
+        return loss.detach()
+
+    def loss(self) -> torch.Tensor:
+        pr = self.prob
+        factors = self.theta * pr.tril
+        heads_out = attention_heads(
+            factors, pr.x_tr, pr.x_tr, pr.v_tr, kernel=pr.kernel, mask_self=pr.mask_self,
+            chunk=pr.chunk, score_dtype=pr.score_dtype,
+        )
+        resid = pr.y_tr - pr.base_tr - combine(self.logits, heads_out)
+        return resid.square().mean() + self.lam * factors.square().sum()
+
+    def val_loss(self) -> float:
+        pr = self.prob
+        with torch.no_grad():
+            heads_out = attention_heads(
+                self.theta * pr.tril, pr.x_va, pr.x_tr, pr.v_tr, kernel=pr.kernel,
+                mask_self=False, chunk=pr.chunk, score_dtype=pr.score_dtype,
+            )
+            resid = pr.y_va - pr.base_va - combine(self.logits, heads_out)
+        return float(resid.square().mean())
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Optimisation budget: total L-BFGS iterations, iterations per validation check, patience."""
+
+    max_iter: int
+    inner: int
+    patience: int
+    tol: float
+
+
+def _lbfgs(theta: torch.Tensor, logits: torch.Tensor, inner: int) -> torch.optim.LBFGS:
+    return torch.optim.LBFGS(
+        [theta, logits], lr=1.0, max_iter=inner, max_eval=4 * inner, history_size=20,
+        tolerance_grad=1e-9, tolerance_change=1e-12, line_search_fn="strong_wolfe",
+    )
+
+
+def _start(
+    prob: Problem, theta0: torch.Tensor, logits0: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    theta = theta0.clone().requires_grad_(True)
+    if logits0 is None:
+        logits0 = torch.zeros(prob.heads, dtype=theta0.dtype, device=theta0.device)
+    return theta, logits0.clone().requires_grad_(True)
+
+
+def _step(opt: torch.optim.LBFGS, obj: _Objective) -> tuple[int, float]:
+    """One ``opt.step``: (iterations done, loss at the current parameters)."""
+    before = _lbfgs_iters(opt)
+    loss = float(opt.step(obj))
+    if obj._key is not None and obj._memo is not None and torch.equal(obj._flat(), obj._key):
+        loss = float(obj._memo[0])  # the last evaluation is at the accepted point
+    return _lbfgs_iters(opt) - before, loss
+
+
+def train_run(
+    prob: Problem,
+    lam: float,
+    theta0: torch.Tensor,
+    sched: Schedule,
+    *,
+    restart: int,
+    report: Callable[[FitStep], None] | None,
+    logits0: torch.Tensor | None = None,
+) -> RunResult:
+    """Fit one (penalty, restart) pair; early-stop on validation loss, restore the best state."""
+    theta, logits = _start(prob, theta0, logits0)
+    obj = _Objective(prob, lam, theta, logits)
+    opt = _lbfgs(theta, logits, sched.inner)
+    best = (obj.val_loss(), -1, theta.detach().clone(), logits.detach().clone(), math.inf, 0)
+    history: list[FitStep] = []
+    n_iter, bad, converged = 0, 0, False
+    while n_iter < sched.max_iter:
+        done, train_loss = _step(opt, obj)
+        n_iter += max(done, 1)
+        if not math.isfinite(train_loss):
+            converged = True  # diverged: keep the best finite state found so far
+            break
+        rec = FitStep(lam, restart, len(history), n_iter, obj.n_evals, train_loss, obj.val_loss())
+        history.append(rec)
+        if report is not None:
+            report(rec)
+        if rec.val_loss < best[0] - sched.tol * abs(best[0]):
+            state = (theta.detach().clone(), logits.detach().clone())
+            best = (rec.val_loss, rec.step, *state, train_loss, n_iter)
+            bad = 0
+        else:
+            bad += 1
+        if bad >= sched.patience or done < sched.inner:
+            converged = True  # early stopping, or L-BFGS met its own tolerance
+            break
+    val, step, th, lg, tl, it = best
+    return RunResult(lam, restart, th, lg, val, tl, step, it, n_iter, obj.n_evals, converged, tuple(history))
+
+
+def refit_run(
+    prob: Problem, lam: float, theta0: torch.Tensor, logits0: torch.Tensor | None, n_iter: int,
+    inner: int,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Run exactly ``n_iter`` L-BFGS iterations on ``prob`` (no validation); (theta, logits, evals)."""
+    theta, logits = _start(prob, theta0, logits0)
+    obj = _Objective(prob, lam, theta, logits)
+    opt = _lbfgs(theta, logits, inner)
+    done_total = 0
+    while done_total < n_iter:
+        opt.param_groups[0]["max_iter"] = min(inner, n_iter - done_total)
+        done, loss = _step(opt, obj)
+        done_total += max(done, 1)
+        if done == 0 or not math.isfinite(loss):
+            break
+    return theta.detach(), logits.detach(), obj.n_evals
+
+
+def _lbfgs_iters(opt: torch.optim.LBFGS) -> int:
+    state = opt.state[opt.param_groups[0]["params"][0]]
+    return int(state.get("n_iter", 0))
+
+
+def ridge_loo(x: FloatArray, y: FloatArray) -> tuple[FloatArray, float]:
+    """Ridge with an unpenalised intercept, penalty chosen by exact leave-one-out error.
+
+    Parameters
+    ----------
+    x : (n, P) standardised design (no intercept column)
+    y : (n,) standardised outcome
+
+    Returns
+    -------
+    coef : (P+1,) intercept then slopes, on the scale of ``x`` and ``y``
+    penalty : float
+        The chosen penalty (a multiple of n from a log grid, 1e-8·n … 1e2·n).
+    """
+    n = x.shape[0]
+    xm, ym = x.mean(axis=0), float(y.mean())
+    u, s, vt = np.linalg.svd(x - xm, full_matrices=False)
+    uty = u.T @ (y - ym)
+    best: tuple[float, float] = (math.inf, 0.0)
+    for k in n * np.logspace(-8, 2, 31):
+        d = s**2 / (s**2 + k)
+        fitted = ym + u @ (d * uty)
+        lev = 1.0 / n + (u**2) @ d
+        loo = float(np.mean(((y - fitted) / np.maximum(1.0 - lev, 1e-12)) ** 2))
+        if loo < best[0]:
+            best = (loo, float(k))
+    k = best[1]
+    beta = vt.T @ (s / (s**2 + k) * uty)
+    return np.concatenate([[ym - float(xm @ beta)], beta]), k
+
+
+class ProgressLine:
+    """Single-line progress on stderr (carriage-return updates, newline on close)."""
+
+    def __init__(self, total_runs: int) -> None:
+        self.total, self.width = total_runs, 0
+
+    def __call__(self, rec: FitStep) -> None:
+        msg = (
+            f"softmax fit: lam={rec.lam:.3g} restart {rec.restart + 1} step {rec.step + 1} "
+            f"iter {rec.n_iter} evals {rec.n_evals} train {rec.train_loss:.4f} val {rec.val_loss:.4f}"
+        )
+        sys.stderr.write("\r" + msg.ljust(self.width))
+        sys.stderr.flush()
+        self.width = max(self.width, len(msg))
+
+    def close(self) -> None:
+        if self.width:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
