@@ -9,6 +9,7 @@ attention regression, and returns results with an R-style ``summary()`` and both
 from __future__ import annotations
 
 from attnreg.api import attnreg
+from attnreg.datasets import load_dataset
 from attnreg.report import compare
 from attnreg.timeseries.forecast import forecast
 from attnreg.timeseries.rolling import rolling
@@ -16,4 +17,5 @@ from attnreg.timeseries.transforms import diff, lag, lags
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "attnreg", "compare", "diff", "forecast", "lag", "lags", "rolling"]
+__all__ = ["__version__", "attnreg", "compare", "diff", "forecast", "lag", "lags", "load_dataset",
+           "rolling"]
