@@ -256,7 +256,7 @@ def _method_lines(res: LinearResults) -> list[str]:
 
 
 def _attention_lines(res: LinearResults) -> list[str]:
-    h = res.influence()["hat"].to_numpy()
+    h = res._hat
     neg, lev, m = _sampled_weight_stats(res)
     imax = int(np.argmax(h))
     return ["", "Attention view (training rows as queries; weights sum to 1 with an intercept):",
@@ -270,18 +270,33 @@ def _attention_lines(res: LinearResults) -> list[str]:
 
 
 def _sampled_weight_stats(res: LinearResults) -> tuple[np.ndarray, np.ndarray, int]:
-    """Negative mass and Σω² of training queries: every row for small n, a sample for large n."""
+    """Negative mass and Σω² of training queries: every row for small n, a sample for large n.
+
+    Straight from the spectrum, one block of U at a time:
+    ω_ji = w_i/Σw + (√w_i/√w_j) Σ_k f_k U_jk U_ik.
+    """
     n = res.nobs
-    m = int(min(n, max(20, 2e7 / max(n * (res.spectrum.rank + 1), 1))))
+    sp, f = res.spectrum, res.filtered.f
+    m = int(min(n, max(20, 2e7 / max(n * (sp.rank + 1), 1))))
     rows = np.unique(np.linspace(0, n - 1, m).round().astype(int))
-    F = res.embedding.train_factors.to_numpy()
-    keys = F * (res.spectrum.sqrt_w**2)[:, None]
-    neg, lev = [], []
-    for chunk in np.array_split(rows, max(1, rows.size // 256)):
-        w = F[chunk] @ keys.T
-        neg.append(np.minimum(w, 0).sum(axis=1))
-        lev.append(np.einsum("ij,ij->i", w, w))
-    return np.concatenate(neg), np.concatenate(lev), rows.size
+    active = np.flatnonzero(f > 0)
+    sw, weighted = sp.sqrt_w, res.design.weights is not None
+    query = sp.U[rows][:, active] * f[active]
+    if weighted:
+        query /= sw[rows, None]
+    base = 1.0 / sp.sum_w if sp.intercept is not None else None
+    neg, lev = np.zeros(rows.size), np.zeros(rows.size)
+    step = max(256, (1 << 21) // (8 * max(rows.size, sp.rank, 1)))
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        w = query @ sp.U[lo:hi][:, active].T
+        if weighted:
+            w *= sw[None, lo:hi]
+        if base is not None:
+            w += (sw[lo:hi] ** 2 * base)[None, :] if weighted else base
+        lev += np.einsum("ij,ij->i", w, w)
+        neg += np.minimum(w, 0, out=w).sum(axis=1)
+    return neg, lev, rows.size
 
 
 # ---------------------------------------------------------------- comparison of fits

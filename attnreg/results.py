@@ -304,7 +304,7 @@ class LinearResults:
         return Embedding(encoder=enc, omega=pd.DataFrame(W @ W.T, index=self.names,
                                                          columns=self.names),
                          train_factors=pd.DataFrame(F_train, index=self.design.row_labels,
-                                                    columns=names))
+                                                    columns=names, copy=False))
 
     def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> AttentionWeights:
         """Attention weights of each prediction over the training rows.

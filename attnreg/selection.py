@@ -14,6 +14,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from attnreg._typing import FloatArray
+from attnreg.exceptions import OptionError
 from attnreg.spectral import Spectrum, hat_diagonal, pcr_filter, ridge_filter, rss_of_filter
 
 CRITERIA = ("gcv", "loo")
@@ -98,6 +99,8 @@ def select_lambda(sp: Spectrum, criterion: str) -> Selection:
 def select_k(sp: Spectrum, criterion: str) -> Selection:
     """PCR's number of components minimising GCV or LOO over k = 1..rank."""
     ks = np.arange(1, sp.rank + 1)
+    if ks.size == 0:
+        raise OptionError("PCR needs at least one non-constant predictor: the predictors have rank 0")
     F = np.stack([pcr_filter(sp.s, int(k)) for k in ks], axis=1) if ks.size else np.zeros((0, 0))
     scores = (gcv_scores if criterion == "gcv" else loo_scores)(sp, F)
     return Selection(criterion, float(ks[int(np.argmin(scores))]), ks.astype(float), scores)
