@@ -146,18 +146,25 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     desc = _parse(formula)
     factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
     _check_names(factors, frame, env, "data")
-    frame, w_all, n_excluded = _apply_subset(frame, w_all, subset)
-    return _build(formula, desc, frame, w_all, n_excluded, na_action, env)
+    keep = _subset_mask(frame, subset)
+    return _build(formula, desc, frame, w_all, keep, na_action, env)
 
 
 def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | None,
-           n_excluded: int, na_action: NaAction, env: Any) -> Design:
+           keep: BoolArray | None, na_action: NaAction, env: Any) -> Design:
     try:
         built = _model_arrays(desc, frame, env)
     except patsy.PatsyError as exc:
         raise _translate_patsy_error(exc, "data") from None
     design_info = built.x_info
     y_mat, X, labels, rows = built.y, built.X, built.labels, built.rows
+    n_excluded = 0
+    if keep is not None:  # as R: the formula is evaluated on all rows (lags!), then subset
+        n_excluded = int((~keep).sum())
+        sel = keep[rows]
+        if not sel.all():
+            y_mat, X, labels, rows = y_mat[sel], X[sel], labels[sel], rows[sel]
+        frame = frame.loc[keep]
     if w_all is not None:  # rows with a missing weight are dropped like R's model.frame
         w_ok = ~np.isnan(w_all[rows])
         if not w_ok.all():
@@ -442,10 +449,10 @@ def _in_env(env: Any, name: str) -> bool:
     return True
 
 
-def _apply_subset(frame: pd.DataFrame, w: FloatArray | None,
-                  subset: Any) -> tuple[pd.DataFrame, FloatArray | None, int]:
+def _subset_mask(frame: pd.DataFrame, subset: Any) -> BoolArray | None:
+    """The rows ``subset`` selects (None: all), validated before any work."""
     if subset is None:
-        return frame, w, 0
+        return None
     if isinstance(subset, str):
         try:
             mask = np.asarray(frame.eval(subset), dtype=bool)
@@ -461,7 +468,7 @@ def _apply_subset(frame: pd.DataFrame, w: FloatArray | None,
                           f"however it has shape {mask.shape}")
     if not mask.any():
         raise DataError("subset selects no rows")
-    return frame.loc[mask], (None if w is None else w[mask]), int((~mask).sum())
+    return mask
 
 
 def _weights_vector(weights: Any, frame: pd.DataFrame) -> FloatArray | None:

@@ -46,7 +46,7 @@ from attnreg.softmax_train import (
 __all__ = ["LAM_GRID", "FitStep", "SoftmaxFit", "fit_softmax", "marginal_effects"]
 
 #: penalties tried by ``lam="auto"``
-LAM_GRID: tuple[float, ...] = (1e-4, 1e-3, 1e-2)
+LAM_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3)
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ def fit_softmax(
     y: FloatArray,
     *,
     heads: int = 5,
-    lam: float | str = 1e-3,
+    lam: float | str = 1e-5,
     rank: int | None = None,
     value: str = "ridge",
     kernel: str = "distance",
@@ -272,7 +272,9 @@ def fit_softmax(
     y : (N,) outcome.
     heads : number of heads M.
     lam : penalty on Σ_m ‖L_m‖²_F, or ``"auto"`` to choose from :data:`LAM_GRID` on the
-        validation split.
+        validation split. The default 1e-5 (formerly 1e-3) lets the metric sharpen: on
+        inner holdouts carved from the training parts of the Table 1 splits it scored at
+        least as well as 1e-3 on every dataset (notably Airfoil, Protein, Yacht).
     rank : columns r of each factor (None: P, i.e. full lower-triangular).
     value : ``"ridge"`` (ridge base + attention over its residuals) or ``"y"``.
     kernel : ``"dot"`` (x*'Ωx, the paper's score) or ``"distance"`` (−½‖x* − x‖²_Ω).

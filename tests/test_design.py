@@ -96,3 +96,11 @@ def test_no_intercept_and_intercept_only(frame: pd.DataFrame) -> None:
     assert_allclose(only.coef.iloc[0], frame["y"].mean())
     assert_allclose(only.std_err.iloc[0], frame["y"].std() / np.sqrt(30))
     assert_allclose(only.attention().weights.to_numpy(), 1 / 30)
+
+
+def test_subset_applies_after_the_formula_is_evaluated(frame: pd.DataFrame) -> None:
+    """As R's model.frame: lags see the rows outside the subset."""
+    fit = ar.attnreg("y ~ lag(a, 1)", data=frame, subset=np.arange(30) >= 10)
+    assert fit.nobs == 20  # row 10's lag is row 9's a, not missing
+    assert_allclose(fit.design.X[0, 1], frame["a"].iloc[9])
+    assert fit.design.n_subset_excluded == 10 and len(fit.design.dropped_labels) == 0
