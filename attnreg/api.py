@@ -29,7 +29,7 @@ from attnreg.spectral import (
 )
 
 SPECTRAL_METHODS = ("ols", "ridge", "pcr")
-METHODS = (*SPECTRAL_METHODS, "softmax")
+METHODS = (*SPECTRAL_METHODS, "softmax", "block", "ftt")
 
 
 def formula_namespace() -> dict[str, Callable[..., Any]]:
@@ -55,9 +55,10 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
         Names not in ``data`` are looked up in the caller's scope.
     data : DataFrame or dict of columns
         Never modified. Row labels carry through to fitted values, residuals and weights.
-    method : {"ols", "ridge", "pcr", "softmax"}
+    method : {"ols", "ridge", "pcr", "softmax", "block", "ftt"}
         OLS, ridge and PCR are spectral filters of one decomposition; ``"softmax"`` is softmax
-        attention regression fitted by L-BFGS.
+        attention regression fitted by L-BFGS; ``"block"`` is the paper's Regression Block and
+        ``"ftt"`` its FT-Transformer baseline (torch networks, :mod:`attnreg.nn`).
     weights : str or array-like, optional
         Prior weights (weighted least squares): a column name or a vector.
     subset : str or boolean array-like, optional
@@ -104,6 +105,14 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
         raise OptionError(f"method must be one of {', '.join(map(repr, METHODS))}, "
                           f"however: {method=}")
     env = _capture_env(eval_env)
+    if method in ("block", "ftt"):
+        if any(v is not None for v in (lam, k, standardize, maxlags)) or vcov != "classical":
+            raise OptionError(f"lam, k, standardize, vcov and maxlags do not apply to method "
+                              f"{method!r}")
+        from attnreg.nn import fit_network_formula
+
+        return fit_network_formula(formula, data, method=method, weights=weights, subset=subset,
+                                   na_action=na_action, eval_env=env, **options)
     if method == "softmax":
         from attnreg.softmax_results import fit_softmax_formula
 

@@ -1,0 +1,304 @@
+"""Formula front end and results of the neural fits (``method="block"`` and ``"ftt"``).
+
+:func:`fit_network_formula` builds the design from the formula (dropping the intercept
+column: both networks carry their own biases), fits the network on the standardised
+predictors and response (:func:`attnreg.nn.train.fit_network`) and wraps it in a
+:class:`NetworkResults`: predictions, the training history, permutation importance of the
+design columns and an R-style ``summary()`` without standard errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from attnreg._typing import FloatArray
+from attnreg.design import Design, NaAction, build_design
+from attnreg.exceptions import DataError, OptionError
+from attnreg.nn.blocks import VARIANTS, BlockConfig, FTTConfig, config_fields
+from attnreg.nn.train import NetworkFit, check_fit_options, fit_network
+from attnreg.report import Summary, fmt_g, residual_lines
+
+Method = Literal["block", "ftt"]
+CONFIGS: dict[str, type[BlockConfig] | type[FTTConfig]] = {"block": BlockConfig, "ftt": FTTConfig}
+
+
+def fit_network_formula(formula: str, data: Any, *, method: Method = "block", weights: Any = None,
+                        subset: Any = None, na_action: NaAction = "drop", eval_env: Any = None,
+                        **options: Any) -> NetworkResults:
+    """``attnreg(formula, data, method="block" | "ftt", **options)``: a neural regression.
+
+    Parameters
+    ----------
+    formula : str
+        R-style formula; the intercept column, if any, is dropped (the networks have biases).
+    data : DataFrame or dict of columns
+    method : {"block", "ftt"}
+        The paper's Regression Block or its FT-Transformer baseline.
+    weights : None
+        Not supported (an error if given).
+    subset, na_action, eval_env
+        As for :func:`attnreg.attnreg`; ``eval_env`` defaults to the caller's scope.
+    **options
+        ``variant`` (a key of :data:`attnreg.nn.blocks.VARIANTS`: "RB", "A0"–"A7",
+        "trimmed") or ``config`` (a ``BlockConfig``/``FTTConfig``); any configuration field
+        (``d_model``, ``pca_components``, ``n_mixers``, ``ffn``, …) to override it; and the
+        fitting options of :func:`attnreg.nn.train.fit_network` (``seed``, ``device``,
+        ``dtype``, ``val_fraction``, ``progress``, ``lr``, ``max_epochs``, ``patience``, …).
+
+    Returns
+    -------
+    NetworkResults
+    """
+    if weights is not None:
+        raise OptionError(f"weights are not supported by method {method!r}")
+    config, fit_options = resolve_network_options(method, options)  # everything checked first
+    if eval_env is None:
+        eval_env = patsy.EvalEnvironment.capture(1)
+    from attnreg.api import formula_namespace
+
+    design = build_design(formula, data, subset=subset, na_action=na_action, eval_env=eval_env,
+                          extra_names=formula_namespace())
+    fit = fit_network(_predictors(design, method), design.y, config=config, **fit_options)
+    variant = options.get("variant")
+    extra = f", variant = {variant!r}" if variant is not None else ""
+    call = f"attnreg(formula = {design.formula.strip()}, data = data, method = {method!r}{extra})"
+    return NetworkResults(design=design, fit=fit, call=call, method=method, variant=variant)
+
+
+def resolve_network_options(method: str, options: dict[str, Any]) -> tuple[BlockConfig | FTTConfig,
+                                                                          dict[str, Any]]:
+    """Split ``options`` into the network configuration and the fitting options, validated."""
+    if method not in CONFIGS:
+        raise OptionError(f"method must be 'block' or 'ftt', however: {method=}")
+    options = dict(options)
+    variant, config = options.pop("variant", None), options.pop("config", None)
+    cls = CONFIGS[method]
+    if variant is not None and config is not None:
+        raise OptionError("give either variant or config, not both")
+    if variant is not None:
+        if variant not in VARIANTS:
+            raise OptionError(f"variant must be one of {', '.join(map(repr, VARIANTS))}, "
+                              f"however: {variant=}")
+        config = VARIANTS[variant]
+    config = cls() if config is None else config
+    if not isinstance(config, cls):
+        other = "ftt" if isinstance(config, FTTConfig) else "block"
+        raise OptionError(f"{'variant ' + repr(variant) if variant else 'config'} is a "
+                          f"{type(config).__name__}; use method={other!r}")
+    overrides = {k: options.pop(k) for k in list(options) if k in config_fields(cls)}
+    config = dataclasses.replace(config, **overrides)  # the dataclass validates the values
+    return config, check_fit_options(config, **options)
+
+
+def _predictors(design: Design, method: str) -> FloatArray:
+    X = design.X[:, 1:] if design.intercept else design.X
+    if X.shape[1] == 0:
+        raise DataError(f"method {method!r} needs at least one predictor")
+    return np.ascontiguousarray(X)
+
+
+@dataclass(frozen=True)
+class NetworkResults:
+    """A fitted Regression Block or FT-Transformer. Immutable; derived quantities are cached.
+
+    Attributes
+    ----------
+    design : Design
+        The model frame.
+    fit : attnreg.nn.train.NetworkFit
+        The trained network, its standardisation, validation split and history.
+    call : str
+    method : {"block", "ftt"}
+    variant : str or None
+        The paper's configuration name, when one was asked for.
+    """
+
+    design: Design
+    fit: NetworkFit = field(repr=False)
+    call: str = ""
+    method: str = "block"
+    variant: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Predictor names (the design columns without the intercept)."""
+        return self.design.column_names[1:] if self.design.intercept else self.design.column_names
+
+    @property
+    def nobs(self) -> int:
+        """Number of training rows (fit part and validation split)."""
+        return self.design.n_obs
+
+    @property
+    def n_params(self) -> int:
+        """Trainable parameters of the network."""
+        return self.fit.n_params
+
+    @cached_property
+    def history(self) -> pd.DataFrame:
+        """One row per epoch: train_loss, val_loss (standardised MSE), lr, best (bool)."""
+        return self.fit.history.to_frame()
+
+    @cached_property
+    def _X(self) -> FloatArray:
+        return _predictors(self.design, self.method)
+
+    @cached_property
+    def fitted(self) -> pd.Series:
+        """Predictions for every training row (the validation split included)."""
+        return pd.Series(self.fit.predict(self._X), index=self.design.row_labels, name="fitted")
+
+    @cached_property
+    def resid(self) -> pd.Series:
+        """y − fitted."""
+        return pd.Series(self.design.y - self.fitted.to_numpy(), index=self.design.row_labels,
+                         name="resid")
+
+    def _r2(self, rows: np.ndarray) -> float:
+        y = self.design.y[rows]
+        return 1.0 - float(np.sum(self.resid.to_numpy()[rows] ** 2) / np.sum((y - y.mean()) ** 2))
+
+    @property
+    def r_squared(self) -> float:
+        """In-sample R² on the rows trained on (the validation split excluded)."""
+        return self._r2(self.fit.fit_rows)
+
+    @property
+    def val_r2(self) -> float:
+        """R² on the validation split (held out from the gradient steps, used to stop)."""
+        return self._r2(self.fit.val_rows)
+
+    @property
+    def sigma(self) -> float:
+        """Root mean squared residual on the rows trained on."""
+        return float(np.sqrt(np.mean(self.resid.to_numpy()[self.fit.fit_rows] ** 2)))
+
+    def predict(self, newdata: Any = None) -> pd.Series:
+        """Predictions for new rows (original scale); rows with missing values give NaN."""
+        if newdata is None:
+            return self.fitted.rename("fit")
+        X, labels = self.design.rebuild(newdata)
+        X = X[:, 1:] if self.design.intercept else X
+        ok = np.isfinite(X).all(axis=1)
+        out = np.full(X.shape[0], np.nan)
+        if ok.any():
+            out[ok] = self.fit.predict(X[ok])
+        return pd.Series(out, index=labels, name="fit")
+
+    def _response(self, newdata: Any) -> FloatArray:
+        """The response of ``newdata``, evaluated as in the formula (NaN where missing)."""
+        frame = newdata if isinstance(newdata, pd.DataFrame) else pd.DataFrame(dict(newdata))
+        try:
+            y_mat, _ = patsy.dmatrices(f"{self.design.response_name} ~ 0", frame,
+                                       eval_env=self.design.eval_env,
+                                       NA_action=patsy.NAAction(NA_types=[]))
+        except patsy.PatsyError as exc:
+            raise DataError(f"newdata: could not evaluate the response "
+                            f"{self.design.response_name!r}: {exc}") from None
+        return np.asarray(y_mat, dtype=np.float64)[:, 0]
+
+    def permutation_importance(self, newdata: Any = None, n_repeats: int = 5,
+                               seed: int = 0) -> pd.DataFrame:
+        """Drop in R² when each design column is shuffled, on held-out rows.
+
+        Parameters
+        ----------
+        newdata : DataFrame, optional
+            Rows with the response; default: the validation split (rows the gradient
+            steps never saw).
+        n_repeats : int
+            Shuffles per column.
+        seed : int
+
+        Returns
+        -------
+        DataFrame
+            Indexed by the design columns: ``importance`` (mean drop in R², i.e. the increase
+            in mean squared error over the variance of y) and ``std`` (across shuffles).
+        """
+        if not isinstance(n_repeats, int) or isinstance(n_repeats, bool) or n_repeats < 1:
+            raise OptionError(f"n_repeats must be a positive integer, however: {n_repeats=}")
+        if newdata is None:
+            X, y = self._X[self.fit.val_rows], self.design.y[self.fit.val_rows]
+        else:
+            X, _ = self.design.rebuild(newdata)
+            X, y = (X[:, 1:] if self.design.intercept else X), self._response(newdata)
+            ok = np.isfinite(X).all(axis=1) & np.isfinite(y)
+            X, y = X[ok], y[ok]
+        if y.size < 2 or np.var(y) == 0:
+            raise DataError("permutation importance needs at least two rows with a non-constant response")
+        rng = np.random.default_rng(seed)
+        n, p = X.shape
+        base = np.mean((y - self.fit.predict(X)) ** 2)
+        drop = np.empty((p, n_repeats))
+        for j in range(p):  # all shuffles of one column in one forward pass
+            shuffled = np.repeat(X[None], n_repeats, axis=0)  # (repeats, n, p)
+            for r in range(n_repeats):
+                shuffled[r, :, j] = X[rng.permutation(n), j]
+            pred = self.fit.predict(shuffled.reshape(-1, p)).reshape(n_repeats, n)
+            drop[j] = (np.mean((y - pred) ** 2, axis=1) - base) / np.var(y)
+        return pd.DataFrame({"importance": drop.mean(axis=1),
+                             "std": drop.std(axis=1, ddof=1) if n_repeats > 1 else np.zeros(p)},
+                            index=pd.Index(self.names, name="term"))
+
+    def summary(self) -> Summary:
+        """Report: permutation importance, architecture, training curve and R² (no standard errors)."""
+        n_val = self.fit.val_rows.size
+        header = ["Call:", self.call, "", *residual_lines(self.resid.to_numpy(), False), "",
+                  f"Permutation importance (drop in R-squared when a column is shuffled; "
+                  f"{n_val} validation rows, 5 shuffles):"]
+        table = self.permutation_importance().rename(columns={"importance": "Importance",
+                                                              "std": "Std. Dev."})
+        return Summary(title=f"attnreg {self.method} fit", header=header, table=table,
+                       footer=self._footer(), stars=False)
+
+    def _footer(self) -> list[str]:
+        h, o = self.fit.history, self.fit.options
+        val = h.val_loss
+        stop = (f"early stopping after {o['patience']} epochs without improvement" if h.stopped_early
+                else f"max_epochs = {o['max_epochs']} reached")
+        schedule = "" if o["schedule"] == "none" else ", warm-up + cosine schedule"
+        return [
+            f"{describe(self.fit.config, self.variant)}; {self.n_params:,} trainable parameters",
+            f"Training: {o['optimizer']} (lr {fmt_g(o['lr'])}, weight decay {fmt_g(o['weight_decay'])}"
+            f"{schedule}), batch {o['batch_size']}, gradient clipping {o['clip_norm']}, seed {o['seed']}",
+            f"  {h.n_epochs} epochs, best epoch {h.best_epoch} restored ({stop})",
+            f"  validation MSE (standardised y): first {fmt_g(val[0])}, best {fmt_g(h.best_val_loss)}, "
+            f"last {fmt_g(val[-1])}",
+            f"R-squared: in-sample {fmt_g(self.r_squared)} (n = {self.fit.fit_rows.size}), "
+            f"validation {fmt_g(self.val_r2)} (n = {self.fit.val_rows.size})",
+            "No standard errors: a network has no sampling theory for its weights; the table "
+            "ranks the design columns by permutation instead.",
+        ]
+
+    def __repr__(self) -> str:
+        return (f"<attnreg {self.method} fit: {self.design.formula}; n={self.nobs}; "
+                f"{self.n_params:,} parameters; validation R²={self.val_r2:.4f}>")
+
+
+def describe(config: BlockConfig | FTTConfig, variant: str | None = None) -> str:
+    """One line naming the architecture of a configuration."""
+    name = f" [{variant}]" if variant else ""
+    if isinstance(config, FTTConfig):
+        poly = ", degree-2 polynomial inputs" if config.poly_inputs else ""
+        blocks = f"{config.n_blocks} block{'s' if config.n_blocks > 1 else ''}"
+        return (f"FT-Transformer{name}: {blocks}, d_model {config.d_model}, "
+                f"{config.n_heads} heads, FFN {config.d_ffn}{poly}")
+    plural = "s" if config.n_mixers > 1 else ""
+    mixer = (f"{config.n_mixers} regression mixer{plural}" if config.mixer == "regression"
+             else f"{config.n_mixers} softmax attention mixer{plural} ({config.n_heads} heads)")
+    ffn = f" + FFN {config.d_ffn or 2 * config.d_model}" if config.ffn else ""
+    parts = [f"{config.n_blocks} block{'s' if config.n_blocks > 1 else ''} x {mixer}{ffn}",
+             f"d_model {config.d_model}"]
+    if config.mixer == "regression":
+        parts.append("degree-2 map" if config.poly else "no polynomial map")
+        parts.append(f"PCA {config.pca_components}" if config.pca_components else "no PCA")
+        parts.append("ridge warm start" if config.warm_start else "no warm start")
+    return f"Regression Block{name}: " + ", ".join(parts)

@@ -1,0 +1,379 @@
+"""The one training loop of the networks, and the array-level fitter built on it.
+
+:func:`train_model` runs mini-batch Adam/AdamW with gradient clipping, an optional warm-up +
+cosine schedule and early stopping on a validation split, restoring the best state.
+:func:`fit_network` standardises X and y, carves the validation split from the training
+rows, builds and initialises the network, trains it, and returns a :class:`NetworkFit`.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from attnreg._progress import Progress
+from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
+from attnreg.nn.blocks import BlockConfig, FTTConfig, build_model, count_parameters
+
+Schedule = Literal["none", "warmup_cosine"]
+EVAL_BATCH = 8192  # rows per forward pass when predicting (memory bound, not a tuning knob)
+TRAIN_DEFAULTS: dict[str, Any] = {"optimizer": "adam", "lr": 1e-3, "weight_decay": 1e-4, "batch_size": 256,
+                                  "max_epochs": 200, "patience": 10, "clip_norm": 1.0, "schedule": "none",
+                                  "warmup_fraction": 0.1}
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    """One epoch of training: what a ``progress`` callable receives.
+
+    Attributes
+    ----------
+    epoch : int
+        1-based epoch number.
+    max_epochs : int
+    train_loss, val_loss : float
+        Mean squared error on the training part (in training mode, averaged over the
+        batches) and on the validation split (evaluation mode), standardised scale.
+    best_epoch : int
+        Epoch of the lowest validation loss so far.
+    lr : float
+        Learning rate used in this epoch.
+    """
+
+    epoch: int
+    max_epochs: int
+    train_loss: float
+    val_loss: float
+    best_epoch: int
+    lr: float
+
+
+@dataclass(frozen=True)
+class History:
+    """The training record. ``to_frame()`` gives one row per epoch.
+
+    Attributes
+    ----------
+    train_loss, val_loss, lr : list of float
+        Per epoch (see :class:`EpochRecord`).
+    best_epoch : int
+        1-based epoch whose state was restored.
+    best_val_loss : float
+    stopped_early : bool
+        Whether early stopping ended training before ``max_epochs``.
+    seconds : float
+        Wall-clock time of the loop.
+    """
+
+    train_loss: list[float]
+    val_loss: list[float]
+    lr: list[float]
+    best_epoch: int
+    best_val_loss: float
+    stopped_early: bool
+    seconds: float
+
+    @property
+    def n_epochs(self) -> int:
+        """Epochs run."""
+        return len(self.train_loss)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per epoch: train_loss, val_loss, lr and a ``best`` marker."""
+        epochs = pd.RangeIndex(1, self.n_epochs + 1, name="epoch")
+        return pd.DataFrame({"train_loss": self.train_loss, "val_loss": self.val_loss, "lr": self.lr,
+                             "best": epochs == self.best_epoch}, index=epochs)
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; ``"cpu"``/``"cuda"`` checked."""
+    if isinstance(device, torch.device):
+        return device
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
+        raise OptionError(f"device must be 'cpu', 'cuda' or 'auto', however: {device=}")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise OptionError(f"device {device!r} was requested but CUDA is not available; use 'cpu' or 'auto'")
+    return torch.device(device)
+
+
+def _lr_factor(schedule: Schedule, max_epochs: int, warmup_fraction: float) -> Callable[[int], float]:
+    """Per-epoch multiplier: linear warm-up over ``warmup_fraction`` of the epochs, then cosine."""
+    if schedule == "none":
+        return lambda epoch: 1.0
+    warm = max(1, round(warmup_fraction * max_epochs))
+
+    def factor(epoch: int) -> float:  # epoch is 0-based
+        if epoch < warm:
+            return (epoch + 1) / warm
+        return 0.5 * (1.0 + math.cos(math.pi * (epoch - warm) / max(1, max_epochs - warm)))
+
+    return factor
+
+
+@torch.no_grad()
+def predict_model(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Evaluation-mode predictions in batches. **Shape**: (n, P) -> (n,)."""
+    was_training = model.training
+    model.eval()
+    out = torch.cat([model(x[i:i + EVAL_BATCH]) for i in range(0, x.shape[0], EVAL_BATCH)]
+                    or [x.new_zeros(0)])
+    model.train(was_training)
+    return out
+
+
+def train_model(model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_val: torch.Tensor,
+                y_val: torch.Tensor, *, optimizer: Literal["adam", "adamw"] = "adam", lr: float = 1e-3,
+                weight_decay: float = 1e-4, batch_size: int = 256, max_epochs: int = 200,
+                patience: int = 10, clip_norm: float | None = 1.0, schedule: Schedule = "none",
+                warmup_fraction: float = 0.1, seed: int = 0,
+                progress: bool | Callable[[EpochRecord], Any] = False) -> History:
+    """Train ``model`` on (x, y) by mini-batch MSE, early stopping on (x_val, y_val).
+
+    Stops after ``patience`` epochs without a lower validation loss; the model is left in
+    evaluation mode with the parameters of the epoch of lowest validation loss. Batches are
+    reshuffled every epoch by a generator seeded with ``seed`` (dropout draws from torch's
+    global generator: seed it, or use :func:`fit_network`, for reproducible runs).
+
+    **Shape**: ``x`` (n, P), ``y`` (n,), ``x_val`` (n_val, P), ``y_val`` (n_val,), all on the
+    model's device and dtype.
+    """
+    _check_train_options(optimizer, lr, weight_decay, batch_size, max_epochs, patience, clip_norm,
+                         schedule, warmup_fraction)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt_class = torch.optim.Adam if optimizer == "adam" else torch.optim.AdamW
+    opt = opt_class(params, lr=lr, weight_decay=weight_decay, foreach=True)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_factor(schedule, max_epochs, warmup_fraction))
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    best: tuple[float, int, dict[str, Any]] = (math.inf, 0, copy.deepcopy(model.state_dict()))
+    records: list[EpochRecord] = []
+    start, waited = time.perf_counter(), 0
+    with Progress(max_epochs, "training", enabled=progress is True) as bar:
+        for epoch in range(1, max_epochs + 1):
+            lr_now = opt.param_groups[0]["lr"]
+            order = torch.randperm(x.shape[0], generator=gen).to(x.device)
+            train_loss = _epoch(model, opt, params, x, y, order, batch_size, clip_norm)
+            sched.step()
+            val_loss = float(torch.mean((predict_model(model, x_val) - y_val) ** 2))
+            if val_loss < best[0]:
+                best, waited = (val_loss, epoch, copy.deepcopy(model.state_dict())), 0
+            else:
+                waited += 1
+            records.append(EpochRecord(epoch, max_epochs, train_loss, val_loss, best[1], lr_now))
+            bar.update(epoch, f"train {train_loss:.4f} val {val_loss:.4f} best {best[1]}")
+            if callable(progress):
+                progress(records[-1])
+            if waited >= patience:
+                break
+    model.load_state_dict(best[2])
+    model.eval()
+    if len(records) == max_epochs and best[1] == max_epochs:
+        warnings.warn(f"validation loss was still falling at max_epochs={max_epochs}; "
+                      "consider more epochs", ConvergenceWarning, stacklevel=2)
+    return History(train_loss=[r.train_loss for r in records], val_loss=[r.val_loss for r in records],
+                   lr=[r.lr for r in records], best_epoch=best[1], best_val_loss=best[0],
+                   stopped_early=len(records) < max_epochs, seconds=time.perf_counter() - start)
+
+
+def _epoch(model: nn.Module, opt: torch.optim.Optimizer, params: list[nn.Parameter], x: torch.Tensor,
+           y: torch.Tensor, order: torch.Tensor, batch_size: int, clip_norm: float | None) -> float:
+    """One pass over the batches of ``order``; the mean training loss (training mode)."""
+    model.train()
+    total = torch.zeros((), dtype=x.dtype, device=x.device)
+    for i in range(0, order.numel(), batch_size):
+        idx = order[i:i + batch_size]
+        loss = torch.mean((model(x[idx]) - y[idx]) ** 2)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip_norm is not None:
+            nn.utils.clip_grad_norm_(params, clip_norm)
+        opt.step()
+        total += loss.detach() * idx.numel()
+    return float(total) / order.numel()
+
+
+def _check_train_options(optimizer: str, lr: float, weight_decay: float, batch_size: int,
+                         max_epochs: int, patience: int, clip_norm: float | None, schedule: str,
+                         warmup_fraction: float) -> None:
+    if optimizer not in ("adam", "adamw"):
+        raise OptionError(f"optimizer must be 'adam' or 'adamw', however: {optimizer=}")
+    if schedule not in ("none", "warmup_cosine"):
+        raise OptionError(f"schedule must be 'none' or 'warmup_cosine', however: {schedule=}")
+    if not (isinstance(lr, (int, float)) and lr > 0):
+        raise OptionError(f"lr must be positive, however: {lr=}")
+    if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
+        raise OptionError(f"weight_decay must be non-negative, however: {weight_decay=}")
+    for name, value in (("batch_size", batch_size), ("max_epochs", max_epochs), ("patience", patience)):
+        if not (isinstance(value, int) and value > 0):
+            raise OptionError(f"{name} must be a positive integer, however: {name}={value!r}")
+    if clip_norm is not None and not clip_norm > 0:
+        raise OptionError(f"clip_norm must be positive or None, however: {clip_norm=}")
+    if not 0 <= warmup_fraction < 1:
+        raise OptionError(f"warmup_fraction must be in [0, 1), however: {warmup_fraction=}")
+
+
+def split_validation(n: int, fraction: float, seed: int) -> tuple[IntArray, IntArray]:
+    """Random (fit rows, validation rows), sorted, with ``round(fraction·n)`` validation rows."""
+    if not 0 < fraction < 1:
+        raise OptionError(f"val_fraction must be in (0, 1), however: val_fraction={fraction!r}")
+    n_val = round(fraction * n)
+    if n_val < 1 or n - n_val < 2:
+        raise DataError(f"too few rows ({n}) to hold out a validation split of {fraction:.0%}")
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+@dataclass(frozen=True)
+class NetworkFit:
+    """A trained network with its standardisation, on arrays (no formula, no labels).
+
+    Attributes
+    ----------
+    model : RegressionBlock or FTTransformer
+        In evaluation mode, on ``device``.
+    config : BlockConfig or FTTConfig
+    x_mean, x_scale : ndarray, shape (P,)
+    y_mean, y_scale : float
+        Standardisation fitted on all training rows (fit part + validation split).
+    fit_rows, val_rows : ndarray of int
+        Positions of the rows trained on and of the validation split.
+    history : History
+    options : dict
+        The training options used.
+    """
+
+    model: nn.Module = field(repr=False)
+    config: BlockConfig | FTTConfig
+    x_mean: FloatArray
+    x_scale: FloatArray
+    y_mean: float
+    y_scale: float
+    fit_rows: IntArray
+    val_rows: IntArray
+    history: History
+    options: dict[str, Any]
+
+    @property
+    def n_params(self) -> int:
+        """Trainable parameters."""
+        return count_parameters(self.model)
+
+    def predict(self, X: FloatArray) -> FloatArray:
+        """Predictions on the original scale. **Shape**: (n, P) -> (n,)."""
+        param = next(self.model.parameters())
+        z = torch.as_tensor((np.asarray(X, dtype=np.float64) - self.x_mean) / self.x_scale,
+                             dtype=param.dtype, device=param.device)
+        out = predict_model(self.model, z).double().cpu().numpy()
+        return self.y_mean + self.y_scale * out
+
+
+DEFAULTS: dict[str, dict[str, Any]] = {  # the paper's training settings per architecture
+    "block": {"optimizer": "adam", "schedule": "none"},
+    "ftt": {"optimizer": "adamw", "schedule": "warmup_cosine"},
+}
+FIT_DEFAULTS: dict[str, Any] = {"val_fraction": 0.15, "seed": 0, "device": "cpu", "dtype": "float32",
+                                "progress": False}
+
+
+def check_fit_options(config: BlockConfig | FTTConfig, **options: Any) -> dict[str, Any]:
+    """Validate :func:`fit_network` options; return them completed with the defaults.
+
+    The optimizer and schedule default to the paper's for the architecture of ``config``
+    (Adam without schedule for the Regression Block; AdamW with warm-up + cosine for the
+    FT-Transformer).
+    """
+    unknown = sorted(set(options) - set(TRAIN_DEFAULTS) - set(FIT_DEFAULTS))
+    if unknown:
+        raise OptionError(f"unknown option(s): {', '.join(unknown)}; valid: "
+                          f"{', '.join([*FIT_DEFAULTS, *TRAIN_DEFAULTS])}")
+    arch = "ftt" if isinstance(config, FTTConfig) else "block"
+    out = {**FIT_DEFAULTS, **TRAIN_DEFAULTS, **DEFAULTS[arch], **options}
+    _check_train_options(**{k: out[k] for k in TRAIN_DEFAULTS})
+    if out["dtype"] not in ("float32", "float64"):
+        raise OptionError(f"dtype must be 'float32' or 'float64', however: dtype={out['dtype']!r}")
+    if not 0 < out["val_fraction"] < 1:
+        raise OptionError(f"val_fraction must be in (0, 1), however: val_fraction={out['val_fraction']!r}")
+    if not isinstance(out["seed"], (int, np.integer)) or isinstance(out["seed"], bool):
+        raise OptionError(f"seed must be an integer, however: seed={out['seed']!r}")
+    if not (isinstance(out["progress"], bool) or callable(out["progress"])):
+        raise OptionError("progress must be True, False or a callable, however: "
+                          f"progress={out['progress']!r}")
+    resolve_device(out["device"])
+    return out
+
+
+def fit_network(X: FloatArray, y: FloatArray, *, config: BlockConfig | FTTConfig | None = None,
+                **options: Any) -> NetworkFit:
+    """Fit a Regression Block (default) or FT-Transformer on arrays.
+
+    X and y are standardised on all the training rows; ``val_fraction`` of them (seeded)
+    are held out for early stopping; the PCA and warm start see only the fit part. The
+    whole run (initialisation, shuffling, dropout) is reproducible from ``seed`` and leaves
+    torch's global random state untouched.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, P)
+    y : ndarray, shape (n,)
+    config : BlockConfig or FTTConfig, optional
+        Default: the paper's Regression Block.
+    val_fraction : float, default 0.15
+        Share of the rows held out for early stopping.
+    seed : int, default 0
+    device : {"cpu", "cuda", "auto"}, default "cpu"
+    dtype : {"float32", "float64"}, default "float32"
+    progress : bool or callable, default False
+        True shows a progress line on stderr; a callable receives an :class:`EpochRecord`
+        after every epoch.
+    **options
+        Passed to :func:`train_model` (``lr``, ``weight_decay``, ``batch_size``, ``max_epochs``,
+        ``patience``, ``clip_norm``, ``optimizer``, ``schedule``, ``warmup_fraction``).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3)); y = X[:, 0] * X[:, 1] + 0.1 * rng.normal(size=300)
+    >>> fit = fit_network(X, y, config=BlockConfig(d_model=16, pca_components=20), max_epochs=30)
+    >>> fit.predict(X[:2]).shape
+    (2,)
+    """
+    config = BlockConfig() if config is None else config
+    opts = check_fit_options(config, **options)
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise DataError(f"X must be (n, P) and y (n,), however: {X.shape=}, {y.shape=}")
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise DataError("X and y must be finite")
+    dev = resolve_device(opts["device"])
+    fit_rows, val_rows = split_validation(X.shape[0], opts["val_fraction"], opts["seed"])
+    x_mean, x_scale = X.mean(axis=0), X.std(axis=0)
+    x_scale = np.where(x_scale > 0, x_scale, 1.0)
+    y_mean, y_scale = float(y.mean()), float(y.std()) or 1.0
+    tdtype = torch.float32 if opts["dtype"] == "float32" else torch.float64
+
+    def tensor(a: FloatArray) -> torch.Tensor:
+        return torch.as_tensor(a, dtype=tdtype, device=dev)
+
+    z, t = tensor((X - x_mean) / x_scale), tensor((y - y_mean) / y_scale)
+    train_opts = {k: opts[k] for k in TRAIN_DEFAULTS}
+    with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
+        torch.manual_seed(opts["seed"])
+        model = build_model(config, X.shape[1], n_train=fit_rows.size).to(device=dev, dtype=tdtype)
+        model.initialize(z[fit_rows], t[fit_rows])
+        history = train_model(model, z[fit_rows], t[fit_rows], z[val_rows], t[val_rows],
+                              seed=opts["seed"], progress=opts["progress"], **train_opts)
+    return NetworkFit(model=model, config=config, x_mean=x_mean, x_scale=x_scale, y_mean=y_mean,
+                      y_scale=y_scale, fit_rows=fit_rows, val_rows=val_rows, history=history,
+                      options={**opts, "device": str(dev)})
