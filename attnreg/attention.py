@@ -82,8 +82,9 @@ class AttentionWeights:
         """Per-query summary of the weights.
 
         Columns: ``prediction`` (Σ ω y, plus the base when there is one), ``weight_sum``
-        (Σ ω), ``negative_mass`` (Σ of the negative weights), ``leverage`` (Σ ω²), ``effective_neighbours`` (Kish's
-        (Σ ω)² / Σ ω²; 1/Σ ω² when the weights sum to 1) and ``entropy`` (of |ω| / Σ|ω|).
+        (Σ ω), ``negative_mass`` (Σ of the negative weights), ``leverage`` (Σ ω²),
+        ``effective_neighbours`` (Kish's (Σ ω)² / Σ ω²; 1/Σ ω² when the weights sum to 1) and
+        ``entropy`` (of |ω| / Σ|ω|).
         """
         out = np.empty((self.n_queries, 6))
         for start, stop, w in self.chunks():
