@@ -134,8 +134,8 @@ def test_builtin_methods_run(fake_data: pd.DataFrame) -> None:
 
 
 def test_method_registry() -> None:
-    with pytest.raises(OptionError, match=r"'block' is not available yet.*Regression Block.*'ols'"):
-        pr.get_method("block")
+    assert pr.get_method("block").uses_torch and pr.get_method("ftt").uses_torch
+    assert pr.PLANNED == {}
     with pytest.raises(OptionError, match=r"must be one of 'ols', 'ridge'"):
         pr.run_table1(["yacht"], ["nope"])
     with pytest.raises(OptionError, match="splits"):
@@ -176,9 +176,9 @@ def test_cli_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["table1", "--methods", "ols,block", "--out", "unused"]) == 2
+    assert cli.main(["table1", "--methods", "ols,nope", "--out", "unused"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err and "not available yet" in err
+    assert err.count("\n") == 1 and "Traceback" not in err and "must be one of" in err
     with pytest.raises(SystemExit) as ex:
         cli.main(["table1", "--splits", "many"])
     assert ex.value.code == 2 and capsys.readouterr().err.count("\n") == 1
