@@ -72,6 +72,11 @@ class Design:
         return int(self.X.shape[0])
 
     @property
+    def predictor_names(self) -> list[str]:
+        """Design column names without the intercept (the inputs of the nonlinear methods)."""
+        return self.column_names[1:] if self.intercept else self.column_names
+
+    @property
     def n_coef(self) -> int:
         """Number of design columns."""
         return int(self.X.shape[1])

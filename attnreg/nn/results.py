@@ -129,7 +129,7 @@ class NetworkResults:
     @property
     def names(self) -> list[str]:
         """Predictor names (the design columns without the intercept)."""
-        return self.design.column_names[1:] if self.design.intercept else self.design.column_names
+        return self.design.predictor_names
 
     @property
     def nobs(self) -> int:
