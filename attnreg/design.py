@@ -108,6 +108,22 @@ class Design:
         return X_new, mat.index
 
 
+class DesignResultsMixin:
+    """``names`` and ``nobs`` of a result that holds a ``design`` (softmax and network fits)."""
+
+    design: Design
+
+    @property
+    def names(self) -> list[str]:
+        """Predictor names (the design columns without the intercept)."""
+        return self.design.predictor_names
+
+    @property
+    def nobs(self) -> int:
+        """Number of training rows."""
+        return self.design.n_obs
+
+
 def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
                  weights: str | Any | None = None, subset: str | Any | None = None,
                  na_action: NaAction = "drop", eval_env: Any = None,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
-from attnreg.design import Design, build_design
+from attnreg.design import Design, DesignResultsMixin, build_design
 from attnreg.exceptions import DataError, OptionError
 from attnreg.report import Summary, fmt_g, residual_lines
 
@@ -64,7 +64,7 @@ def _predictors(design: Design) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class SoftmaxResults:
+class SoftmaxResults(DesignResultsMixin):
     """A fitted softmax attention regression. Immutable; derived quantities are cached.
 
     Attributes
@@ -81,16 +81,6 @@ class SoftmaxResults:
     fit: Any = field(repr=False)
     call: str = ""
     method: str = "softmax"
-
-    @property
-    def names(self) -> list[str]:
-        """Predictor names (the design columns without the intercept)."""
-        return self.design.predictor_names
-
-    @property
-    def nobs(self) -> int:
-        """Number of training rows."""
-        return self.design.n_obs
 
     @cached_property
     def _X(self) -> FloatArray:

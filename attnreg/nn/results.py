@@ -19,7 +19,7 @@ import pandas as pd
 import patsy
 
 from attnreg._typing import FloatArray
-from attnreg.design import Design, NaAction, build_design
+from attnreg.design import Design, DesignResultsMixin, NaAction, build_design
 from attnreg.exceptions import DataError, OptionError
 from attnreg.nn.blocks import VARIANTS, BlockConfig, FTTConfig, config_fields
 from attnreg.nn.train import NetworkFit, check_fit_options, fit_network
@@ -105,7 +105,7 @@ def _predictors(design: Design, method: str) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class NetworkResults:
+class NetworkResults(DesignResultsMixin):
     """A fitted Regression Block or FT-Transformer. Immutable; derived quantities are cached.
 
     Attributes
@@ -125,16 +125,6 @@ class NetworkResults:
     call: str = ""
     method: str = "block"
     variant: str | None = None
-
-    @property
-    def names(self) -> list[str]:
-        """Predictor names (the design columns without the intercept)."""
-        return self.design.predictor_names
-
-    @property
-    def nobs(self) -> int:
-        """Number of training rows (fit part and validation split)."""
-        return self.design.n_obs
 
     @property
     def n_params(self) -> int:
