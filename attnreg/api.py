@@ -59,6 +59,8 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
         OLS, ridge and PCR are spectral filters of one decomposition; ``"softmax"`` is softmax
         attention regression fitted by L-BFGS; ``"block"`` is the paper's Regression Block and
         ``"ftt"`` its FT-Transformer baseline (torch networks, :mod:`attnreg.nn`).
+        Ridge and PCR also accept wide designs (no more rows than coefficients: the thin SVD
+        of the n_obs × n_obs side); OLS needs more rows than coefficients.
     weights : str or array-like, optional
         Prior weights (weighted least squares): a column name or a vector.
     subset : str or boolean array-like, optional
@@ -146,9 +148,12 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
                         standardize: bool, tol: float = ALIAS_TOL, call: str = "",
                         vcov_spec: Any = None) -> LinearResults:
     """Fit OLS, ridge or PCR on a built design (the formula-free core of :func:`attnreg`)."""
-    if design.n_obs <= design.n_coef:
+    if method == "ols" and design.n_obs <= design.n_coef:
         raise DataError(f"n_obs ({design.n_obs}) must exceed the number of coefficients "
-                        f"({design.n_coef}); use fewer terms or more rows")
+                        f"({design.n_coef}); use fewer terms or more rows (ridge and PCR "
+                        "accept wide designs)")
+    if design.n_obs < 2:
+        raise DataError(f"n_obs ({design.n_obs}) must be at least 2")
     n_pred = design.n_coef - (1 if design.intercept else 0)
     if method == "pcr" and not isinstance(tuning, str) and int(tuning) > n_pred:  # type: ignore[arg-type]
         raise OptionError(f"k must be between 1 and the number of predictors ({n_pred}), "

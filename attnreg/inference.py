@@ -24,7 +24,6 @@ from attnreg.spectral import Spectrum
 
 VcovType = Literal["classical", "HC0", "HC1", "HC2", "HC3", "HAC"]
 VCOV_TYPES: tuple[str, ...] = ("classical", "HC0", "HC1", "HC2", "HC3", "HAC")
-_CHUNK_ROWS = 65536
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,16 @@ class VcovSpec:
 
 def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = False,
                    n_obs: int | None = None) -> VcovSpec:
-    """Validate a covariance request; the HAC default lag is floor(4 (n/100)^(2/9))."""
+    """Validate a covariance request; the HAC default lag is floor(4 (n/100)^(2/9)).
+
+    Examples
+    --------
+    >>> from attnreg.inference import make_vcov_spec
+    >>> make_vcov_spec("HAC", n_obs=16)
+    VcovSpec(kind='HAC', maxlags=2, adjust=False)
+    >>> make_vcov_spec("HC3").label()
+    'heteroskedasticity-robust HC3'
+    """
     if kind not in VCOV_TYPES:
         raise OptionError(f"vcov type must be one of {', '.join(map(repr, VCOV_TYPES))}, "
                           f"however: {kind=}")
@@ -104,6 +112,26 @@ def vcov_matrix(sp: Spectrum, f: FloatArray, n_coef: int, *, spec: VcovSpec, sig
         Hat values (HC2, HC3).
     df_resid : float
         Residual degrees of freedom (HC1 and adjusted HAC scale by n / df_resid).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> from attnreg.inference import make_vcov_spec, vcov_matrix
+    >>> f = spectral.ols_filter(sp.s)
+    >>> e = y - X @ spectral.apply_filter(sp, f, 6).coef
+    >>> h = spectral.hat_diagonal(sp, f)
+    >>> for kind in ("classical", "HC3"):
+    ...     V = vcov_matrix(sp, f, 6, spec=make_vcov_spec(kind), sigma2=e @ e / 10,
+    ...                     resid_w=e, hat=h, df_resid=10.0)
+    ...     print(kind, f"{np.sqrt(V[2, 2]):.4f}")
+    classical 0.3861
+    HC3 0.7378
     """
     M = coef_map(sp, f, n_coef)
     n = sp.n_obs
@@ -131,13 +159,25 @@ def _residual_scale(kind: str, resid_w: FloatArray, hat: FloatArray) -> FloatArr
 
 
 def _meat(sp: Spectrum, e: FloatArray, maxlags: int) -> FloatArray:
-    """Σ_l k_l (Γ_l + Γ_l') of the scores s_i = e_i [c_i, U_i], in row blocks (Bartlett k_l)."""
+    """Σ_l k_l (Γ_l + Γ_l') of the scores s_i = e_i [c_i, U_i], in row blocks (Bartlett k_l).
+
+    Without lags the cross-products are accumulated block by block (nothing n_obs × rank is
+    held); HAC needs products across block boundaries, so the scores are formed whole.
+    """
     c = sp.sqrt_w / sp.sum_w if sp.intercept is not None else np.zeros(sp.n_obs)
-    scores = np.empty((sp.n_obs, 1 + sp.rank))
+    k = 1 + sp.rank
+    if maxlags == 0:
+        S = np.zeros((k, k))
+        for start, stop, U in sp.U.blocks():
+            block = np.empty((stop - start, k))
+            block[:, 0] = c[start:stop] * e[start:stop]
+            np.multiply(U, e[start:stop, None], out=block[:, 1:])
+            S += block.T @ block
+        return S
+    scores = np.empty((sp.n_obs, k))
     scores[:, 0] = c * e
-    for start in range(0, sp.n_obs, _CHUNK_ROWS):
-        stop = start + _CHUNK_ROWS
-        np.multiply(sp.U[start:stop], e[start:stop, None], out=scores[start:stop, 1:])
+    for start, stop, U in sp.U.blocks():
+        np.multiply(U, e[start:stop, None], out=scores[start:stop, 1:])
     S = scores.T @ scores
     for lag in range(1, maxlags + 1):
         gamma = scores[lag:].T @ scores[:-lag]

@@ -38,6 +38,19 @@ class Summary:
         Lines after the table (fit statistics, method notes, attention block).
     stars : bool
         Whether the table carries significance stars and the legend.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> s = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=df).summary()
+    >>> print(str(s).splitlines()[1])
+    Call:
+    >>> list(s.table.columns)
+    ['Estimate', 'Std. Error', 't value', 'Pr(>|t|)']
+    >>> "begin{tabular}" in s.to_latex()
+    True
     """
 
     title: str
@@ -272,31 +285,10 @@ def _attention_lines(res: LinearResults) -> list[str]:
 def _sampled_weight_stats(res: LinearResults) -> tuple[np.ndarray, np.ndarray, int]:
     """Negative mass and Σω² of training queries: every row for small n, a sample for large n.
 
-    Straight from the spectrum, one block of U at a time:
-    ω_ji = w_i/Σw + (√w_i/√w_j) Σ_k f_k U_jk U_ik.
+    Computed by the result in the same pass over the rows as its hat values
+    (:meth:`LinearResults._sampled_weight_stats`).
     """
-    n = res.nobs
-    sp, f = res.spectrum, res.filtered.f
-    m = int(min(n, max(20, 2e7 / max(n * (sp.rank + 1), 1))))
-    rows = np.unique(np.linspace(0, n - 1, m).round().astype(int))
-    active = np.flatnonzero(f > 0)
-    sw, weighted = sp.sqrt_w, res.design.weights is not None
-    query = sp.U[rows][:, active] * f[active]
-    if weighted:
-        query /= sw[rows, None]
-    base = 1.0 / sp.sum_w if sp.intercept is not None else None
-    neg, lev = np.zeros(rows.size), np.zeros(rows.size)
-    step = max(256, (1 << 21) // (8 * max(rows.size, sp.rank, 1)))
-    for lo in range(0, n, step):
-        hi = min(lo + step, n)
-        w = query @ sp.U[lo:hi][:, active].T
-        if weighted:
-            w *= sw[None, lo:hi]
-        if base is not None:
-            w += (sw[lo:hi] ** 2 * base)[None, :] if weighted else base
-        lev += np.einsum("ij,ij->i", w, w)
-        neg += np.minimum(w, 0, out=w).sum(axis=1)
-    return neg, lev, rows.size
+    return res._sampled_weight_stats()
 
 
 # ---------------------------------------------------------------- comparison of fits
@@ -304,7 +296,21 @@ def _sampled_weight_stats(res: LinearResults) -> tuple[np.ndarray, np.ndarray, i
 
 @dataclass(frozen=True)
 class Comparison:
-    """Side-by-side table of several fits (coefficients with standard errors, fit statistics)."""
+    """Side-by-side table of several fits (coefficients with standard errors, fit statistics).
+
+    Made by :func:`compare`; ``table`` is the DataFrame behind the text.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> c = ar.compare([ar.attnreg("TOTEMP ~ GNP", df), ar.attnreg("TOTEMP ~ GNP + POP", df)])
+    >>> c.table.loc["N"].tolist()
+    ['16', '16']
+    >>> print(str(c).splitlines()[0].split())
+    ['term', '(1)', 'ols', '(2)', 'ols']
+    """
 
     table: pd.DataFrame
 
@@ -333,6 +339,26 @@ def compare(fits: Sequence[Any], names: Sequence[str] | None = None) -> Comparis
     fits : sequence of results
     names : sequence of str, optional
         Column titles (default: each fit's method, numbered when repeated).
+
+    Returns
+    -------
+    Comparison
+        ``str()`` is a plain-text table; ``.table`` the DataFrame behind it (one column per
+        fit; a row per coefficient, its standard error below it, then N, R², adjusted R²,
+        σ, AIC, effective df and λ or k); also ``_repr_html_()`` and ``to_latex()``.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> f = "TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR"
+    >>> fits = [ar.attnreg(f, df), ar.attnreg(f, df, method="ridge", lam=0.1)]
+    >>> table = ar.compare(fits, names=["OLS", "ridge"]).table
+    >>> list(table.columns)
+    ['OLS', 'ridge']
+    >>> table.loc["R-squared"].tolist()
+    ['0.9955', '0.9904']
     """
     from attnreg.exceptions import OptionError
 

@@ -17,7 +17,7 @@ from attnreg.design import Design
 from attnreg.exceptions import OptionError
 from attnreg.inference import VcovSpec, make_vcov_spec, vcov_matrix
 from attnreg.selection import Selection
-from attnreg.spectral import Filtered, Spectrum, hat_diagonal
+from attnreg.spectral import Filtered, Spectrum, hat_and_weight_stats
 
 INTERVALS = ("none", "confidence", "prediction")
 
@@ -53,6 +53,19 @@ class LinearResults:
         The call, for reports.
     standardize : bool
         Whether predictors were standardised before filtering (ridge and PCR).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+    >>> fit.method, fit.nobs, fit.df_resid
+    ('ols', 16, 10.0)
+    >>> print(f"{fit.coef['UNEMP']:.4f} (se {fit.std_err['UNEMP']:.4f})")
+    -1.9721 (se 0.3861)
+    >>> print(f"R2 {fit.r_squared:.4f}, sigma {fit.sigma:.2f}")
+    R2 0.9955, sigma 289.72
     """
 
     design: Design
@@ -109,16 +122,34 @@ class LinearResults:
     @cached_property
     def resid(self) -> pd.Series:
         """Response residuals y − ŷ (unweighted), indexed by row labels."""
-        return pd.Series(self.design.y - self.fitted.to_numpy(), index=self.design.row_labels,
-                         name="resid")
+        if "fitted" in self.__dict__:
+            e = self.design.y - self.fitted.to_numpy()
+        else:  # without caching the fitted values (one vector of n_obs less held)
+            e = self.design.X @ np.nan_to_num(self.filtered.coef)
+            np.subtract(self.design.y, e, out=e)
+        return pd.Series(e, index=self.design.row_labels, name="resid", copy=False)
 
     @cached_property
     def _resid_w(self) -> FloatArray:
-        return self.spectrum.sqrt_w * self.resid.to_numpy()
+        e = self.resid.to_numpy()
+        return self.spectrum.sqrt_w * e if self.spectrum.weighted else e
+
+    @cached_property
+    def _row_pass(self) -> tuple[FloatArray, FloatArray, FloatArray, int]:
+        """Hat values and the summary's sampled weight statistics, from one pass over the rows.
+
+        The queries are every training row for small n, else about 2e7 / (n (rank + 1))
+        evenly spaced rows (at least 20).
+        """
+        n, sp = self.nobs, self.spectrum
+        m = int(min(n, max(20, 2e7 / max(n * (sp.rank + 1), 1))))
+        rows = np.unique(np.linspace(0, n - 1, m).round().astype(np.int64))
+        h, neg, lev = hat_and_weight_stats(sp, self.filtered.f, rows)
+        return h, neg, lev, int(rows.size)
 
     @cached_property
     def _hat(self) -> FloatArray:
-        return hat_diagonal(self.spectrum, self.filtered.f)
+        return self._row_pass[0]
 
     @cached_property
     def rss(self) -> float:
@@ -172,7 +203,8 @@ class LinearResults:
     def loglik(self) -> float:
         """Gaussian log-likelihood at the MLE of σ² (R's ``logLik.lm``, prior weights included)."""
         n = self.nobs
-        log_w = float(np.sum(np.log(self.spectrum.sqrt_w**2)))
+        w = self.design.weights
+        log_w = float(np.sum(np.log(w))) if w is not None else 0.0
         return 0.5 * (log_w - n * (np.log(2 * np.pi) + 1.0 - np.log(n) + np.log(self.rss)))
 
     @property
@@ -211,7 +243,31 @@ class LinearResults:
         return pd.Series(p, index=self.names, name="p_value")
 
     def conf_int(self, level: float = 0.95) -> pd.DataFrame:
-        """Confidence intervals for the coefficients (columns named like R's ``confint``)."""
+        """Confidence intervals for the coefficients (columns named like R's ``confint``).
+
+        Parameters
+        ----------
+        level : float
+            Coverage, strictly between 0 and 1.
+
+        Returns
+        -------
+        DataFrame
+            One row per coefficient, columns ``"2.5 %"`` and ``"97.5 %"`` (for level 0.95);
+            Student's t on the residual degrees of freedom and the current covariance.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> ci = fit.conf_int(0.9)
+        >>> list(ci.columns)
+        ['5 %', '95 %']
+        >>> print(f"{ci.loc['UNEMP', '5 %']:.4f} {ci.loc['UNEMP', '95 %']:.4f}")
+        -2.6719 -1.2724
+        """
         _check_level(level)
         q = stats.t.ppf(0.5 + level / 2.0, self.df_resid)
         lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
@@ -229,12 +285,55 @@ class LinearResults:
             HAC lag truncation (default floor(4 (n/100)^(2/9))).
         adjust : bool
             HAC: multiply by n/(n − edf) like sandwich's ``adjust=TRUE``.
+
+        Returns
+        -------
+        LinearResults
+            Same coefficients; standard errors, tests and intervals use the new estimator.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> robust = fit.with_vcov("HC1")
+        >>> print(f"{fit.std_err['UNEMP']:.4f} -> {robust.std_err['UNEMP']:.4f}")
+        0.3861 -> 0.4566
+        >>> robust.vcov_spec.label()
+        'heteroskedasticity-robust HC1'
+        >>> bool((robust.coef == fit.coef).all()), fit.vcov_spec.kind
+        (True, 'classical')
+        >>> print(f"{fit.with_vcov('HAC', maxlags=2).std_err['UNEMP']:.4f}")
+        0.3374
         """
         spec = make_vcov_spec(kind, maxlags=maxlags, adjust=adjust, n_obs=self.nobs)
         return dataclasses.replace(self, vcov_spec=spec)
 
     def influence(self) -> pd.DataFrame:
-        """Hat values, Cook's distances and standardised residuals, indexed by row label."""
+        """Hat values, Cook's distances and standardised residuals, indexed by row label.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``hat`` (diagonal of the hat matrix: the leverage, also each training
+            row's attention weight on itself), ``cooks_distance`` and ``std_resid`` (internally
+            studentised residuals).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> infl = fit.influence()
+        >>> list(infl.columns)
+        ['hat', 'cooks_distance', 'std_resid']
+        >>> print(f"{infl['hat'].sum():.4f}")  # trace of the hat matrix = number of coefficients
+        6.0000
+        >>> print(f"{infl['hat'].iloc[0]:.4f} {infl['cooks_distance'].iloc[0]:.4f}")
+        0.4018 0.1498
+        """
         h = self._hat
         e = self._resid_w
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -259,6 +358,20 @@ class LinearResults:
         Returns
         -------
         Series (``interval="none"``) or DataFrame with columns ``fit``, ``lwr``, ``upr`` (as R).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> print(f"{fit.predict(df.iloc[:3]).iloc[0]:.2f}")
+        60063.81
+        >>> band = fit.predict(df.iloc[:2], interval="prediction", level=0.9)
+        >>> list(band.columns)
+        ['fit', 'lwr', 'upr']
+        >>> print(f"{band['lwr'].iloc[0]:.2f} {band['upr'].iloc[0]:.2f}")
+        59442.09 60685.52
         """
         if interval not in INTERVALS:
             raise OptionError(f"interval must be one of {INTERVALS}, however: {interval=}")
@@ -297,7 +410,14 @@ class LinearResults:
             F_train[:, 0] = 1.0 / np.sqrt(sp.sum_w)
             col = 1
         W[sp.kept, col:] = E
-        F_train[:, col:] = sp.U[:, active] * np.sqrt(f[active]) / sp.sqrt_w[:, None]
+        root = np.sqrt(np.where(active, f, 0.0))
+        U = sp.U if sp.U.is_stored else sp.U.columns(np.flatnonzero(active))
+        scale = root[active] if not sp.U.is_stored else root
+        for lo, hi, B in U.blocks(col_scale=scale):
+            block = B[:, active] if sp.U.is_stored else B
+            if sp.weighted:
+                block = block / sp.sqrt_w[lo:hi, None]
+            F_train[lo:hi, col:] = block
         names = (["const"] if sp.intercept is not None else []) + [
             f"F{i + 1}" for i in range(n_fac - col)]
         enc = pd.DataFrame(W, index=self.names, columns=names)
@@ -318,6 +438,27 @@ class LinearResults:
             Query rows; the training rows when omitted.
         chunk_size : int, optional
             Queries per chunk.
+
+        Returns
+        -------
+        AttentionWeights
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> att = fit.attention(df.iloc[[0, 5]])
+        >>> W = att.weights.to_numpy()
+        >>> W.shape
+        (2, 16)
+        >>> print(f"{W[0].sum():.4f}")  # affine weights: they sum to one with an intercept
+        1.0000
+        >>> print(f"{W[0] @ fit.design.y:.2f} {fit.predict(df.iloc[[0]]).iloc[0]:.2f}")
+        60063.81 60063.81
+        >>> print(f"{att.diagnostics['leverage'].iloc[0]:.4f}")  # Σ ω² = hat value
+        0.4018
         """
         emb = self.embedding
         if newdata is None:
@@ -330,9 +471,32 @@ class LinearResults:
                                 train_labels=self.design.row_labels, y_train=self.design.y,
                                 kind="linear", chunk_size=chunk_size)
 
+    def _sampled_weight_stats(self) -> tuple[FloatArray, FloatArray, int]:
+        """Negative mass Σ min(ω, 0) and Σ ω² of training rows as queries, for the summary.
+
+        Every row for small n, else about 2e7 / (n (rank + 1)) evenly spaced rows (at least
+        20); computed in the same pass as the hat values. Returns (negative mass, Σ ω²,
+        number of query rows).
+        """
+        _, neg, lev, m = self._row_pass
+        return neg, lev, m
+
     # ------------------------------------------------------------ reports
     def summary(self) -> Any:
-        """The R ``summary.lm``-style report (a :class:`attnreg.report.Summary`)."""
+        """The R ``summary.lm``-style report (a :class:`attnreg.report.Summary`).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> text = str(fit.summary())
+        >>> "Coefficients:" in text and "Attention view" in text
+        True
+        >>> print([line for line in text.splitlines() if line.startswith("F-statistic")][0])
+        F-statistic: 438.8 on 5 and 10 DF,  p-value: 2.242e-11
+        """
         from attnreg.report import linear_summary
 
         return linear_summary(self)

@@ -19,7 +19,6 @@ from attnreg.spectral import Spectrum, hat_diagonal, pcr_filter, ridge_filter, r
 
 CRITERIA = ("gcv", "loo")
 _GRID_SIZE = 100
-_CHUNK_ROWS = 16384
 
 
 @dataclass(frozen=True)
@@ -48,44 +47,93 @@ def _intercept_hat(sp: Spectrum) -> FloatArray:
     return sp.sqrt_w**2 / sp.sum_w if sp.intercept is not None else np.zeros(sp.n_obs)
 
 
-def gcv_scores(sp: Spectrum, F: FloatArray) -> FloatArray:
-    """GCV of each filter column of ``F`` (shape (rank, G))."""
+def gcv_scores(sp: Spectrum, F: FloatArray, Fc: FloatArray | None = None) -> FloatArray:
+    """GCV of each filter column of ``F`` (shape (rank, G)).
+
+    ``Fc`` = 1 − F, when it is known more accurately than by subtraction (ridge: λ/(s² + λ));
+    n − tr H = (n − [intercept] − rank) + Σ (1 − f) and the RSS use it, so the criterion stays
+    accurate where H is close to the identity (λ → 0 on a wide design).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> from attnreg.selection import gcv_scores, loo_scores
+    >>> F = np.column_stack([spectral.pcr_filter(sp.s, k) for k in (1, 3, 5)])
+    >>> print(np.round(gcv_scores(sp, F)), np.round(loo_scores(sp, F)))
+    [1537618.  314892.  134296.] [1456180.  291011.  160076.]
+    """
     n = sp.n_obs
-    edf = F.sum(axis=0) + (1.0 if sp.intercept is not None else 0.0)
+    Fc = 1.0 - F if Fc is None else Fc
+    free = n - (1.0 if sp.intercept is not None else 0.0) - sp.rank + Fc.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = n * rss_of_filter(sp, F) / (n - edf) ** 2
-    return np.where(edf < n, out, np.inf)
+        out = n * rss_of_filter(sp, F, Fc) / free**2
+    return np.where(free > 0, out, np.inf)
 
 
-def loo_scores(sp: Spectrum, F: FloatArray) -> FloatArray:
-    """Mean squared leave-one-out error of each filter column of ``F`` (shape (rank, G))."""
+def loo_scores(sp: Spectrum, F: FloatArray, Fc: FloatArray | None = None) -> FloatArray:
+    """Mean squared leave-one-out error of each filter column of ``F`` (shape (rank, G)).
+
+    With ``Fc`` = 1 − F (see :func:`gcv_scores`) the residuals and 1 − h are computed as
+    (OLS part) + U (Fc ∘ U'ỹ) and (1 − h_OLS) + (U ∘ U) Fc: no cancellation as h → 1.
+    """
+    Fc = 1.0 - F if Fc is None else Fc
     total = np.zeros(F.shape[1])
     h0 = _intercept_hat(sp)
-    fitted_coef = F * sp.uty[:, None]  # (rank, G)
-    for start in range(0, sp.n_obs, _CHUNK_ROWS):
-        stop = min(start + _CHUNK_ROWS, sp.n_obs)
-        U = sp.U[start:stop]
-        resid = sp.ytilde[start:stop, None] - U @ fitted_coef
-        h = (U * U) @ F + h0[start:stop, None]
+    shrunk = Fc * sp.uty[:, None]  # (rank, G)
+    yt = sp.ytilde
+    for start, stop, U in sp.U.blocks():
+        resid_ols = yt[start:stop] - U @ sp.uty
+        resid = resid_ols[:, None] + U @ shrunk
+        U2 = U * U
+        free_ols = np.maximum(1.0 - h0[start:stop] - U2.sum(axis=1), 0.0)
+        one_minus_h = free_ols[:, None] + U2 @ Fc
         with np.errstate(divide="ignore", invalid="ignore"):
-            total += np.sum((resid / (1.0 - h)) ** 2, axis=0)
+            total += np.sum((resid / one_minus_h) ** 2, axis=0)
     out = total / sp.n_obs
     return np.where(np.isfinite(out), out, np.inf)
 
 
 def select_lambda(sp: Spectrum, criterion: str) -> Selection:
-    """Ridge λ minimising GCV or LOO: a log grid over the spectrum, then Brent refinement."""
+    """Ridge λ minimising GCV or LOO: a log grid over the spectrum, then Brent refinement.
+
+    LOO passes over every row at each candidate, so U is formed once for it (GCV needs
+    only the spectrum and U'ỹ).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> from attnreg.selection import select_lambda
+    >>> sel = select_lambda(sp, "gcv")
+    >>> print(sel.criterion, f"{sel.value:.4g}", sel.grid.size)
+    gcv 0.002015 100
+    """
+    if criterion == "loo":
+        sp = sp.with_stored_u()
     scores_fn = gcv_scores if criterion == "gcv" else loo_scores
     s2 = sp.s**2
     top = float(s2.max()) if s2.size else 1.0
     grid = np.logspace(np.log10(top) - 8, np.log10(top) + 2, _GRID_SIZE)
     F = s2[:, None] / (s2[:, None] + grid[None, :])
-    scores = scores_fn(sp, F)
+    scores = scores_fn(sp, F, grid[None, :] / (s2[:, None] + grid[None, :]))
     best = int(np.argmin(scores))
     lo, hi = np.log(grid[max(best - 1, 0)]), np.log(grid[min(best + 1, grid.size - 1)])
 
     def objective(log_lam: float) -> float:
-        return float(scores_fn(sp, ridge_filter(sp.s, float(np.exp(log_lam)))[:, None])[0])
+        lam = float(np.exp(log_lam))
+        comp = lam / (s2 + lam)
+        return float(scores_fn(sp, ridge_filter(sp.s, lam)[:, None], comp[:, None])[0])
 
     value = float(grid[best])
     if hi > lo:
@@ -97,7 +145,22 @@ def select_lambda(sp: Spectrum, criterion: str) -> Selection:
 
 
 def select_k(sp: Spectrum, criterion: str) -> Selection:
-    """PCR's number of components minimising GCV or LOO over k = 1..rank."""
+    """PCR's number of components minimising GCV or LOO over k = 1..rank.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> from attnreg.selection import select_k
+    >>> sel = select_k(sp, "gcv")
+    >>> sel.value, sel.grid.tolist()
+    (5.0, [1.0, 2.0, 3.0, 4.0, 5.0])
+    """
     ks = np.arange(1, sp.rank + 1)
     if ks.size == 0:
         raise OptionError("PCR needs at least one non-constant predictor: the predictors have rank 0")
@@ -107,6 +170,21 @@ def select_k(sp: Spectrum, criterion: str) -> Selection:
 
 
 def loo_residuals(sp: Spectrum, f: FloatArray) -> FloatArray:
-    """Weighted leave-one-out residuals ẽ_i / (1 − h_ii) of one filter, shape (n_obs,)."""
-    resid = sp.ytilde - sp.U @ (f * sp.uty)
+    """Weighted leave-one-out residuals ẽ_i / (1 − h_ii) of one filter, shape (n_obs,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> from attnreg.selection import loo_residuals
+    >>> r = loo_residuals(sp, spectral.ols_filter(sp.s))
+    >>> print(f"{np.mean(r**2):.1f}")  # the LOO score of OLS (PRESS / n)
+    160076.3
+    """
+    resid = sp.ytilde - sp.U.dot(f * sp.uty)
     return resid / (1.0 - hat_diagonal(sp, f))

@@ -12,6 +12,16 @@ Every linear method here is a filter f_k on the same spectrum (DESIGN.md §2):
 
 X'X is never formed or inverted on the solve path; the QR of Z is backward stable, so the
 accuracy is governed by cond(Z), not cond(Z)².
+
+Tall designs (more rows than columns) are reduced by a streaming Householder QR of [Z | ỹ]
+that keeps nothing of size n_obs: U' ỹ comes out of the appended column, and U itself is
+never stored. Its rows are recomputed on demand, block by block, as U = Z V S⁻¹ (one matrix
+product with the design; :class:`LeftVectors`), which is accurate to about
+eps · cond(Z). When cond(Z) exceeds :data:`LAZY_U_MAX_COND`, or the design is small
+(:data:`LAZY_U_MIN_CELLS`), the reduction is redone keeping the Householder reflectors and
+U = Q U_R is formed and stored exactly. Wide designs (n_obs ≤
+the number of columns; ridge and PCR only) take the thin SVD of Z directly: its left side
+is only n_obs × n_obs.
 """
 
 from __future__ import annotations
@@ -25,17 +35,192 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg as sla
 
-from attnreg._typing import BoolArray, FloatArray, IntArray
+from attnreg._typing import FloatArray, IntArray
 
 Scaling = Literal["sd", "norm", "none"]
 #: relative size of a column's QR diagonal below which the column is aliased (R's lm uses 1e-7)
 ALIAS_TOL = 1e-10
+#: U is recomputed from the design (U = Z V S⁻¹, error about eps · cond(Z)) up to this
+#: condition number of Z; above it, U = Q U_R is formed from the Householder reflectors and kept
+LAZY_U_MAX_COND = 1e4
+#: ... and only for designs of more than this many cells (n_obs × columns): small designs keep
+#: U exactly (it costs nothing there, and OLS refines them with it; see :func:`refine_ols`)
+LAZY_U_MIN_CELLS = 200_000
 _BLOCK_BYTES = 1 << 21  # row blocks of about 2 MiB for passes over (n_obs, rank) arrays
+_LAZY_BLOCK_BYTES = 1 << 18  # rows of U recomputed at a time: 256 KiB (L2 sized, few temporaries)
 
 
 def _row_block(width: int) -> int:
     """Rows per block of an (n, width) float64 array so that a block is about 2 MiB."""
     return max(256, _BLOCK_BYTES // (8 * max(width, 1)))
+
+
+def unit_weights(n: int) -> FloatArray:
+    """sqrt(w) of an unweighted fit: a read-only vector of ones that takes no memory.
+
+    Examples
+    --------
+    >>> from attnreg.spectral import unit_weights
+    >>> w = unit_weights(1_000_000)
+    >>> w.shape, float(w.sum()), w.strides
+    ((1000000,), 1000000.0, (0,))
+    """
+    return np.broadcast_to(np.float64(1.0), (n,))  # type: ignore[return-value]
+
+
+class LeftVectors:
+    """The left singular vectors U (n_obs × rank), stored or recomputed block by block.
+
+    Lazy form: U = Z G with Z = sqrt(w) (X[:, kept] − x̄) and G = V S⁻¹ D⁻¹ (rank × rank work
+    per row), so nothing of size n_obs × rank is held. Rows are read with ``U[rows]`` (a slice
+    or integer positions; ``U[rows, cols]`` also works) and every pass over all rows goes
+    through :meth:`blocks`. ``np.asarray(U)`` forms the whole matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd", lazy_u=True)
+    >>> U = sp.U
+    >>> U.shape, U.is_stored
+    ((16, 5), False)
+    >>> print(f"{abs(np.asarray(U).T @ np.asarray(U) - np.eye(5)).max() < 1e-10}")
+    True
+    >>> U[2:4].shape, U[[0, 15]].shape
+    ((2, 5), (2, 5))
+    """
+
+    def __init__(self, n: int, rank: int, *, stored: FloatArray | None = None,
+                 X: FloatArray | None = None, cols: IntArray | None = None,
+                 center: FloatArray | None = None, sqrt_w: FloatArray | None = None,
+                 G: FloatArray | None = None) -> None:
+        self.shape = (n, rank)
+        self._stored = stored
+        self._X, self._sqrt_w, self._G = X, sqrt_w, G
+        self._cols = cols if cols is not None else np.zeros(0, dtype=np.int64)
+        self._center = center
+        k = self._cols.size
+        self._span = (int(self._cols[0]), int(self._cols[0]) + k) if k and np.array_equal(
+            self._cols, np.arange(self._cols[0], self._cols[0] + k)) else None
+
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    @property
+    def n_source_columns(self) -> int:
+        """Design columns a lazy U is recomputed from (0 when stored)."""
+        return int(self._cols.size)
+
+    @property
+    def is_stored(self) -> bool:
+        """Whether U is held in memory (exact path) rather than recomputed from the design."""
+        return self._stored is not None
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def _z_rows(self, key: Any) -> FloatArray:
+        X = self._X
+        assert X is not None and self._center is not None
+        if self._span is not None:
+            Z = X[key, self._span[0]:self._span[1]] - self._center
+        else:
+            Z = X[key].take(self._cols, axis=1)
+            Z -= self._center
+        if self._sqrt_w is not None:
+            Z *= self._sqrt_w[key, None]
+        return Z
+
+    def rows(self, key: Any, col_scale: FloatArray | None = None) -> FloatArray:
+        """U[key] (key: a slice or integer positions), its columns times ``col_scale``."""
+        if self._stored is not None:
+            out = self._stored[key]
+            return out if col_scale is None else out * col_scale
+        if self.shape[1] == 0:
+            return np.zeros((np.arange(self.shape[0])[key].size, 0))
+        G = self._G if col_scale is None else self._G * col_scale
+        step = self._lazy_step()
+        if isinstance(key, slice):
+            lo, hi, stride = key.indices(self.shape[0])
+            if stride == 1 and hi - lo > step:  # big slices: a small block of Z at a time
+                out = np.empty((hi - lo, G.shape[1]))
+                for a in range(lo, hi, step):
+                    b = min(a + step, hi)
+                    np.matmul(self._z_rows(slice(a, b)), G, out=out[a - lo:b - lo])
+                return out
+        return self._z_rows(key) @ G
+
+    def _lazy_step(self) -> int:
+        return max(64, _LAZY_BLOCK_BYTES // (8 * max(self._cols.size, self.shape[1], 1)))
+
+    def __getitem__(self, key: Any) -> FloatArray:
+        if isinstance(key, tuple):
+            return self.rows(key[0])[(slice(None), *key[1:])]
+        return self.rows(key)
+
+    def blocks(self, col_scale: FloatArray | None = None,
+               step: int | None = None) -> Iterator[tuple[int, int, FloatArray]]:
+        """``(lo, hi, U[lo:hi] * col_scale)`` over cache-sized blocks of rows."""
+        n = self.shape[0]
+        width = max(self.shape[1], self._cols.size)
+        step = step or (_row_block(width) if self._stored is not None else self._lazy_step())
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            yield lo, hi, self.rows(slice(lo, hi), col_scale)
+
+    def columns(self, idx: IntArray) -> LeftVectors:
+        """U[:, idx] as a LeftVectors (lazy: only those components are recomputed)."""
+        if self._stored is not None:
+            return LeftVectors(self.shape[0], idx.size, stored=self._stored[:, idx])
+        return LeftVectors(self.shape[0], idx.size, X=self._X, cols=self._cols,
+                           center=self._center, sqrt_w=self._sqrt_w,
+                           G=self._G[:, idx])  # type: ignore[index]
+
+    def materialize(self) -> FloatArray:
+        """The whole (n_obs, rank) matrix."""
+        if self._stored is not None:
+            return self._stored
+        out = np.empty(self.shape)
+        for lo, hi, B in self.blocks():
+            out[lo:hi] = B
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> FloatArray:
+        out = self.materialize()
+        return out if dtype is None else out.astype(dtype)
+
+    def dot(self, v: FloatArray) -> FloatArray:
+        """U v for v of shape (rank,) or (rank, m)."""
+        if self._stored is not None:
+            return self._stored @ v
+        out = np.empty((self.shape[0], *v.shape[1:]))
+        for lo, hi, B in self.blocks():
+            out[lo:hi] = B @ v
+        return out
+
+    def t_dot(self, v: FloatArray) -> FloatArray:
+        """U' v for v of shape (n_obs,) or (n_obs, m)."""
+        if self._stored is not None:
+            return self._stored.T @ v
+        if self.shape[1] == 0:
+            return np.zeros((0, *v.shape[1:]))
+        acc = np.zeros((self._cols.size, *v.shape[1:]))
+        step = self._lazy_step()
+        for lo in range(0, self.shape[0], step):
+            hi = min(lo + step, self.shape[0])
+            acc += self._z_rows(slice(lo, hi)).T @ v[lo:hi]
+        return self._G.T @ acc  # type: ignore[union-attr]
+
+    def sq_dot(self, F: FloatArray) -> FloatArray:
+        """(U ∘ U) F for F of shape (rank,) or (rank, m), one block at a time."""
+        out = np.empty((self.shape[0], *F.shape[1:]))
+        for lo, hi, B in self.blocks():
+            out[lo:hi] = (B * B) @ F
+        return out
 
 
 @dataclass(frozen=True)
@@ -44,8 +229,10 @@ class Spectrum:
 
     Attributes
     ----------
-    U : ndarray, shape (n_obs, rank)
-        Left singular vectors; orthonormal and orthogonal to sqrt(w) when centred.
+    U : LeftVectors, shape (n_obs, rank)
+        Left singular vectors; orthonormal and orthogonal to sqrt(w) when centred. Rows are
+        read as ``U[rows]``; for well-conditioned tall designs they are recomputed from the
+        design on demand rather than stored.
     s : ndarray, shape (rank,)
         Singular values, descending.
     V : ndarray, shape (n_kept, rank)
@@ -53,13 +240,14 @@ class Spectrum:
     kept : ndarray of int, shape (n_kept,)
         Design columns the spectrum spans (excludes the intercept and aliased columns).
     aliased : ndarray of int
-        Design columns dropped as linear combinations of earlier ones.
+        Design columns dropped as linear combinations of earlier ones (wide designs: constant
+        columns only).
     center : ndarray, shape (n_coef,)
         Column centres x̄ (weighted means; zero when there is no intercept).
     scale : ndarray, shape (n_coef,)
         Column scales d (1 for the intercept and aliased columns).
     sqrt_w : ndarray, shape (n_obs,)
-        Square roots of the prior weights (ones when unweighted).
+        Square roots of the prior weights (a read-only vector of ones when unweighted).
     sum_w : float
         Σ w.
     intercept : int or None
@@ -70,11 +258,29 @@ class Spectrum:
         U' ỹ with ỹ = sqrt(w) (y − ȳ).
     yss : float
         ‖ỹ‖², the (weighted, centred when there is an intercept) total sum of squares.
-    ytilde : ndarray, shape (n_obs,)
-        ỹ = sqrt(w) (y − ȳ).
+    y : ndarray, shape (n_obs,)
+        The response (a reference, not a copy).
+    y_outside : float
+        ‖ỹ − U U' ỹ‖², the part of ỹ outside the column space (the OLS RSS; from the QR).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> sp.n_obs, sp.rank, sp.kept.tolist(), sp.aliased.tolist()
+    (16, 5, [1, 2, 3, 4, 5], [])
+    >>> print(np.round(sp.s, 4))
+    [7.6179 4.3265 1.7797 0.2705 0.0944]
+    >>> print(f"{sp.y_outside:.1f}")  # the OLS residual sum of squares
+    839348.0
     """
 
-    U: FloatArray
+    U: LeftVectors
     s: FloatArray
     V: FloatArray
     kept: IntArray
@@ -87,7 +293,8 @@ class Spectrum:
     y_center: float
     uty: FloatArray
     yss: float
-    ytilde: FloatArray
+    y: FloatArray
+    y_outside: float
 
     @property
     def n_obs(self) -> int:
@@ -99,9 +306,31 @@ class Spectrum:
         """Rank of the centred design (excluding the intercept)."""
         return int(self.s.shape[0])
 
+    @property
+    def weighted(self) -> bool:
+        """Whether prior weights were given."""
+        return self.sqrt_w.strides[0] != 0
+
+    @property
+    def ytilde(self) -> FloatArray:
+        """ỹ = sqrt(w) (y − ȳ), shape (n_obs,) (computed on each access)."""
+        yt = self.y - self.y_center
+        if self.weighted:
+            yt *= self.sqrt_w
+        return yt
+
+    def with_stored_u(self) -> Spectrum:
+        """The same spectrum with U formed and held (for many passes over all rows)."""
+        if self.U.is_stored:
+            return self
+        U = LeftVectors(self.n_obs, self.rank, stored=self.U.materialize())
+        return Spectrum(U, self.s, self.V, self.kept, self.aliased, self.center, self.scale,
+                        self.sqrt_w, self.sum_w, self.intercept, self.y_center, self.uty,
+                        self.yss, self.y, self.y_outside)
+
 
 def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: FloatArray | None,
-              scaling: Scaling, tol: float = ALIAS_TOL) -> Spectrum:
+              scaling: Scaling, tol: float = ALIAS_TOL, lazy_u: bool | None = None) -> Spectrum:
     """Centre, weight and scale the design, find aliased columns, and take its thin SVD.
 
     Parameters
@@ -116,82 +345,259 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
         only: OLS is invariant), or none.
     tol : float
         A column is aliased when its QR diagonal is below ``tol`` times its norm.
+    lazy_u : bool, optional
+        Tall designs: recompute U from the design on demand (True) or form and keep it
+        (False). By default U is recomputed when cond(Z) ≤ :data:`LAZY_U_MAX_COND` and the
+        design has more than :data:`LAZY_U_MIN_CELLS` cells.
 
     Returns
     -------
     Spectrum
 
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> print(f"{sp.s[0] / sp.s[-1]:.1f}")  # condition number of the standardised design
+    80.7
+    >>> ols = spectral.apply_filter(sp, spectral.ols_filter(sp.s), 6)
+    >>> print(" ".join(f"{c:.4f}" for c in ols.coef[1:]))
+    -0.0320 -1.9721 -1.0200 -0.0775 1814.1014
+
     Notes
     -----
-    Memory: besides ``X`` the decomposition holds one (n_obs, rank) buffer. The centred,
-    weighted columns are written into it block of rows by block of rows, each block is
-    QR-factorised while it is in cache (a tall-skinny QR: Householder QR of the blocks, then of
-    their stacked R factors), and ``U`` finally overwrites the Householder vectors in place.
+    Memory (tall designs, U recomputed): besides ``X`` only one leaf of rows (a few MiB) and
+    (n_coef × n_coef) factors are held; ``X`` and ``y`` are referenced, not copied. The leaves
+    of [Z | ỹ] are written, centred and weighted, into a small buffer under the R factor of the
+    rows before them and QR-factorised there (LAPACK geqrt), so the reduction is made of
+    Householder transformations only (backward stable, like a plain Householder QR).
     """
     n, p = X.shape
-    sqrt_w = np.ones(n) if weights is None else np.sqrt(weights)
-    w = sqrt_w * sqrt_w
-    sum_w = float(w.sum())
+    if weights is None:
+        sqrt_w, sum_w = unit_weights(n), float(n)
+    else:
+        sqrt_w, sum_w = np.sqrt(weights), float(weights.sum())
+    weighted = weights is not None
     center = np.zeros(p)
     cols = np.array([j for j in range(p) if j != intercept], dtype=np.int64)
+    y_center = 0.0
     if intercept is not None:
+        w = weights if weighted else np.ones(n)
         center[cols] = (w @ X)[cols] / sum_w  # w @ X[:, cols] would copy the design
-    qr, R, keep, col_scale = _qr_drop_aliased(X, cols, center, sqrt_w, scaling, tol,
-                                              weighted=weights is not None)
-    aliased = cols[~keep]
-    kept = cols[keep]
-    scale = np.ones(p)
-    scale[kept] = col_scale
-    if R.shape[0]:
-        Ur, s, Vt = np.linalg.svd(R)
-        U = qr.q_times(Ur)  # overwrites the factorisation's buffer
-    else:
-        s, Vt, U = np.zeros(0), np.zeros((0, 0)), np.zeros((n, 0))
-    y_center = float(w @ y / sum_w) if intercept is not None else 0.0
-    yt = sqrt_w * (y - y_center)
-    return Spectrum(U=U, s=s, V=Vt.T, kept=kept, aliased=aliased, center=center, scale=scale,
-                    sqrt_w=sqrt_w, sum_w=sum_w, intercept=intercept, y_center=y_center,
-                    uty=U.T @ yt, yss=float(yt @ yt), ytilde=yt)
+        y_center = float(w @ y / sum_w)
+        del w
+    yt = y - y_center
+    if weighted:
+        yt *= sqrt_w
+    yss = float(yt @ yt)
+    del yt
+    common = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w, "intercept": intercept,
+              "y_center": y_center, "yss": yss, "y": y}
+    if n <= cols.size:
+        return _decompose_wide(X, cols, scaling, tol, **common)
+    return _decompose_tall(X, cols, scaling, tol, lazy_u, **common)
 
 
-def _qr_drop_aliased(X: FloatArray, cols: IntArray, center: FloatArray, sqrt_w: FloatArray,
-                     scaling: Scaling, tol: float, *,
-                     weighted: bool = True) -> tuple[_TallQR, FloatArray, BoolArray, FloatArray]:
-    """Householder QR of the centred, weighted columns; a column whose R_jj is tiny relative to
-    its norm is aliased and dropped, and the QR is redone without it.
-
-    |R_jj| is the norm of column j after projection onto the earlier columns, so this is R's
-    rule (column j is dropped when it is a linear combination of columns 1..j-1). The columns
-    are factorised unscaled: Householder QR is column-scaling invariant, so the QR of the
-    scaled columns Z' D^-1 is Q (R D^-1), and the column norms d are those of R (Q is
-    orthonormal), which saves a pass over the design. Returns the factorisation (for Q), the
-    scaled R, the kept mask and the column scales.
-    """
-    if cols.size == 0:  # intercept-only model
-        return _TallQR.empty(X.shape[0]), np.zeros((0, 0)), np.zeros(0, dtype=bool), np.ones(0)
-    qr = _TallQR(X, cols, center, sqrt_w if weighted else None)
-    norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
-    keep = (np.abs(_diagonal(qr.R, cols.size)) > tol * norms) & (norms > 0)
-    if not keep.any():  # every column aliased: an intercept-only fit
-        return _TallQR.empty(X.shape[0]), np.zeros((0, 0)), keep, np.ones(0)
-    if not keep.all():
-        qr = _TallQR(X, cols[keep], center, sqrt_w if weighted else None)
-        norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
+def _scales(norms: FloatArray, scaling: Scaling, sum_w: float) -> FloatArray:
     if scaling == "norm":
         scale = norms.copy()
     elif scaling == "sd":
-        scale = norms / np.sqrt(sqrt_w @ sqrt_w)
+        scale = norms / np.sqrt(sum_w)
     else:
         scale = np.ones(norms.size)
     scale[~(scale > 0)] = 1.0
-    return qr, qr.R / scale, keep, scale
+    return scale
 
 
-def _diagonal(R: FloatArray, k: int) -> FloatArray:
-    d = np.zeros(k)
-    diag = np.diag(R)
-    d[: diag.size] = diag
-    return d
+def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
+                    lazy_u: bool | None, *, center: FloatArray, sqrt_w: FloatArray, sum_w: float,
+                    intercept: int | None, y_center: float, yss: float,
+                    y: FloatArray) -> Spectrum:
+    n, p = X.shape
+    weighted = sqrt_w.strides[0] != 0
+    sw = sqrt_w if weighted else None
+    if lazy_u is False or (lazy_u is None and n * cols.size <= LAZY_U_MIN_CELLS):
+        return _decompose_tall_stored(X, cols, scaling, tol, center=center, sqrt_w=sqrt_w,
+                                      sum_w=sum_w, intercept=intercept, y_center=y_center,
+                                      yss=yss, y=y)
+    keep = np.zeros(0, dtype=bool)
+    if cols.size:
+        R_aug = _streaming_r(X, y, cols, center, sw, y_center)
+        k = cols.size
+        norms = np.sqrt(np.einsum("ij,ij->j", R_aug[:k, :k], R_aug[:k, :k]))
+        keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
+        if keep.any() and not keep.all():  # drop the aliased columns: re-triangularise R
+            R_aug = np.triu(sla.qr(R_aug[:, np.r_[np.flatnonzero(keep), k]], mode="r")[0])
+            norms = norms[keep]
+    kept, aliased = cols[keep], cols[~keep]
+    scale = np.ones(p)
+    base = {"kept": kept, "aliased": aliased, "center": center, "sqrt_w": sqrt_w,
+            "sum_w": sum_w, "intercept": intercept, "y_center": y_center, "yss": yss, "y": y}
+    if not kept.size:  # intercept-only (or every column aliased)
+        return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((n, 0))), s=np.zeros(0),
+                        V=np.zeros((0, 0)), scale=scale, uty=np.zeros(0), y_outside=yss, **base)
+    m = kept.size
+    col_scale = _scales(norms, scaling, sum_w)
+    scale[kept] = col_scale
+    Ur, s, Vt = np.linalg.svd(R_aug[:m, :m] / col_scale)
+    y_outside = float(R_aug[m, m] ** 2)
+    use_lazy = lazy_u if lazy_u is not None else (
+        n * cols.size > LAZY_U_MIN_CELLS and s[0] <= LAZY_U_MAX_COND * s[-1])
+    if use_lazy:
+        G = (Vt.T / s) / col_scale[:, None]
+        U = LeftVectors(n, m, X=X, cols=kept, center=center[kept], sqrt_w=sw, G=G)
+        return Spectrum(U=U, s=s, V=Vt.T, scale=scale, uty=Ur.T @ R_aug[:m, m],
+                        y_outside=y_outside, **base)
+    # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
+    qr = _TallQR(X, kept, center, sw)
+    Ur, s, Vt = np.linalg.svd(qr.R / col_scale)
+    U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
+    yt = y - y_center
+    if weighted:
+        yt *= sqrt_w
+    return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, scale=scale,
+                    uty=U_arr.T @ yt, y_outside=y_outside, **base)
+
+
+def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float, *,
+                           center: FloatArray, sqrt_w: FloatArray, sum_w: float,
+                           intercept: int | None, y_center: float, yss: float,
+                           y: FloatArray) -> Spectrum:
+    """Small (or explicitly exact) tall designs: one Householder QR keeping its reflectors.
+
+    A column is aliased when its R diagonal is tiny relative to its norm; the QR is then
+    redone without it. U = Q U_R is formed and stored.
+    """
+    n, p = X.shape
+    weighted = sqrt_w.strides[0] != 0
+    sw = sqrt_w if weighted else None
+    base = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w, "intercept": intercept,
+            "y_center": y_center, "yss": yss, "y": y}
+    keep = np.zeros(0, dtype=bool)
+    qr: _TallQR | None = None
+    if cols.size:
+        qr = _TallQR(X, cols, center, sw)
+        norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
+        diag = np.zeros(cols.size)
+        diag[: min(qr.R.shape)] = np.diag(qr.R)
+        keep = (np.abs(diag) > tol * norms) & (norms > 0)
+    kept, aliased = cols[keep], cols[~keep]
+    scale = np.ones(p)
+    if not kept.size or qr is None:
+        return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((n, 0))), s=np.zeros(0),
+                        V=np.zeros((0, 0)), kept=kept, aliased=aliased, scale=scale,
+                        uty=np.zeros(0), y_outside=yss, **base)
+    if not keep.all():
+        qr = _TallQR(X, kept, center, sw)
+        norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
+    col_scale = _scales(norms, scaling, sum_w)
+    scale[kept] = col_scale
+    Ur, s, Vt = np.linalg.svd(qr.R / col_scale)
+    U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
+    yt = y - y_center
+    if weighted:
+        yt *= sqrt_w
+    uty = U_arr.T @ yt
+    out = yt - U_arr @ uty
+    return Spectrum(U=LeftVectors(n, kept.size, stored=U_arr), s=s, V=Vt.T, kept=kept,
+                    aliased=aliased, scale=scale, uty=uty, y_outside=float(out @ out), **base)
+
+
+def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
+                    *, center: FloatArray, sqrt_w: FloatArray, sum_w: float,
+                    intercept: int | None, y_center: float, yss: float,
+                    y: FloatArray) -> Spectrum:
+    """n_obs ≤ columns: the thin SVD of Z itself (its left side is only n_obs × n_obs).
+
+    With more columns than rows the sequential aliasing rule would drop every column past
+    the (n_obs − 1)-th, so only columns that are constant (zero after centring) are aliased;
+    ridge and PCR are defined on the rest. Singular values below n·eps·s_max are dropped.
+    """
+    n, p = X.shape
+    Zc = X[:, cols] - center[cols]
+    raw = np.sqrt(np.einsum("ij,ij->j", X[:, cols], X[:, cols]))
+    if sqrt_w.strides[0] != 0:
+        Zc *= sqrt_w[:, None]
+        raw = np.sqrt(np.einsum("ij,ij->j", X[:, cols] * sqrt_w[:, None],
+                                X[:, cols] * sqrt_w[:, None]))
+    norms = np.sqrt(np.einsum("ij,ij->j", Zc, Zc))
+    keep = (norms > tol * raw) & (norms > 0)
+    kept, aliased = cols[keep], cols[~keep]
+    scale = np.ones(p)
+    base = {"kept": kept, "aliased": aliased, "center": center, "sqrt_w": sqrt_w,
+            "sum_w": sum_w, "intercept": intercept, "y_center": y_center, "yss": yss, "y": y}
+    yt = y - y_center
+    if sqrt_w.strides[0] != 0:
+        yt *= sqrt_w
+    if not kept.size:
+        return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((n, 0))), s=np.zeros(0),
+                        V=np.zeros((0, 0)), scale=scale, uty=np.zeros(0), y_outside=yss, **base)
+    col_scale = _scales(norms[keep], scaling, sum_w)
+    scale[kept] = col_scale
+    Z = Zc[:, keep] / col_scale
+    del Zc
+    try:
+        U, s, Vt = sla.svd(Z, full_matrices=False, lapack_driver="gesdd")
+    except np.linalg.LinAlgError:  # pragma: no cover - gesdd rarely fails to converge
+        U, s, Vt = sla.svd(Z, full_matrices=False, lapack_driver="gesvd")
+    r = int(np.sum(s > s[0] * max(Z.shape) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
+    U, s, V = np.ascontiguousarray(U[:, :r]), s[:r], Vt[:r].T
+    uty = U.T @ yt
+    if r >= n - (1 if intercept is not None else 0):
+        y_outside = 0.0  # Z spans everything orthogonal to sqrt(w): an exact fit at λ = 0
+    else:
+        out = yt - U @ uty
+        y_outside = float(out @ out)
+    return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, scale=scale, uty=uty,
+                    y_outside=y_outside, **base)
+
+
+def _streaming_r(X: FloatArray, y: FloatArray, cols: IntArray, center: FloatArray,
+                 sqrt_w: FloatArray | None, y_center: float) -> FloatArray:
+    """R of the QR of [sqrt(w)(X[:, cols] − x̄) | sqrt(w)(y − ȳ)], shape (k+1, k+1), upper.
+
+    Sequential tall-skinny QR: each leaf of rows is written under the R of the rows before
+    it, in a small Fortran-ordered buffer, and QR-factorised in place (LAPACK geqrt); the
+    reflectors are not kept. The last column of R holds Q'ỹ and, on the diagonal, the norm
+    of the part of ỹ outside the column space.
+    """
+    n = X.shape[0]
+    k = cols.size
+    k1 = k + 1
+    c = center[cols]
+    span = (int(cols[0]), int(cols[0]) + k) if np.array_equal(
+        cols, np.arange(cols[0], cols[0] + k)) else None
+    m = _leaf_rows(k)
+    geqrt = _qr_lapack()[0]
+    nb = max(1, min(_QR_NB, k1))
+    buf = np.zeros((0, k1), order="F")
+    R = np.zeros((k1, k1), order="F")
+    below = np.tril_indices(k1, -1)
+    for lo in range(0, n, m):
+        hi = min(lo + m, n)
+        rows = hi - lo
+        if buf.shape[0] != k1 + rows:
+            buf = np.zeros((k1 + rows, k1), order="F")
+        buf[:k1] = R
+        leaf = buf[k1:]
+        leaf[:, :k] = X[lo:hi, span[0]:span[1]] if span else X[lo:hi].take(cols, axis=1)
+        leaf[:, :k] -= c
+        leaf[:, k] = y[lo:hi]
+        leaf[:, k] -= y_center
+        if sqrt_w is not None:
+            leaf *= sqrt_w[lo:hi, None]
+        v, _, info = geqrt(nb, buf, overwrite_a=True)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"QR factorisation failed (LAPACK info={info})")
+        R = v[:k1]
+        R[below] = 0.0
+        R = np.array(R, order="F")  # its own copy: the buffer is reused
+    return np.asarray(R)
 
 
 #: rows per leaf of the tall-skinny QR (a leaf's Householder panel stays in cache)
@@ -339,18 +745,46 @@ def _qr_lapack() -> tuple[Any, Any]:
 
 
 def ols_filter(s: FloatArray) -> FloatArray:
-    """OLS filter factors: all ones."""
+    """OLS filter factors: all ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnreg.spectral import ols_filter, pcr_filter, ridge_filter
+    >>> s = np.array([3.0, 2.0, 1.0])
+    >>> ols_filter(s).tolist(), pcr_filter(s, 2).tolist()
+    ([1.0, 1.0, 1.0], [1.0, 1.0, 0.0])
+    >>> ridge_filter(s, 1.0).tolist()  # s² / (s² + λ)
+    [0.9, 0.8, 0.5]
+    """
     return np.ones_like(s)
 
 
 def ridge_filter(s: FloatArray, lam: float) -> FloatArray:
-    """Ridge filter factors f = s² / (s² + λ); λ = 0 is OLS."""
+    """Ridge filter factors f = s² / (s² + λ); λ = 0 is OLS.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnreg.spectral import ridge_filter
+    >>> s = np.array([2.0, 1.0])
+    >>> ridge_filter(s, 0.0).tolist(), ridge_filter(s, 4.0).tolist()
+    ([1.0, 1.0], [0.5, 0.2])
+    """
     s2 = s * s
     return s2 / (s2 + lam)
 
 
 def pcr_filter(s: FloatArray, k: int) -> FloatArray:
-    """PCR filter factors: 1 for the ``k`` largest singular values, 0 for the rest."""
+    """PCR filter factors: 1 for the ``k`` largest singular values, 0 for the rest.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnreg.spectral import pcr_filter
+    >>> pcr_filter(np.array([5.0, 3.0, 1.0, 0.5]), 1).tolist()
+    [1.0, 0.0, 0.0, 0.0]
+    """
     f = np.zeros_like(s)
     f[:k] = 1.0
     return f
@@ -376,7 +810,24 @@ class Filtered:
 
 
 def apply_filter(sp: Spectrum, f: FloatArray, n_coef: int) -> Filtered:
-    """Coefficients on the original scale for filter factors ``f``."""
+    """Coefficients on the original scale for filter factors ``f``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> ridge = spectral.apply_filter(sp, spectral.ridge_filter(sp.s, 1.0), 6)
+    >>> print(f"edf {ridge.edf:.4f}, UNEMP {ridge.coef[2]:.4f}")
+    edf 3.7694, UNEMP -0.7730
+    >>> pcr = spectral.apply_filter(sp, spectral.pcr_filter(sp.s, 2), 6)
+    >>> pcr.edf
+    3.0
+    """
     coef = np.full(n_coef, np.nan)
     beta = (sp.V @ (f / sp.s * sp.uty)) / sp.scale[sp.kept]
     coef[sp.kept] = beta
@@ -387,26 +838,124 @@ def apply_filter(sp: Spectrum, f: FloatArray, n_coef: int) -> Filtered:
 
 
 def hat_diagonal(sp: Spectrum, f: FloatArray) -> FloatArray:
-    """Diagonal of the (weighted) hat matrix, h_i = w_i/Σw + Σ_k f_k U_ik², shape (n_obs,)."""
-    h = np.zeros(sp.n_obs)
-    step = _row_block(sp.rank)
-    for start in range(0, sp.n_obs, step):  # cache-sized blocks: U*U is never formed whole
-        block = sp.U[start:start + step]
-        h[start:start + step] = (block * block) @ f
-    if sp.intercept is not None:
-        h += sp.sqrt_w**2 / sp.sum_w
-    return h
+    """Diagonal of the (weighted) hat matrix, h_i = w_i/Σw + Σ_k f_k U_ik², shape (n_obs,).
+
+    One pass over cache-sized blocks of rows of U √f (only the components with f > 0):
+    U ∘ U is never formed whole.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> h = spectral.hat_diagonal(sp, spectral.ols_filter(sp.s))
+    >>> print(f"{h.sum():.4f} {h.max():.4f}")  # trace = number of coefficients
+    6.0000 0.6516
+    """
+    return hat_and_weight_stats(sp, f, np.zeros(0, dtype=np.int64))[0]
 
 
-def rss_of_filter(sp: Spectrum, f: FloatArray) -> FloatArray:
+def hat_and_weight_stats(sp: Spectrum, f: FloatArray,
+                         rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Hat values of every row, and the attention weights of training rows ``rows`` as queries.
+
+    The weights of query j are ω_ji = w_i/Σw + (√w_i/√w_j) Σ_k f_k U_jk U_ik (the row of the
+    hat matrix). One pass over blocks of B = U √f gives the hat values (row sums of B²) and,
+    with the queries' rows B_q, the weights ω = B_q B' block by block; only their negative
+    mass and sum of squares are kept.
+
+    Returns
+    -------
+    hat : ndarray, shape (n_obs,)
+    negative_mass : ndarray, shape (len(rows),)
+        Σ_i min(ω_ji, 0).
+    leverage : ndarray, shape (len(rows),)
+        Σ_i ω_ji² (the query's leverage; equal to its hat value for OLS and PCR).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> h, neg, lev = spectral.hat_and_weight_stats(sp, spectral.ols_filter(sp.s),
+    ...                                             np.array([0, 7]))
+    >>> print(f"{h[0]:.4f} {lev[0]:.4f} {neg[0]:.4f}")  # H = H², so Σ ω² = h for OLS
+    0.4018 0.4018 -0.3576
+    """
+    n = sp.n_obs
+    active = np.flatnonzero(f > 0)
+    root = np.sqrt(f[active])
+    m = rows.size
+    width = max(active.size, m, 1)
+    if sp.U.is_stored:
+        stored = sp.U.materialize()
+        step = max(64, _BLOCK_BYTES // (8 * width))
+
+        def block(key: Any) -> FloatArray:
+            return stored[key][:, active] * root if active.size < f.size else stored[key] * root
+    else:
+        U = sp.U.columns(active) if active.size < f.size else sp.U
+        step = max(64, _LAZY_BLOCK_BYTES // (8 * max(width, U.n_source_columns)))
+
+        def block(key: Any) -> FloatArray:
+            return U.rows(key, root)
+    base = 1.0 / sp.sum_w if sp.intercept is not None else None
+    w_all = sp.sqrt_w**2 if sp.weighted else None
+    query = block(rows)
+    if sp.weighted:
+        query /= sp.sqrt_w[rows, None]
+    h = np.empty(n)
+    neg, lev = np.zeros(m), np.zeros(m)
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        B = block(slice(lo, hi))
+        np.einsum("ij,ij->i", B, B, out=h[lo:hi])
+        if not m:
+            continue
+        w = query @ B.T
+        if w_all is not None:
+            w *= sp.sqrt_w[None, lo:hi]
+            if base is not None:
+                w += w_all[None, lo:hi] * base
+        elif base is not None:
+            w += base
+        lev += np.einsum("ij,ij->i", w, w)
+        neg += np.minimum(w, 0, out=w).sum(axis=1)
+    if base is not None:
+        h += w_all * base if w_all is not None else base
+    return h, neg, lev
+
+
+def rss_of_filter(sp: Spectrum, f: FloatArray, fc: FloatArray | None = None) -> FloatArray:
     """Weighted residual sum of squares for one or many filters (f shape (rank,) or (rank, G)).
 
-    RSS = Σ_k (1 − f_k)² (U'ỹ)_k² + (‖ỹ‖² − ‖U'ỹ‖²).
+    RSS = Σ_k (1 − f_k)² (U'ỹ)_k² + ‖ỹ − U U'ỹ‖² (the last term from the QR); ``fc`` is
+    1 − f when it is known more accurately than by subtraction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> F = np.column_stack([spectral.ols_filter(sp.s), spectral.pcr_filter(sp.s, 2)])
+    >>> print(np.round(spectral.rss_of_filter(sp, F), 1))
+    [  839348.  15037467.5]
     """
     u2 = sp.uty**2
-    outside = max(sp.yss - float(u2.sum()), 0.0)
-    g = (1.0 - f) ** 2
-    return u2 @ g + outside
+    g = ((1.0 - f) if fc is None else fc) ** 2
+    return u2 @ g + sp.y_outside
 
 
 #: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
@@ -439,11 +988,25 @@ def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
     Returns
     -------
     ndarray, shape (n_coef,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> coef = spectral.apply_filter(sp, spectral.ols_filter(sp.s), 6).coef
+    >>> refined = spectral.refine_ols(sp, X, y, coef)
+    >>> print(f"{refined[5]:.8f}")  # residuals in extended precision, uncentred X
+    1814.10135683
     """
     cols = sp.kept if sp.intercept is None else np.r_[sp.intercept, sp.kept]
     n = X.shape[0]
     every = np.array_equal(cols, np.arange(X.shape[1]))
-    unit = bool(np.all(sp.sqrt_w == 1.0))
+    unit = not sp.weighted
 
     def convert(lo: int, hi: int) -> npt.NDArray[np.longdouble]:
         part = X[lo:hi] if every else X[lo:hi].take(cols, axis=1)
@@ -498,7 +1061,7 @@ def _solve_augmented(sp: Spectrum, f: FloatArray, g: FloatArray) -> FloatArray:
     g0, gr = (g[0], g[1:]) if has_int else (0.0, g)
     gr = gr - xb * g0 if has_int else gr  # T^{-T} g
     h_r = (sp.V.T @ (gr / d)) / sp.s  # R_b^{-T} (rest block: (D V S)^{-1})
-    z_r = sp.U.T @ f - h_r
+    z_r = sp.U.t_dot(f) - h_r
     dc_r = (sp.V @ (z_r / sp.s)) / d  # R_b^{-1}
     if not has_int:
         return dc_r

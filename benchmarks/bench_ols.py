@@ -38,7 +38,7 @@ from /proc/self/status: the kernel's peak (VmHWM) is reset just before the call 
 "5" to /proc/self/clear_refs, after freed heap memory is returned to the system
 (malloc_trim), and growth = VmHWM after the call - VmRSS before it. This counts everything the
 call touches (numpy arrays, BLAS/LAPACK workspaces, Python objects), and what the result keeps
-alive counts too (e.g. attnreg keeps the design X and the left singular vectors U). Plain
+alive counts too (e.g. attnreg keeps the design X, y, residuals and hat values). Plain
 ``ru_maxrss`` is not used because it is a lifetime peak: generating the data (the random
 matrix plus the DataFrame's copy of it) already sets it above what most fits reach. Where the
 peak cannot be reset (not Linux), tracemalloc is used instead (it sees numpy's allocations

@@ -9,15 +9,26 @@ import statsmodels.formula.api as smf
 from numpy.testing import assert_allclose
 
 import attnreg as ar
+from attnreg import report, spectral
 from tests.conftest import ATOL_IDENTITY
 
 FORMULA = "y ~ x1 + np.log(x2) + C(g)"
 
 
+@pytest.fixture(params=["stored", "lazy"])
+def u_mode(request, monkeypatch: pytest.MonkeyPatch) -> str:
+    """U stored (small designs' default) or recomputed from the design (large designs')."""
+    if request.param == "lazy":
+        monkeypatch.setattr(spectral, "LAZY_U_MIN_CELLS", 0)
+    return request.param
+
+
 @pytest.fixture(params=["ols", "ridge", "pcr"])
-def fit(request, mixed_frame: pd.DataFrame):
+def fit(request, mixed_frame: pd.DataFrame, u_mode: str):
     options = {"ols": {}, "ridge": {"lam": 2.0}, "pcr": {"k": 3}}[request.param]
-    return ar.attnreg(FORMULA, data=mixed_frame, method=request.param, **options)
+    res = ar.attnreg(FORMULA, data=mixed_frame, method=request.param, **options)
+    assert res.spectrum.U.is_stored == (u_mode == "stored")
+    return res
 
 
 def test_weights_reproduce_predictions(fit, mixed_frame: pd.DataFrame) -> None:
@@ -110,3 +121,23 @@ def test_full_matrix_is_never_formed_for_diagnostics(fit) -> None:
     att = fit.attention(chunk_size=10)
     _ = att.diagnostics, att.top_k(3)
     assert "weights" not in att.__dict__  # cached_property not triggered
+
+
+def test_summary_weight_statistics_match_the_full_matrix(fit) -> None:
+    """The summary's sampled weight statistics (one pass with the hat values) are exact."""
+    W = fit.attention().weights.to_numpy()
+    neg, lev, m = fit._sampled_weight_stats()
+    assert m == fit.nobs  # small n: every training row is a query
+    assert_allclose(neg, np.minimum(W, 0).sum(axis=1), atol=ATOL_IDENTITY)
+    assert_allclose(lev, (W**2).sum(axis=1), atol=ATOL_IDENTITY)
+    ref_neg, ref_lev, _ = report._sampled_weight_stats(fit)
+    assert_allclose(neg, ref_neg, atol=ATOL_IDENTITY)
+    assert_allclose(lev, ref_lev, atol=ATOL_IDENTITY)
+
+
+def test_weighted_summary_weight_statistics(mixed_frame: pd.DataFrame) -> None:
+    fit = ar.attnreg(FORMULA, data=mixed_frame, weights="w", method="pcr", k=2)
+    W = fit.attention().weights.to_numpy()
+    neg, lev, _ = fit._sampled_weight_stats()
+    assert_allclose(neg, np.minimum(W, 0).sum(axis=1), atol=ATOL_IDENTITY)
+    assert_allclose(lev, (W**2).sum(axis=1), atol=ATOL_IDENTITY)

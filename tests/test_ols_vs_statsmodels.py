@@ -9,20 +9,30 @@ import statsmodels.formula.api as smf
 from numpy.testing import assert_allclose
 
 import attnreg as ar
+from attnreg import spectral
 from tests.conftest import RTOL_SM
 
 FORMULA = "y ~ x1 + np.log(x2) + C(g)"
 
 
+@pytest.fixture(params=["stored", "lazy"])
+def u_mode(request, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run with U stored (small designs' default) and recomputed from X (large designs')."""
+    if request.param == "lazy":
+        monkeypatch.setattr(spectral, "LAZY_U_MIN_CELLS", 0)
+    return request.param
+
+
 @pytest.fixture
-def pair(mixed_frame: pd.DataFrame):
+def pair(mixed_frame: pd.DataFrame, u_mode: str):
     fit = ar.attnreg(FORMULA, data=mixed_frame)
+    assert fit.spectrum.U.is_stored == (u_mode == "stored")
     ref = smf.ols(FORMULA, data=mixed_frame).fit()
     return fit, ref
 
 
 @pytest.fixture
-def wls_pair(mixed_frame: pd.DataFrame):
+def wls_pair(mixed_frame: pd.DataFrame, u_mode: str):
     fit = ar.attnreg(FORMULA, data=mixed_frame, weights="w")
     ref = smf.wls(FORMULA, data=mixed_frame, weights=mixed_frame["w"]).fit()
     return fit, ref
@@ -138,3 +148,38 @@ def test_longley_is_accurate(longley: pd.DataFrame) -> None:
                  -2.02022980381683, -1.03322686717359, -0.511041056535807e-01,
                  1829.15146461355]
     assert_allclose(fit.coef.to_numpy(), certified, rtol=1e-9)
+
+
+def test_large_design_recomputes_u_and_matches_statsmodels() -> None:
+    """Above LAZY_U_MIN_CELLS (and well conditioned) U is not stored; nothing changes."""
+    rng = np.random.default_rng(3)
+    n, p = 25_000, 10
+    X = rng.standard_normal((n, p)) + 3.0
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    frame["y"] = 1.0 + X @ rng.standard_normal(p) + rng.standard_normal(n) * (1 + X[:, 0] ** 2)
+    frame["w"] = rng.uniform(0.5, 2.0, n)
+    formula = "y ~ " + " + ".join(f"x{j}" for j in range(p))
+    fit = ar.attnreg(formula, data=frame, weights="w")
+    assert not fit.spectrum.U.is_stored
+    ref = smf.wls(formula, data=frame, weights=frame["w"]).fit()
+    assert_allclose(fit.coef.to_numpy(), ref.params.to_numpy(), rtol=RTOL_SM)
+    assert_allclose(fit.std_err.to_numpy(), ref.bse.to_numpy(), rtol=RTOL_SM)
+    assert_allclose(fit.with_vcov("HC3").std_err.to_numpy(),
+                    ref.get_robustcov_results("HC3").bse, rtol=RTOL_SM)
+    assert_allclose(fit.with_vcov("HAC", maxlags=2).vcov.to_numpy(),
+                    ref.get_robustcov_results("HAC", maxlags=2, use_correction=False).cov_params(),
+                    rtol=RTOL_SM)
+    Xw = fit.design.X * np.sqrt(fit.design.weights)[:, None]
+    hat = np.einsum("ij,ji->i", Xw, np.linalg.solve(Xw.T @ Xw, Xw.T))
+    assert_allclose(fit.influence()["hat"], hat, rtol=RTOL_SM)
+    assert_allclose(fit.rss, ref.ssr, rtol=RTOL_SM)
+    assert_allclose(fit.r_squared, ref.rsquared, rtol=RTOL_SM)
+    # the same fit with U formed exactly: every derived quantity agrees
+    exact = spectral.decompose(fit.design.X, fit.design.y, intercept=0,
+                               weights=fit.design.weights, scaling="norm", lazy_u=False)
+    lazy = fit.spectrum
+    assert_allclose(np.asarray(lazy.U), np.asarray(exact.U) * np.sign(
+        np.asarray(exact.U)[0] * np.asarray(lazy.U)[0]), atol=1e-12)
+    f = np.ones(lazy.rank)
+    assert_allclose(spectral.hat_diagonal(lazy, f), spectral.hat_diagonal(exact, f),
+                    rtol=1e-12)
