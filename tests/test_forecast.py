@@ -13,7 +13,7 @@ from attnreg._progress import Progress
 from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.api import fit_spectral_design
 from attnreg.timeseries.forecast import subdesign
-from attnreg.timeseries.forecast_results import _run_refits
+from attnreg.timeseries._running import _run_refits
 from tests.conftest import RTOL_SM
 
 FORMULA = "y ~ lag(y, 1) + lag(x, 1) + lag(z, 2)"

@@ -128,6 +128,40 @@ def test_ridge_equals_the_closed_form_on_each_window(window: int | None, interce
         assert_allclose(fit.coef[k], expected, rtol=RTOL_INCREMENTAL, atol=1e-12)
 
 
+@pytest.mark.parametrize("window", [None, 9])
+@pytest.mark.parametrize(("method", "lam"), [("ols", None), ("ridge", 0.8), ("ridge", "gcv")])
+def test_every_batch_and_recompute_boundary_equals_a_refit(monkeypatch, window: int | None,
+                                                           method: str, lam: object) -> None:
+    """Tiny batches and a short reset put many batch and exact-recompute boundaries, and
+    segments starting with a fresh recompute, inside one run."""
+    monkeypatch.setattr(updating, "BATCH_FIXED", 7)
+    monkeypatch.setattr(updating, "BATCH_GCV", 5)
+    X, y = simulate(n_rows=70, n_reg=3, seed=11, level=3.0)
+    fit = recursive_ls(X, y, window=window, min_nobs=6, method=method, lam=lam,  # type: ignore[arg-type]
+                       reset=4)
+    for k, t in enumerate(fit.origins):
+        rows = window_of(int(t), window)
+        expected = (ols_refit(X[rows], y[rows], True) if method == "ols"
+                    else ridge_refit(X[rows], y[rows], float(fit.lam[k]), True, True))
+        assert_allclose(fit.coef[k], expected, rtol=RTOL_INCREMENTAL, atol=1e-12)
+
+
+@pytest.mark.parametrize("window", [16, 40])
+def test_gcv_lambda_on_nearly_square_windows(window: int) -> None:
+    """With few rows per coefficient GCV is lopsided in log λ (flat below its minimum, steep
+    above): the search must still land on the dense-grid minimum."""
+    X, y = simulate(n_rows=220, n_reg=12, seed=4)
+    fit = recursive_ls(X, y, window=window, method="ridge")
+    lo, hi = updating.GCV_LOG10_BOUNDS
+    steps = np.linspace(lo, hi, int((hi - lo) / 0.002) + 1)
+    for k in range(0, fit.origins.size, 11):
+        rows = window_of(int(fit.origins[k]), window)
+        _, mean_eig = gcv_curve(X[rows], y[rows], np.ones(1), True, True)
+        curve, _ = gcv_curve(X[rows], y[rows], mean_eig * 10.0**steps, True, True)
+        ours, _ = gcv_curve(X[rows], y[rows], fit.lam[k : k + 1], True, True)
+        assert ours[0] <= curve.min() * (1 + RTOL_GCV)
+
+
 @pytest.mark.parametrize(("window", "intercept", "standardize"), [
     (None, True, True), (20, True, True), (20, False, True), (20, True, False)])
 def test_gcv_lambda_minimises_gcv_on_a_dense_grid(window: int | None, intercept: bool,

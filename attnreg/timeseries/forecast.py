@@ -29,6 +29,7 @@ from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.timeseries.transforms import check_time_index, min_lag
 
 SCHEMES = ("recursive", "rolling", "fixed")
+SPECTRAL = ("ols", "ridge", "pcr")  # methods whose coefficients and λ/k paths are reported
 BENCHMARKS = ("mean",)
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
 STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te")
@@ -123,9 +124,31 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     Returns
     -------
     ForecastResults
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+    >>> fc
+    <attnreg forecasts: ols, recursive, h=1, 39 forecasts, OOS R²=-0.0358>
+    >>> fc.forecasts[["forecast", "actual"]].head(2).round(3)  # doctest: +NORMALIZE_WHITESPACE
+            forecast  actual
+    target
+    2000Q1     3.311    3.76
+    2000Q2     3.976    4.19
+
+    Four quarters ahead, ridge with λ by GCV at each origin, on a rolling 60-quarter window
+    (every regressor must be lagged at least ``horizon`` periods):
+
+    >>> ar.forecast("infl ~ lag(infl, 4) + lag(unemp, 4)", macro, method="ridge",
+    ...             scheme="rolling", window=60, start="2000Q1", horizon=4).plan.horizon
+    4
     """
     from attnreg.api import _capture_env, formula_namespace
-    from attnreg.timeseries.forecast_results import run_forecasts
+    from attnreg.timeseries._running import run_forecasts
 
     plan = plan_forecasts(formula, data, method, scheme=scheme, start=start, window=window,
                           horizon=horizon, refit_every=refit_every, benchmark=benchmark,
@@ -240,6 +263,12 @@ def _positive_int(name: str, value: Any) -> int:
 
 
 def benchmark_means(y: FloatArray, start: IntArray, stop: IntArray) -> FloatArray:
-    """Prevailing mean of ``y[start:stop]`` for every forecast, by cumulative sums."""
+    """Prevailing mean of ``y[start:stop]`` for every forecast, by cumulative sums.
+
+    Examples
+    --------
+    >>> benchmark_means(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1]), np.array([2, 4]))
+    array([1.5, 3. ])
+    """
     c = np.r_[0.0, np.cumsum(y)]
     return (c[stop] - c[start]) / (stop - start)

@@ -1,8 +1,10 @@
-"""Running a forecast plan (fast updating or refits) and the forecast results with evaluation."""
+"""Forecast results: the forecasts table, coefficient and λ/k paths, evaluation, attention, audit.
+
+The plan is run (updating or refits) by :mod:`attnreg.timeseries._running`.
+"""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -10,114 +12,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnreg._progress import Progress
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
-from attnreg.exceptions import OptionError, RankDeficiencyWarning
+from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g
 from attnreg.timeseries import evaluation as ev
-from attnreg.timeseries.forecast import ForecastPlan, benchmark_means, subdesign
-
-SPECTRAL = ("ols", "ridge", "pcr")
-
-
-def tuning_of(plan: ForecastPlan) -> tuple[float | str | None, bool]:
-    """The λ/k request and the standardize flag of a spectral plan, validated like attnreg()."""
-    from attnreg.api import _check_tuning
-
-    opts = dict(plan.options)
-    std = opts.pop("standardize", None)
-    lam, k = opts.pop("lam", None), opts.pop("k", None)
-    if opts:
-        raise OptionError(f"unknown option(s) for method {plan.method!r}: {', '.join(sorted(opts))}")
-    tuning = _check_tuning(plan.method, lam, k)
-    return tuning, (plan.method != "ols") if std is None else bool(std)
-
-
-def fit_window(plan: ForecastPlan, i: int, tuning: float | None = None) -> Any:
-    """The model of forecast ``i``, estimated from its training rows only.
-
-    ``tuning`` fixes λ or k (to reproduce a forecast whose λ was chosen by the updater).
-    """
-    from attnreg.api import fit_spectral_design
-
-    sub = subdesign(plan.design, plan.rows(i))
-    if plan.method in SPECTRAL:
-        chosen, std = tuning_of(plan)
-        tuning = chosen if tuning is None else tuning  # type: ignore[assignment]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RankDeficiencyWarning)
-            return fit_spectral_design(sub, plan.method, tuning, standardize=std)
-    from attnreg.softmax_results import SoftmaxResults, _predictors
-    from attnreg.softmax import fit_softmax
-
-    return SoftmaxResults(design=sub, fit=fit_softmax(_predictors(sub), sub.y, **plan.options))
-
-
-def _can_update(plan: ForecastPlan, tuning: Any) -> bool:
-    d = plan.design
-    contiguous = bool(np.all(plan.train_start[1:] >= plan.train_start[:-1])) and bool(
-        np.all(np.diff(plan.train_stop) == 1))
-    return (plan.method == "ols" or (plan.method == "ridge" and tuning != "loo")) and \
-        d.weights is None and plan.scheme != "fixed" and bool(plan.refit.all()) and contiguous
-
-
-def run_forecasts(plan: ForecastPlan, bar: Progress) -> ForecastResults:
-    """Estimate at every origin and forecast; the fast updating path where it applies."""
-    tuning = tuning_of(plan)[0] if plan.method in SPECTRAL else None
-    if plan.method in SPECTRAL and _can_update(plan, tuning):
-        out = _run_updating(plan, tuning)
-        if out is not None:
-            bar.update(plan.n_forecasts)
-            return out
-    return _run_refits(plan, bar)
-
-
-def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
-    from attnreg.timeseries.updating import recursive_ls
-
-    d = plan.design
-    X = d.X[:, 1:] if d.intercept else d.X
-    first = int(plan.train_stop[0])
-    std = tuning_of(plan)[1]
-    kw: dict[str, Any] = {"method": plan.method, "intercept": d.intercept, "window": plan.window,
-                          "min_nobs": min(first, plan.window) if plan.window else first}
-    if plan.method == "ridge":
-        kw.update(lam=tuning, standardize=std)
-    path = recursive_ls(X[: int(plan.train_stop[-1])], d.y[: int(plan.train_stop[-1])], **kw)
-    if path.n_rank_deficient:
-        return None  # aliased columns: refit with R's rules instead
-    at = np.searchsorted(path.origins, plan.train_stop - 1)
-    coef = path.coef[at]
-    pred = np.einsum("ij,ij->i", d.X[plan.targets], coef)
-    tune = None if path.lam is None else path.lam[at]
-    return ForecastResults(plan=plan, predictions=pred, coef_path=coef, tuning_path=tune,
-                           engine="updating")
-
-
-def _run_refits(plan: ForecastPlan, bar: Progress) -> ForecastResults:
-    d = plan.design
-    pred = np.empty(plan.n_forecasts)
-    coef = np.full((plan.n_forecasts, d.n_coef), np.nan) if plan.method in SPECTRAL else None
-    tune = np.full(plan.n_forecasts, np.nan) if plan.method in ("ridge", "pcr") else None
-    fit = None
-    for i in range(plan.n_forecasts):
-        if plan.refit[i] or fit is None:
-            if plan.method == "softmax" and fit is not None:
-                plan.options["warm_start"] = fit.fit  # warm start from the previous origin
-            fit = fit_window(plan, i)
-        X_t = d.X[plan.targets[i]][None, :]
-        if plan.method in SPECTRAL:
-            pred[i] = float((X_t @ np.nan_to_num(fit.filtered.coef))[0])
-            coef[i] = fit.filtered.coef  # type: ignore[index]
-            if tune is not None:
-                tune[i] = fit.lam if plan.method == "ridge" else fit.k
-        else:
-            pred[i] = float(fit.fit.predict(X_t[:, 1:] if d.intercept else X_t)[0])
-        bar.update(i + 1)
-    plan.options.pop("warm_start", None)
-    return ForecastResults(plan=plan, predictions=pred, coef_path=coef, tuning_path=tune,
-                           engine="refit")
+from attnreg.timeseries.forecast import SPECTRAL, ForecastPlan, benchmark_means
 
 
 @dataclass(frozen=True)
@@ -135,6 +35,18 @@ class ForecastResults:
         λ (ridge) or k (PCR) used for each forecast.
     engine : str
         ``"updating"`` (rank-one Gram updates) or ``"refit"`` (a full fit per origin).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+    >>> fc
+    <attnreg forecasts: ols, recursive, h=1, 39 forecasts, OOS R²=-0.0358>
+    >>> fc.engine, fc.plan.n_forecasts
+    ('updating', 39)
     """
 
     plan: ForecastPlan
@@ -145,7 +57,22 @@ class ForecastResults:
 
     @cached_property
     def forecasts(self) -> pd.DataFrame:
-        """One row per target date: origin, forecast, actual, error, benchmark, n_train."""
+        """One row per target date: origin, forecast, actual, error, benchmark, n_train.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> table = fc.forecasts[["forecast", "actual", "benchmark"]]
+        >>> table.head(2).round(3)  # doctest: +NORMALIZE_WHITESPACE
+                forecast  actual  benchmark
+        target
+        2000Q1     3.311    3.76      4.331
+        2000Q2     3.976    4.19      4.328
+        """
         p, d = self.plan, self.plan.design
         actual = d.y[p.targets]
         bench = benchmark_means(d.y, p.train_start, p.train_stop)
@@ -157,7 +84,21 @@ class ForecastResults:
 
     @cached_property
     def coef(self) -> pd.DataFrame | None:
-        """Coefficient path: the coefficients used at every origin (index: origin label)."""
+        """Coefficient path: the coefficients used at every origin (index: origin label).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> fc.coef.iloc[0].round(3)
+        (Intercept)      1.332
+        lag(infl, 1)     0.721
+        lag(unemp, 1)   -0.018
+        Name: 1999Q4, dtype: float64
+        """
         if self.coef_path is None:
             return None
         return pd.DataFrame(self.coef_path, columns=self.plan.design.column_names,
@@ -165,7 +106,22 @@ class ForecastResults:
 
     @property
     def coef_path_frame(self) -> pd.DataFrame | None:
-        """Alias of :attr:`coef` with λ or k appended as a column."""
+        """Alias of :attr:`coef` with λ or k appended as a column.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fr = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, method="ridge",
+        ...                  scheme="rolling", window=40, start="2000Q1")
+        >>> fr.coef_path_frame.iloc[:2].round(3)  # doctest: +NORMALIZE_WHITESPACE
+                (Intercept)  lag(infl, 1)  lag(unemp, 1)  lambda
+        origin
+        1999Q4        1.546         0.315          0.063  11.191
+        2000Q1        1.788         0.295          0.034  14.766
+        """
         frame = self.coef
         if frame is None or self.tuning_path is None:
             return frame
@@ -174,7 +130,22 @@ class ForecastResults:
 
     @cached_property
     def evaluation(self) -> pd.Series:
-        """MSFE, RMSE, MAE, OOS R² and MSFE ratio against the benchmark, DM and Clark–West."""
+        """MSFE, RMSE, MAE, OOS R² and MSFE ratio against the benchmark, DM and Clark–West.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> fc.evaluation[["msfe", "oos_r2", "dm_p_value", "cw_p_value"]].round(3)
+        msfe          11.222
+        oos_r2        -0.036
+        dm_p_value     0.905
+        cw_p_value     0.101
+        dtype: float64
+        """
         f = self.forecasts
         y, m, b = f["actual"].to_numpy(), f["forecast"].to_numpy(), f["benchmark"].to_numpy()
         h = self.plan.horizon
@@ -188,7 +159,23 @@ class ForecastResults:
             "cw_statistic": cw.statistic, "cw_p_value": cw.p_value})
 
     def summary(self) -> Summary:
-        """Report: the setting, the accuracy of the forecasts and the tests against the benchmark."""
+        """Report: the setting, the accuracy of the forecasts and the tests against the benchmark.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> print(fc.summary())  # doctest: +ELLIPSIS
+        <BLANKLINE>
+        Out-of-sample forecasts: infl ~ lag(infl, 1) + lag(unemp, 1)
+        method = 'ols', scheme = 'recursive', horizon = 1, estimated every 1 origin(s)
+        ...
+        OOS R-squared                  -0.03584      NA
+        ...
+        """
         p, e = self.plan, self.evaluation
         f = self.forecasts
         refits = np.flatnonzero(p.refit)
@@ -231,7 +218,21 @@ class ForecastResults:
                               f"to {labels[-1]!r})") from None
 
     def attention(self, target: Any, *, chunk_size: int | None = None) -> AttentionWeights:
-        """Weights of the forecast for ``target`` over the rows it was estimated from."""
+        """Weights of the forecast for ``target`` over the rows it was estimated from.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> w = fc.attention("2008Q4")
+        >>> w.weights.shape, round(float(w.weights.to_numpy().sum()), 6)
+        ((1, 198), 1.0)
+        """
+        from attnreg.timeseries._running import fit_window
+
         i = self._index_of(target)
         last_refit = int(np.flatnonzero(self.plan.refit[: i + 1])[-1])
         fit = fit_window(self.plan, last_refit, self._tuning_at(last_refit))
@@ -242,7 +243,22 @@ class ForecastResults:
         """Share of absolute attention on the most recent rows, for every forecast.
 
         Column ``last_k`` is Σ|ω| over the k most recent training rows divided by Σ|ω|.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> fc.attention_shares().head(2).round(3)  # doctest: +NORMALIZE_WHITESPACE
+                last_4  last_20
+        target
+        2000Q1   0.046    0.181
+        2000Q2   0.046    0.174
         """
+        from attnreg.timeseries._running import fit_window
+
         out = np.empty((self.plan.n_forecasts, len(recent)))
         fit = None
         for i in range(self.plan.n_forecasts):
@@ -261,13 +277,32 @@ class ForecastResults:
         return int(value) if self.plan.method == "pcr" else value
 
     def leakage_audit(self) -> Any:
-        """The same forecasts with the full-sample metric: how much better they look."""
+        """The same forecasts with the full-sample metric: how much better they look.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> audit = fc.leakage_audit()
+        >>> round(audit.oos_r2_honest, 4), round(audit.oos_r2_leaky, 4)
+        (-0.0358, -0.011)
+        """
         from attnreg.timeseries.leakage import leakage_audit
 
         return leakage_audit(self)
 
     def plot(self, ax: Any = None) -> Any:
-        """Forecast vs actual (top) and the cumulative squared-error difference vs the benchmark."""
+        """Forecast vs actual (top) and the cumulative squared-error difference vs the benchmark.
+
+        Examples
+        --------
+        Needs matplotlib.
+
+        >>> fig = fc.plot()  # doctest: +SKIP
+        """
         from attnreg.plots import plot_forecast
 
         return plot_forecast(self, ax=ax)

@@ -29,6 +29,18 @@ class RollingResults:
     tuning : Series or None
         λ (ridge) or k (PCR) of each window.
     method, window, expanding, engine : str, int, bool, str
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> roll = ar.rolling("infl ~ unemp", macro, window=40)
+    >>> roll
+    <attnreg rolling (40 rows) ols fit: 164 windows>
+    >>> int(roll.nobs.iloc[0]), roll.engine
+    (40, 'updating')
     """
 
     coef: pd.DataFrame
@@ -42,7 +54,19 @@ class RollingResults:
 
     @property
     def t_value(self) -> pd.DataFrame:
-        """coef / std_err."""
+        """coef / std_err.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> ar.rolling("infl ~ unemp", macro, window=40).t_value.iloc[0].round(2)
+        (Intercept)    8.07
+        unemp         -5.96
+        Name: 1968Q4, dtype: float64
+        """
         return self.coef / self.std_err
 
     def __repr__(self) -> str:
@@ -75,6 +99,20 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
     Returns
     -------
     RollingResults
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> ar.rolling("infl ~ unemp", macro, window=40).coef.iloc[:2].round(3)  # doctest: +NORMALIZE_WHITESPACE
+            (Intercept)  unemp
+    1968Q4        7.571 -1.102
+    1969Q1        8.061 -1.181
+    >>> grow = ar.rolling("infl ~ unemp", macro, window=40, expanding=True, method="ridge")
+    >>> int(grow.nobs.iloc[-1]), str(grow.tuning.index[-1])
+    (203, '2009Q3')
     """
     from attnreg.api import SPECTRAL_METHODS, _capture_env, _check_tuning, formula_namespace
     from attnreg.design import build_design

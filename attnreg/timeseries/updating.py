@@ -6,43 +6,36 @@ from origin to origin by one rank-two update (``z_new z_new' - z_old z_old'``, B
 rows; for an expanding window by pooling the exact Gram of the rows added since the last
 recompute, Chan, Golub & LeVeque 1979). Sums are taken about the window mean at the last
 recompute, so centring (``C = S2 - S1 S1'/n``) loses no digits. Each origin then costs
-O(P^2) plus one in-place LAPACK factorisation while its Gram is in cache: Cholesky of the
-bordered ``[[C, X'y], [y'X, y'y]]``, whose last row ``[l', rho]`` gives ``L' beta = l``
-and ``rho^2 = RSS``. For P ~ 50 a direct call beats numpy's batched solvers per matrix;
-the triangular solves and the λ search are vectorised over batches of origins.
+O(P^2) plus one in-place LAPACK factorisation while its Gram is in cache
+(:mod:`attnreg.timeseries._gram`): for OLS and ridge with a fixed λ, Cholesky of the
+Gram bordered by a column of ones and by y, ``[[n, S1x', S1y], [S1x, Sxx, Sxy],
+[S1y, Syx, Syy]]`` (the first step centres it), whose last row ``[l0, l', rho]`` gives
+``L' beta = l`` and ``rho^2 = RSS``; one BLAS ``dtrsv`` of the whole factor against the
+last unit vector solves it in the same pass. For P ~ 50 direct LAPACK/BLAS calls per
+origin beat numpy's batched solvers; everything else (window moments, standardising
+scales, penalties) is vectorised over batches of origins.
 
-**Ridge, λ by GCV.** With ``A = Xs'Xs`` the Gram of the window's centred (by default
-standardised) regressors, ``r = Xs'y_c``, ``A = V diag(mu) V'``, ``z = V'r`` and the thin SVD
-``Xs = U S V'`` (``S^2 = mu``, ``U'y_c = z / sqrt(mu)``), the fit is
-``U diag(mu / (mu + lam)) U'y_c``, so
-
-    RSS(lam) = ||y_c||^2 - sum_k [1 - (lam / (mu_k + lam))^2] z_k^2 / mu_k
-             = ||y_c||^2 - sum_k z_k^2 (mu_k + 2 lam) / (mu_k + lam)^2,
-    df(lam)  = intercept + sum_k mu_k / (mu_k + lam),     GCV = N RSS / (N - df)^2,
-
-null directions having ``z_k = 0``. Instead of ``eigh``, ``[[A, r], [r', y_c'y_c]]`` is
-reduced to tridiagonal form in place (``dsytrd``, upper, which leaves the last coordinate
-alone): ``T = Q'AQ``, ``Q'r = e u_P``. With ``M = T + lam I`` both sums are
-``e^2 (u_P'M^{-1}u_P + lam u_P'M^{-2}u_P)`` and ``P - lam tr(M^{-1})``, O(P) each from the
-pivots of M (``_sweep``). GCV is minimised over ``log10(lam / mean(mu))`` in
-``GCV_LOG10_BOUNDS`` (grid, then golden section), and ``gamma = e Q M^{-1}u_P``.
+**Ridge, λ by GCV** (:mod:`attnreg.timeseries._tuning`): the centred, standardised Gram
+bordered by ``X'y`` is reduced to tridiagonal form at each origin, from which GCV and the
+ridge solution at any λ cost O(P); λ is searched on a grid and refined, vectorised over
+origins and candidate penalties.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy.linalg import blas, lapack
+from scipy.linalg import lapack
 
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
+from attnreg.timeseries import _gram
+from attnreg.timeseries._tuning import GCV_LOG10_BOUNDS, ridge_by_gcv
 
-__all__ = ["RecursiveFit", "recursive_ls"]
+__all__ = ["GCV_LOG10_BOUNDS", "RecursiveFit", "recursive_ls"]
 
 Method = Literal["ols", "ridge"]
 
@@ -50,12 +43,9 @@ Method = Literal["ols", "ridge"]
 #: centred sum of squares (1 - R^2 on the earlier columns), and as constant in the window when
 #: its centred sum of squares is at most this share of its sum of squares about the shift.
 RANK_RTOL = 1e-10
-#: GCV search range of log10(lam / mean eigenvalue of the Gram), grid spacing (decades)
-#: and golden-section tolerance on log10(lam).
-GCV_LOG10_BOUNDS, GCV_GRID_STEP, GCV_LOG10_XTOL = (-8.0, 4.0), 2.0, 1e-3
-#: Origins whose triangular solves (OLS, fixed λ) or λ search (GCV) are vectorised together.
-BATCH_FIXED, BATCH_GCV = 256, 1024
-_GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+#: Origins whose Grams are factorised, and then solved (OLS, fixed λ) or searched (GCV)
+#: together.
+BATCH_FIXED, BATCH_GCV = 512, 1024
 
 
 @dataclass(frozen=True)
@@ -106,6 +96,15 @@ class RecursiveFit:
         Returns
         -------
         FloatArray, shape (n_origins,)
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((40, 2))
+        >>> y = 1.0 + X @ np.array([2.0, -1.0])  # an exact linear relation
+        >>> fit = recursive_ls(X, y, window=10)
+        >>> bool(np.allclose(fit.predict(X[fit.origins]), y[fit.origins]))
+        True
         """
         rows = np.asarray(X_next, dtype=np.float64).reshape(self.coef.shape[0], -1)
         fitted = np.einsum("ij,ij->i", rows, self.coef[:, 1:] if self.intercept else self.coef)
@@ -161,149 +160,46 @@ def _check_spec(n_coef: int, window: object, min_nobs: object, reset: object, me
                  bool(return_se))
 
 
-@dataclass
-class _Running:
-    """Sums of the current window about ``shift``, carried from origin to origin."""
+def _slopes(work: _gram.Work) -> FloatArray:
+    """Slopes (B, P) from the kernel's solves ``L' theta = e_m``: ``beta = -rho theta``.
 
-    S2: FloatArray  # (K, K) Fortran order, one triangle: sum of (z - shift)(z - shift)'
-    S1: FloatArray  # (K,) sum of (z - shift)
-    shift: FloatArray  # (K,) window mean at the last exact recompute (zeros: no intercept)
-    start: int  # first row of the current window
-    lower: bool  # which triangle S2 keeps (Fortran order); the other stays zero
-    exact: tuple[int, FloatArray, FloatArray]  # last row, mean and centred Gram at recompute
-
-
-def _exact(Z: FloatArray, start: int, end: int, centre: bool, run: _Running | None,
-           lower: bool) -> _Running:
-    """Exact sums of rows ``[start, end]``, pooled with ``run``'s if both start at row 0."""
-    pool = run is not None and run.start == start == 0
-    first = run.exact[0] + 1 if run is not None and pool else start
-    rows = Z[first : end + 1]  # (m, K)
-    mean = rows.mean(axis=0) if centre else np.zeros(Z.shape[1])
-    gram = (rows - mean).T @ (rows - mean)
-    if run is not None and pool:  # C = C_a + C_b + n_a n_b / n (m_a - m_b)(m_a - m_b)'
-        n_a, n_b = first, rows.shape[0]
-        delta = run.exact[1] - mean
-        gram += run.exact[2] + (n_a * n_b / (n_a + n_b)) * np.outer(delta, delta)
-        mean = mean + n_a / (n_a + n_b) * delta
-    tri = np.asfortranarray(np.tril(gram) if lower else np.triu(gram))
-    return _Running(tri, np.zeros(Z.shape[1]), mean, start, lower, (end, mean, gram))
-
-
-@dataclass
-class _Work:
-    """Buffers of one batch of origins, filled origin by origin."""
-
-    grams: FloatArray  # (B, K, K) centred bordered Grams, factorised in place
-    css: FloatArray  # (B, K) centred sums of squares, diag(C), before factorisation
-    raw: FloatArray  # (B, K) sums of squares about the shift
-    means: FloatArray  # (B, K) window means (zeros without intercept)
-    nobs: IntArray  # (B,)
-    centre: bool  # whether windows are centred (an intercept)
-    out: dict[str, FloatArray]  # per-origin factorisation results (see the kernels)
-
-
-Kernel = Callable[[_Work, int, FloatArray], None]
-
-
-def _advance(Z: FloatArray, starts: IntArray, ends: IntArray, run: _Running, fresh: bool,
-             work: _Work, at: int, kernel: Kernel) -> None:
-    """Move ``run`` through windows ``[starts[j], ends[j]]`` (batch rows ``at + j``).
-
-    A step adds row ``ends[j]`` and drops row ``starts[j-1]`` if the window moved, in one
-    ``dsyr2``: ``z z' - w w' = [(z + w)(z - w)' + (z - w)(z + w)'] / 2``. The centred Gram
-    goes to ``work.grams[at + j].T`` (Fortran order, one triangle) and ``kernel`` factorises
-    it there while it is in cache.
+    Where that fails (``rho = 0``: an exact fit whose last pivot is exactly zero, or a
+    factorisation that stopped early), the slopes come from ``L' beta = l`` by vectorised
+    back substitution instead.
     """
-    lower, centre = int(run.lower), work.centre
-    previous = np.concatenate([[run.start], starts[:-1]])
-    step = np.ones(ends.size, dtype=bool)
-    step[0] = not fresh
-    added = np.where(step[:, None], Z[ends] - run.shift, 0.0)  # (B, K)
-    removed = np.where((starts > previous)[:, None], Z[previous] - run.shift, 0.0)
-    S1 = run.S1 + np.cumsum(added - removed, axis=0)
-    plus, minus, n = added + removed, added - removed, ends - starts + 1
-    for j in range(ends.size):
-        if step[j]:
-            blas.dsyr2(0.5, plus[j], minus[j], lower=lower, a=run.S2, overwrite_a=1)
-        gram = work.grams[at + j].T
-        gram[...] = run.S2
-        if centre:  # C = S2 - S1 S1'/n: the Gram of deviations from the window mean
-            blas.dsyr(-1.0 / n[j], S1[j], lower=lower, a=gram, overwrite_a=1)
-        work.css[at + j] = gram.diagonal()
-        kernel(work, at + j, gram)
-    rows = slice(at, at + ends.size)
-    work.raw[rows] = work.css[rows] + S1**2 / n[:, None] if centre else work.css[rows]
-    work.means[rows] = run.shift + S1 / n[:, None] if centre else 0.0
-    run.S1, run.start = S1[-1], int(starts[-1])
-
-
-def _cholesky_kernel(spec: _Spec) -> Kernel:
-    """Kernel factorising the bordered Gram (+ lam diag(scale^2) for ridge) by Cholesky."""
-    def kernel(work: _Work, j: int, gram: FloatArray) -> None:
-        if spec.lam is not None:  # scale^2 = css / n = diag(C) / n when standardising
-            diagonal = work.grams[j].reshape(-1)[:: gram.shape[0] + 1][:-1]  # a view
-            if spec.standardize:
-                diagonal *= 1.0 + spec.lam / work.nobs[j]
-            else:
-                diagonal += spec.lam
-        work.out["info"][j] = lapack.dpotrf(gram, lower=1, clean=0, overwrite_a=1)[1]
-    return kernel
-
-
-def _tridiagonal_kernel(spec: _Spec) -> Kernel:
-    """Kernel scaling the bordered Gram to ``[[A, r], [r', yy]]`` and tridiagonalising it."""
-    def kernel(work: _Work, j: int, gram: FloatArray) -> None:
-        if spec.standardize:  # divide column k by its SD, sqrt(css_k / n); constant: by 1
-            weights, css = np.ones(gram.shape[0]), work.css[j, :-1]
-            np.sqrt(np.divide(work.nobs[j], css, out=weights[:-1], where=css > 0.0),
-                    out=weights[:-1])
-            gram *= weights[:, None]
-            gram *= weights
-        _, work.out["d"][j], work.out["e"][j], work.out["tau"][j], _ = lapack.dsytrd(
-            gram, lower=0, overwrite_a=1)
-    return kernel
-
-
-def _fill(Z: FloatArray, starts: IntArray, ends: IntArray, first: int, spec: _Spec,
-          run: _Running | None) -> tuple[_Work, _Running]:
-    """Grams of the windows of origins ``first, first + 1, ...``, factorised in place."""
-    B, K = ends.size, Z.shape[1]
-    out = ({"d": np.empty((B, K)), "e": np.empty((B, K - 1)), "tau": np.empty((B, K - 1))}
-           if spec.gcv else {"info": np.zeros(B)})
-    work = _Work(np.empty((B, K, K)), np.empty((B, K)), np.empty((B, K)), np.empty((B, K)),
-                 ends - starts + 1, spec.intercept, out)
-    kernel = _tridiagonal_kernel(spec) if spec.gcv else _cholesky_kernel(spec)
-    cuts = np.flatnonzero((first + np.arange(B)) % spec.reset == 0)
-    bounds = np.unique(np.concatenate([[0], cuts, [B]]))
-    for a, b in pairwise(bounds):
-        fresh = run is None or (first + a) % spec.reset == 0
-        if fresh or run is None:
-            run = _exact(Z, int(starts[a]), int(ends[a]), spec.intercept, run, not spec.gcv)
-        _advance(Z, starts[a:b], ends[a:b], run, fresh, work, int(a), kernel)
-    return work, run  # type: ignore[return-value]
-
-
-def _back_substitute(work: _Work) -> FloatArray:
-    """Slopes (B, P) from the bordered Cholesky factors: ``L' beta = l`` (vectorised)."""
-    factor = work.grams  # C order: factor[:, k, i] = L[i, k]
-    P = factor.shape[1] - 1
-    slopes = np.zeros((factor.shape[0], P))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for i in range(P - 1, -1, -1):
-            partial = np.einsum("bk,bk->b", factor[:, i, i + 1 : P], slopes[:, i + 1 :])
-            slopes[:, i] = (factor[:, i, P] - partial) / factor[:, i, i]
+    m, P = work.grams.shape[1], work.css.shape[1] - 1
+    off = m - P - 1  # 1 when bordered by the column of ones
+    rho = work.grams[:, m - 1, m - 1]
+    with np.errstate(all="ignore"):
+        slopes = -work.out["theta"][:, off : m - 1] * rho[:, None]
+    redo = (rho == 0.0) | ~np.isfinite(slopes).all(axis=1)
+    if redo.any():
+        slopes[redo] = _back_substitute(work.grams[redo], P)
     return slopes
 
 
-def _std_err(work: _Work, ok: BoolArray) -> FloatArray:
+def _back_substitute(factor: FloatArray, P: int) -> FloatArray:
+    """Slopes (B, P) from bordered Cholesky factors: ``L' beta = l`` (vectorised)."""
+    m = factor.shape[1]  # C order: factor[:, k, i] = L[i, k]
+    off = m - P - 1
+    slopes = np.zeros((factor.shape[0], P))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(P - 1, -1, -1):
+            row = factor[:, off + i]
+            partial = np.einsum("bk,bk->b", row[:, off + i + 1 : m - 1], slopes[:, i + 1 :])
+            slopes[:, i] = (row[:, m - 1] - partial) / row[:, off + i]
+    return slopes
+
+
+def _std_err(work: _gram.Work, ok: BoolArray) -> FloatArray:
     """Classical OLS standard errors, ``sigma^2 = RSS / (n - n_coef)`` with ``RSS = rho^2``."""
-    B, K = work.grams.shape[:2]
-    P = K - 1
-    inv = np.zeros((B, P, P))  # L^{-1}; ``info == K`` (an exact fit) leaves L valid
+    B, m = work.grams.shape[:2]
+    P = work.css.shape[1] - 1
+    off = m - P - 1
+    inv = np.zeros((B, P, P))  # L^{-1} of the regressors' block: the centred Gram's factor
     for j in np.flatnonzero(ok) if P else []:
-        inv[j] = lapack.dtrtri(work.grams[j].T[:P, :P], lower=1)[0]
-    rss = np.where(work.out["info"] == 0, work.grams[:, P, P] ** 2, 0.0)
+        inv[j] = lapack.dtrtri(work.grams[j].T[off : off + P, off : off + P], lower=1)[0]
+    rss = np.where(work.out["info"] == 0, work.grams[:, m - 1, m - 1] ** 2, 0.0)
     n_coef = P + work.centre
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma2 = np.where(work.nobs > n_coef, rss / (work.nobs - n_coef), np.nan)
@@ -313,109 +209,6 @@ def _std_err(work: _Work, ok: BoolArray) -> FloatArray:
     lev = np.einsum("bij,bj->bi", inv, work.means[:, :-1])  # L^{-1} xbar
     return np.column_stack([np.sqrt(sigma2 * (1.0 / work.nobs + (lev**2).sum(axis=1))), se])
 
-
-class _Tri(NamedTuple):
-    """Tridiagonal forms of a batch, reversed so that the direction of ``r`` comes first."""
-
-    d: FloatArray  # (P, B, 1) diagonal of T
-    e2: FloatArray  # (P-1, B, 1) squared off-diagonal of T
-    s2: FloatArray  # (B, 1) ||r||^2 = e^2
-    yy: FloatArray  # (B, 1) ||y_c||^2
-    n: FloatArray  # (B, 1) window sizes
-    n_fixed: float  # 1 with an intercept (its degree of freedom), else 0
-
-
-def _sweep(d: FloatArray, e2: FloatArray, lam: FloatArray) -> tuple[FloatArray, ...]:
-    """Pivots of ``M = T + lam I`` from the last row up, and their derivatives in lam.
-
-    ``d`` (P, B, 1) is T's diagonal, ``e2`` (P-1, B, 1) its squared off-diagonal, ``lam``
-    (B, G). The pivots ``phi_i = d_i + lam - e2_i / phi_{i+1}`` (positive for lam > 0) give
-    ``det M = prod phi_i``, so ``tr M^{-1} = sum phi_i' / phi_i`` with ``phi_i' = 1 +
-    phi_{i+1}' e2_i / phi_{i+1}^2`` (all terms positive: no cancellation), and
-    ``(M^{-1})_00 = 1 / phi_0``, ``(M^{-2})_00 = phi_0' / phi_0^2``. Returns the pivots
-    (P, B, G), ``phi_0'`` and the trace.
-    """
-    phi = np.empty((d.shape[0], *lam.shape))
-    np.add(d[-1], lam, out=phi[-1])
-    dphi, trace, q = np.ones(lam.shape), 1.0 / phi[-1], np.empty(lam.shape)
-    for i in range(d.shape[0] - 2, -1, -1):
-        np.divide(e2[i], phi[i + 1], out=q)
-        np.add(d[i], lam, out=phi[i])
-        phi[i] -= q
-        q /= phi[i + 1]
-        dphi *= q
-        dphi += 1.0
-        trace += dphi / phi[i]
-    return phi, dphi, trace
-
-
-def _gcv(tri: _Tri, lam: FloatArray) -> FloatArray:
-    """GCV (B, G) at penalties ``lam`` (B, G)."""
-    phi, dphi, trace = _sweep(tri.d, tri.e2, lam)
-    rss = np.maximum(tri.yy - tri.s2 * (1.0 + lam * dphi / phi[0]) / phi[0], 0.0)
-    resid_df = tri.n - (tri.n_fixed + tri.d.shape[0] - lam * trace)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(resid_df > 0.0, tri.n * rss / resid_df**2, np.inf)
-
-
-def _golden(tri: _Tri, lo: FloatArray, hi: FloatArray
-            ) -> tuple[FloatArray, FloatArray]:
-    """Golden-section minimum of GCV over log10(lam) in ``[lo, hi]`` (B,), vectorised."""
-    def f(x: FloatArray) -> FloatArray:
-        return _gcv(tri, 10.0 ** x[:, None])[:, 0]
-
-    x1, x2 = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-    f1, f2 = f(x1), f(x2)
-    width = float(np.max(hi - lo, initial=GCV_LOG10_XTOL))
-    for _ in range(int(np.ceil(np.log(width / GCV_LOG10_XTOL) / -np.log(_GOLDEN)))):
-        left = f1 <= f2  # the minimum lies in [lo, x2]
-        lo, hi = np.where(left, lo, x1), np.where(left, x2, hi)
-        x_new = np.where(left, hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo))
-        f_new = f(x_new)
-        x1, f1, x2, f2 = (np.where(left, x_new, x2), np.where(left, f_new, f2),
-                          np.where(left, x1, x_new), np.where(left, f1, f_new))
-    return np.where(f1 <= f2, x1, x2), np.minimum(f1, f2)
-
-
-def _choose_lam(tri: _Tri, mean_eig: FloatArray) -> FloatArray:
-    """GCV-minimising penalty per origin: grid, then golden section around the best point."""
-    rel = np.arange(GCV_LOG10_BOUNDS[0], GCV_LOG10_BOUNDS[1] + GCV_GRID_STEP / 2, GCV_GRID_STEP)
-    log_grid = np.log10(mean_eig)[:, None] + rel  # (B, G)
-    values = _gcv(tri, 10.0**log_grid)
-    rows, best = np.arange(mean_eig.size), np.argmin(values, axis=1)
-    lo, hi = np.maximum(best - 1, 0), np.minimum(best + 1, rel.size - 1)
-    x, fx = _golden(tri, log_grid[rows, lo], log_grid[rows, hi])
-    return 10.0 ** np.where(fx <= values[rows, best], x, log_grid[rows, best])
-
-
-def _apply_reflectors(grams: FloatArray, tau: FloatArray, x: FloatArray) -> FloatArray:
-    """Apply ``Q = H_{K-2} ... H_0`` stored by ``dsytrd`` (upper) to ``x`` (B, K)."""
-    for i in range(tau.shape[1]):
-        v = grams[:, i + 1, : i + 1].copy()  # C-order row i+1 = Fortran column i+1 above i+1
-        v[:, i] = 1.0
-        w = tau[:, i] * np.einsum("bk,bk->b", v, x[:, : i + 1])
-        x[:, : i + 1] -= w[:, None] * v
-    return x
-
-
-def _finish_gcv(work: _Work, spec: _Spec) -> tuple[FloatArray, FloatArray]:
-    """Ridge slopes and GCV penalties of a batch from its tridiagonal forms (module doc)."""
-    d, e, tau = work.out["d"], work.out["e"], work.out["tau"]
-    B, P = d.shape[0], d.shape[1] - 1
-    if P == 0:
-        return np.zeros((B, 0)), np.full(B, np.nan)
-    T_d, T_e, coupling = d[:, :P][:, ::-1], e[:, : P - 1][:, ::-1], e[:, P - 1]  # r first
-    tri = _Tri(T_d.T[:, :, None], (T_e**2).T[:, :, None], coupling[:, None] ** 2, d[:, P:],
-               work.nobs[:, None].astype(np.float64), float(spec.intercept))
-    lam = _choose_lam(tri, np.maximum(T_d.mean(axis=1), np.finfo(float).tiny))
-    phi = _sweep(tri.d, tri.e2, lam[:, None])[0][:, :, 0]  # (P, B)
-    u = np.cumprod(np.concatenate([1.0 / phi[:1], -T_e.T / phi[1:]]), axis=0).T  # (B, P)
-    x = np.zeros_like(d)
-    x[:, :P] = coupling[:, None] * u[:, ::-1]  # gamma = e Q M^{-1} u_P
-    css = work.css[:, :-1]  # the kernel divided column k by sqrt(css_k / n) where css_k > 0
-    scale = np.sqrt(np.where(css > 0.0, css, work.nobs[:, None]) / work.nobs[:, None])
-    gamma = _apply_reflectors(work.grams, tau, x)[:, :P]
-    return (gamma / scale if spec.standardize else gamma), lam
 
 
 class _Batch(NamedTuple):
@@ -427,20 +220,23 @@ class _Batch(NamedTuple):
     deficient: BoolArray
 
 
-def _finish(work: _Work, spec: _Spec) -> _Batch:
+def _finish(work: _gram.Work, spec: _Spec) -> _Batch:
     """Coefficients, penalties, standard errors and rank flags of a factorised batch."""
-    css, B, K = work.css[:, :-1], work.grams.shape[0], work.grams.shape[1]
+    css, (B, m) = work.css[:, :-1], work.grams.shape[:2]
     const: BoolArray = np.any(css <= RANK_RTOL * work.raw[:, :-1], axis=1)  # constant column
     deficient = const if spec.standardize or spec.method == "ols" else np.zeros_like(const)
     lam, std_err = np.full(B, np.nan if spec.lam is None else spec.lam), None
     if spec.gcv:
-        slopes, lam = _finish_gcv(work, spec)
+        out = work.out
+        slopes, lam = ridge_by_gcv(work.grams, out["d"], out["e"], out["tau"], css, work.nobs,
+                                   spec.intercept, spec.standardize)
     else:
-        ok = (work.out["info"] == 0) | (work.out["info"] == K)  # K: only rho failed (exact fit)
-        slopes = _back_substitute(work)
+        ok = (work.out["info"] == 0) | (work.out["info"] == m)  # m: only rho failed (exact fit)
+        slopes = _slopes(work)
         deficient |= ~ok
         if spec.method == "ols":
-            pivots = np.diagonal(work.grams, axis1=1, axis2=2)[:, :-1]
+            off = m - css.shape[1] - 1
+            pivots = np.diagonal(work.grams, axis1=1, axis2=2)[:, off:-1]
             deficient |= (pivots**2 <= RANK_RTOL * css).any(axis=1)
         if spec.return_se:
             std_err = _std_err(work, ok)
@@ -528,9 +324,18 @@ def recursive_ls(
         raise DataError(f"need at least min_nobs={spec.min_nobs} rows, however: T={ya.size}.")
     starts = np.zeros_like(ends) if spec.window is None else np.maximum(ends - spec.window + 1, 0)
     Z = np.column_stack([Xa, ya])  # (T, K): y last, so the Gram is bordered by X'y and y'y
-    batch, run, parts = BATCH_GCV if spec.gcv else BATCH_FIXED, None, []
+    if spec.gcv:
+        batch, kind, kernel = BATCH_GCV, _gram.TRIDIAGONAL, _gram.tridiagonal_kernel(
+            spec.standardize)
+    else:
+        batch, kind, kernel = BATCH_FIXED, _gram.CHOLESKY, _gram.cholesky_kernel(
+            spec.lam, spec.standardize)
+    run: _gram.Running | None = None
+    parts = []
     for a in range(0, ends.size, batch):
-        work, run = _fill(Z, starts[a : a + batch], ends[a : a + batch], a, spec, run)
+        work, run = _gram.fill(Z, starts[a : a + batch], ends[a : a + batch], a,
+                               centre=spec.intercept, reset=spec.reset, kind=kind,
+                               kernel=kernel, run=run)
         parts.append(_finish(work, spec))
     deficient = np.concatenate([p.deficient for p in parts])
     if deficient.any():
