@@ -61,7 +61,7 @@ def split(X: np.ndarray, y: np.ndarray, r: int) -> tuple[np.ndarray, ...]:
 
 def one_fit(data: tuple[np.ndarray, ...], *, naive: bool, seed: int) -> dict[str, float]:
     """Fit the RB on one split; seconds (wall, CPU), epochs and test R²."""
-    from attnreg.nn.blocks import BlockConfig
+    from attnreg.nn.config import BlockConfig
     from attnreg.nn.train import fit_network
 
     X_tr, X_te, y_tr, y_te = data
@@ -93,7 +93,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     X, y = loaded
     warm = split(X[:400], y[:400], 0)  # import and allocate everything once, untimed
-    from attnreg.nn.blocks import BlockConfig
+    from attnreg.nn.config import BlockConfig
     from attnreg.nn.train import fit_network
 
     with warnings.catch_warnings():

@@ -15,6 +15,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import attnreg.nn.blocks  # noqa: E402
+import attnreg.nn.config  # noqa: E402
+import attnreg.nn.features  # noqa: E402
+import attnreg.nn.layers  # noqa: E402
+import attnreg.nn.mixers  # noqa: E402
+import attnreg.nn.results  # noqa: E402
 import attnreg.nn.train  # noqa: E402
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError  # noqa: E402
 from attnreg.nn import (  # noqa: E402
@@ -29,14 +34,9 @@ from attnreg.nn import (  # noqa: E402
     fit_network_formula,
     train_model,
 )
-from attnreg.nn.blocks import (  # noqa: E402
-    RegressionMixer,
-    dropout_mask,
-    phi_covariance,
-    poly_features,
-    ridge,
-    top_eigenvectors,
-)
+from attnreg.nn.features import phi_covariance, poly_features, top_eigenvectors  # noqa: E402
+from attnreg.nn.layers import dropout_mask, ridge  # noqa: E402
+from attnreg.nn.mixers import RegressionMixer  # noqa: E402
 from tests.conftest import RTOL_EXACT  # noqa: E402
 
 RTOL_TORCH32 = 1e-4  # float32 forward passes computed in two algebraically equal ways
@@ -459,7 +459,9 @@ def test_variants_are_configurations_not_copies():
         assert dataclasses.is_dataclass(config)
 
 
-@pytest.mark.parametrize("module", [attnreg.nn.blocks, attnreg.nn.train], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [attnreg.nn.blocks, attnreg.nn.config, attnreg.nn.features,
+                                    attnreg.nn.layers, attnreg.nn.mixers, attnreg.nn.results,
+                                    attnreg.nn.train], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

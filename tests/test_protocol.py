@@ -182,8 +182,11 @@ def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as ex:
         cli.main(["table1", "--splits", "many"])
     assert ex.value.code == 2 and capsys.readouterr().err.count("\n") == 1
-    assert cli.main(["ablation"]) == 2
-    assert "needs the Regression Block (method='block')" in capsys.readouterr().err
+    assert cli.main(["ablation", "--variants", "RB,A9", "--out", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "variant must be one of A0, A1" in err
+    assert cli.main(["ablation", "--max-epochs", "0", "--out", "unused"]) == 2
+    assert "--max-epochs must be a positive integer" in capsys.readouterr().err
 
 
 def test_cli_table1_end_to_end(fake_data: pd.DataFrame, counting: list[dict[str, Any]], tmp_path: Path,

@@ -1,7 +1,7 @@
 """Command line of the benchmarks: ``python -m attnreg.bench {table1,mc,ablation} ...``.
 
-Errors are one line on stderr with exit status 2; an interrupted ``table1`` run keeps its
-finished cells and resumes when started again with the same ``--out``.
+Errors are one line on stderr with exit status 2; an interrupted ``table1`` or ``ablation``
+run keeps its finished cells and resumes when started again with the same ``--out``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any, NoReturn
 from attnreg.exceptions import AttnregError
 
 PROG = "python -m attnreg.bench"
-ABLATION_MESSAGE = "not available yet: needs the Regression Block (method='block')"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     from attnreg.bench.dgp import DGPS
     from attnreg.bench.montecarlo import METHODS as MC_METHODS
     from attnreg.bench.protocol import METHODS, PLANNED
+    from attnreg.bench.published import DEFAULT_VARIANTS, VARIANT_NAMES
     from attnreg.datasets import dataset_names
 
     p = _Parser(prog=PROG, description="Reproduce the paper's benchmarks.")
@@ -58,16 +58,7 @@ def _parser() -> argparse.ArgumentParser:
                         f"{', '.join(PLANNED) or 'none'}); default ols,ridge,pcr,rf")
     t.add_argument("--datasets", type=_listof(str), default=["all"],
                    help=f"comma-separated, or 'all' (default): {', '.join(dataset_names())}")
-    t.add_argument("--splits", type=int, default=5, help="80/20 splits, seeds 42+1000r (default 5)")
-    t.add_argument("--device", default="cpu", help="cpu or cuda, for the torch methods (default cpu)")
-    t.add_argument("--out", default="results", help="output directory (default results/)")
-    t.add_argument("--cache-dir", default=None, help="cached cells (default OUT/cells)")
-    t.add_argument("--data-dir", default=None, help="directory with the dataset CSVs "
-                   "(default: $ATTNREG_DATA, then the user cache, then download)")
-    t.add_argument("--no-download", action="store_true", help="never download missing datasets")
-    t.add_argument("--quick", action="store_true", help="1 split, at most 1000 rows per dataset")
-    t.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1)")
-    t.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    _grid_arguments(t, "table1")
 
     m = sub.add_parser("mc", help="Monte Carlo study (six DGPs × N × SNR)",
                        description="Monte Carlo study of the paper (Sec. 4): test R² per DGP, N, "
@@ -87,9 +78,37 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--out", default="results", help="output directory (default results/)")
     m.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
 
-    sub.add_parser("ablation", help="ablation grid of the Regression Block (not available yet)",
-                   description=f"Ablation grid of the paper's App. E: {ABLATION_MESSAGE}.")
+    a = sub.add_parser("ablation", help="ablation grid of the paper's App. E (A0–A7, RB, trimmed)",
+                       description="Ablation grid of the paper's App. E: each variant of the Regression "
+                                   "Block / FT-Transformer under the Table 1 protocol, beside the "
+                                   "published grid with paired differences. Finished cells are cached "
+                                   "under OUT/cells, so an interrupted run resumes.")
+    a.add_argument("--variants", type=_listof(str), default=list(DEFAULT_VARIANTS),
+                   help=f"comma-separated, or 'all': {', '.join(VARIANT_NAMES)} "
+                        f"(default {','.join(DEFAULT_VARIANTS)})")
+    a.add_argument("--datasets", type=_listof(str), default=["all"],
+                   help=f"comma-separated, or 'all' (default): {', '.join(dataset_names())}")
+    _grid_arguments(a, "ablation")
+    a.add_argument("--max-epochs", type=int, default=None,
+                   help="cap on the training epochs, for smoke runs (default: the paper's 200)")
     return p
+
+
+def _grid_arguments(p: argparse.ArgumentParser, name: str) -> None:
+    """The options ``table1`` and ``ablation`` share."""
+    p.add_argument("--splits", type=int, default=5, help="80/20 splits, seeds 42+1000r (default 5)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda, for the torch methods (default cpu)")
+    p.add_argument("--out", default="results", help="output directory (default results/)")
+    p.add_argument("--cache-dir", default=None, help="cached cells (default OUT/cells)")
+    p.add_argument("--data-dir", default=None, help="directory with the dataset CSVs "
+                   "(default: $ATTNREG_DATA, then the user cache, then download)")
+    p.add_argument("--no-download", action="store_true", help="never download missing datasets")
+    p.add_argument("--quick", action="store_true", help="1 split, at most 1000 rows per dataset")
+    p.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help=f"no progress line and no table on stdout: only the files written (the "
+                        f"report is in OUT/{name}_report.txt, or {name}_quick_report.txt)")
 
 
 def _pin(stack: ExitStack, threads: int) -> None:
@@ -110,11 +129,28 @@ def _table1(args: argparse.Namespace) -> None:
     datasets = None if args.datasets == ["all"] else args.datasets
     cache = Path(args.cache_dir) if args.cache_dir else out / "cells"
     res = run_table1(datasets, methods, args.splits, cache_dir=cache, device=args.device,
-                     progress=not args.no_progress, quick=args.quick, data_dir=args.data_dir,
-                     download=not args.no_download, threads=args.threads)
+                     progress=not (args.no_progress or args.quiet), quick=args.quick,
+                     data_dir=args.data_dir, download=not args.no_download, threads=args.threads)
     paths = write_results(res, out, "table1_quick" if args.quick else "table1")
-    sys.stdout.write(table1_report(res))
-    sys.stdout.write("\nwrote " + ", ".join(str(p) for p in paths.values()) + "\n")
+    if not args.quiet:
+        sys.stdout.write(table1_report(res) + "\n")
+    sys.stdout.write("wrote " + ", ".join(str(p) for p in paths.values()) + "\n")
+
+
+def _ablation(args: argparse.Namespace) -> None:
+    from attnreg.bench.ablation import ablation_report, run_ablation, write_ablation
+
+    out = Path(args.out)
+    datasets = None if args.datasets == ["all"] else args.datasets
+    cache = Path(args.cache_dir) if args.cache_dir else out / "cells"
+    res = run_ablation(args.variants, datasets, args.splits, cache_dir=cache, device=args.device,
+                       progress=not (args.no_progress or args.quiet), quick=args.quick,
+                       data_dir=args.data_dir, download=not args.no_download, threads=args.threads,
+                       max_epochs=args.max_epochs)
+    paths = write_ablation(res, out, "ablation_quick" if args.quick else "ablation", quick=args.quick)
+    if not args.quiet:
+        sys.stdout.write(ablation_report(res, quick=args.quick) + "\n")
+    sys.stdout.write("wrote " + ", ".join(str(p) for p in paths.values()) + "\n")
 
 
 def _mc(args: argparse.Namespace) -> None:
@@ -133,23 +169,29 @@ def _mc(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 2 error, 130 interrupted)."""
+    """Entry point; returns the exit status (0 ok, 2 error, 130 interrupted).
+
+    Examples
+    --------
+    >>> main(["ablation", "--variants", "A9", "--no-progress"])  # the error is one line on stderr
+    2
+    >>> main(["table1", "--methods", "ols", "--datasets", "yacht", "--out", "results"])  # doctest: +SKIP
+    0
+    """
     args = _parser().parse_args(argv)
     prog = f"{PROG} {args.command}"
     try:
-        if args.command == "ablation":
-            sys.stderr.write(f"{prog}: {ABLATION_MESSAGE}\n")
-            return 2
-        for flag in ("splits", "reps", "threads", "n_test"):
-            if getattr(args, flag, 1) < 1:
+        for flag in ("splits", "reps", "threads", "n_test", "max_epochs"):
+            value = getattr(args, flag, 1)
+            if value is not None and value < 1:
                 sys.stderr.write(f"{prog}: error: --{flag.replace('_', '-')} must be a positive integer\n")
                 return 2
-        (_table1 if args.command == "table1" else _mc)(args)
+        {"table1": _table1, "ablation": _ablation, "mc": _mc}[args.command](args)
     except (AttnregError, OSError, ImportError) as exc:
         sys.stderr.write(f"{prog}: error: {exc}\n")
         return 2
     except KeyboardInterrupt:
-        where = " (finished cells are kept; rerun to resume)" if args.command == "table1" else ""
+        where = " (finished cells are kept; rerun to resume)" if args.command != "mc" else ""
         sys.stderr.write(f"\n{prog}: interrupted{where}\n")
         return 130
     return 0

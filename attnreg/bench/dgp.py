@@ -74,6 +74,12 @@ class Simulation:
     X_test : (n_test, 5); y_test, f_test : (n_test,).
     dgp, snr, seed : how it was drawn.
     noise_sd : standard deviation of ε, sqrt(Var(f) / snr).
+
+    Examples
+    --------
+    >>> sim = simulate("friedman1", 100, snr=2.0, n_test=50, seed=0)
+    >>> sim.X_train.shape, sim.y_test.shape, sim.dgp
+    ((100, 5), (50,), 'friedman1')
     """
 
     X_train: FloatArray
@@ -89,7 +95,15 @@ class Simulation:
 
 
 def signal(dgp: str, x: FloatArray) -> FloatArray:
-    """Noiseless signal f(x) of a named DGP; ``x`` is (n, 5)."""
+    """Noiseless signal f(x) of a named DGP; ``x`` is (n, 5).
+
+    Examples
+    --------
+    >>> signal("linear", np.full((1, 5), 0.5))  # (x - 0.5)·β vanishes at the centre
+    array([0.])
+    >>> round(float(signal("friedman3", np.zeros((1, 5)))[0]), 4)  # 0·0 + log(2)
+    0.6931
+    """
     if dgp not in DGPS:
         raise OptionError(f"dgp must be one of {', '.join(map(repr, DGPS))}; got {dgp!r}")
     x = np.asarray(x, dtype=np.float64)
@@ -111,6 +125,13 @@ def simulate(dgp: str, n_train: int, snr: float, *, n_test: int = 1000, seed: in
     Returns
     -------
     Simulation
+
+    Examples
+    --------
+    >>> a = simulate("soft_radial", 200, snr=1.0, seed=3)
+    >>> b = simulate("soft_radial", 200, snr=1.0, seed=3)
+    >>> bool(np.array_equal(a.y_train, b.y_train)), a.X_test.shape
+    (True, (1000, 5))
     """
     if dgp not in DGPS:
         raise OptionError(f"dgp must be one of {', '.join(map(repr, DGPS))}; got {dgp!r}")

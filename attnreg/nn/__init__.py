@@ -1,22 +1,24 @@
 """Neural regression in torch: the paper's Regression Block and its FT-Transformer baseline.
 
 ``fit_network_formula`` is the formula front end (``attnreg(formula, data, method="block")``);
-``fit_network`` fits on arrays; the modules, their configurations and the paper's ablation
-variants are in :mod:`attnreg.nn.blocks`, the shared training loop in :mod:`attnreg.nn.train`.
+``fit_network`` fits on arrays. The two networks are in :mod:`attnreg.nn.blocks`, their
+configurations and the paper's ablation variants in :mod:`attnreg.nn.config`, the token
+mixers in :mod:`attnreg.nn.mixers` (the φ map and its PCA in :mod:`attnreg.nn.features`),
+the FFN sublayer and ridge warm start in :mod:`attnreg.nn.layers`, and the shared training
+loop in :mod:`attnreg.nn.train`.
 Importing this package imports torch; ``import attnreg`` does not.
+
+Examples
+--------
+>>> from attnreg.nn import VARIANTS, build_model, count_parameters
+>>> {v: count_parameters(build_model(VARIANTS[v], n_features=8)) for v in ("RB", "A0")}
+{'RB': 30401, 'A0': 101697}
 """
 
 from __future__ import annotations
 
-from attnreg.nn.blocks import (
-    VARIANTS,
-    BlockConfig,
-    FTTConfig,
-    FTTransformer,
-    RegressionBlock,
-    build_model,
-    count_parameters,
-)
+from attnreg.nn.blocks import FTTransformer, RegressionBlock, build_model, count_parameters
+from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig
 from attnreg.nn.results import NetworkResults, fit_network_formula
 from attnreg.nn.train import History, NetworkFit, fit_network, train_model
 

@@ -21,7 +21,7 @@ import patsy
 from attnreg._typing import FloatArray
 from attnreg.design import Design, DesignResultsMixin, NaAction, build_design
 from attnreg.exceptions import DataError, OptionError
-from attnreg.nn.blocks import VARIANTS, BlockConfig, FTTConfig, config_fields
+from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig, config_fields
 from attnreg.nn.train import NetworkFit, check_fit_options, fit_network
 from attnreg.report import Summary, fmt_g, residual_lines
 
@@ -46,7 +46,7 @@ def fit_network_formula(formula: str, data: Any, *, method: Method = "block", we
     subset, na_action, eval_env
         As for :func:`attnreg.attnreg`; ``eval_env`` defaults to the caller's scope.
     **options
-        ``variant`` (a key of :data:`attnreg.nn.blocks.VARIANTS`: "RB", "A0"–"A7",
+        ``variant`` (a key of :data:`attnreg.nn.config.VARIANTS`: "RB", "A0"–"A7",
         "trimmed") or ``config`` (a ``BlockConfig``/``FTTConfig``); any configuration field
         (``d_model``, ``pca_components``, ``n_mixers``, ``ffn``, …) to override it; and the
         fitting options of :func:`attnreg.nn.train.fit_network` (``seed``, ``device``,
@@ -55,6 +55,15 @@ def fit_network_formula(formula: str, data: Any, *, method: Method = "block", we
     Returns
     -------
     NetworkResults
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
+    >>> df["y"] = df.a * df.b + 0.1 * rng.normal(size=200)
+    >>> fit = fit_network_formula("y ~ a + b", df, variant="trimmed", pca_components=10, max_epochs=5)
+    >>> fit.predict(df.head(3)).shape, fit.n_params > 0
+    ((3,), True)
     """
     if weights is not None:
         raise OptionError(f"weights are not supported by method {method!r}")
@@ -74,7 +83,14 @@ def fit_network_formula(formula: str, data: Any, *, method: Method = "block", we
 
 def resolve_network_options(method: str, options: dict[str, Any]) -> tuple[BlockConfig | FTTConfig,
                                                                           dict[str, Any]]:
-    """Split ``options`` into the network configuration and the fitting options, validated."""
+    """Split ``options`` into the network configuration and the fitting options, validated.
+
+    Examples
+    --------
+    >>> config, fit_options = resolve_network_options("block", {"variant": "A2", "d_model": 32, "seed": 1})
+    >>> config.poly, config.d_model, fit_options["seed"], fit_options["optimizer"]
+    (False, 32, 1, 'adam')
+    """
     if method not in CONFIGS:
         raise OptionError(f"method must be 'block' or 'ftt', however: {method=}")
     options = dict(options)
@@ -118,6 +134,15 @@ class NetworkResults(DesignResultsMixin):
     method : {"block", "ftt"}
     variant : str or None
         The paper's configuration name, when one was asked for.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
+    >>> df["y"] = df.a - df.b + 0.1 * rng.normal(size=200)
+    >>> fit = fit_network_formula("y ~ a + b", df, d_model=16, pca_components=10, max_epochs=5)
+    >>> isinstance(fit, NetworkResults), fit.history.shape[1]
+    (True, 4)
     """
 
     design: Design
@@ -274,7 +299,16 @@ class NetworkResults(DesignResultsMixin):
 
 
 def describe(config: BlockConfig | FTTConfig, variant: str | None = None) -> str:
-    """One line naming the architecture of a configuration."""
+    """One line naming the architecture of a configuration.
+
+    Examples
+    --------
+    >>> from attnreg.nn.config import VARIANTS
+    >>> describe(VARIANTS["A0"], "A0")
+    'FT-Transformer [A0]: 3 blocks, d_model 64, 4 heads, FFN 128'
+    >>> describe(VARIANTS["trimmed"])
+    'Regression Block: 1 block x 2 regression mixers, d_model 64, degree-2 map, PCA 50, ridge warm start'
+    """
     name = f" [{variant}]" if variant else ""
     if isinstance(config, FTTConfig):
         poly = ", degree-2 polynomial inputs" if config.poly_inputs else ""

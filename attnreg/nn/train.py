@@ -24,7 +24,8 @@ from torch import nn
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
-from attnreg.nn.blocks import BlockConfig, FTTConfig, build_model, count_parameters
+from attnreg.nn.blocks import build_model, count_parameters
+from attnreg.nn.config import BlockConfig, FTTConfig
 
 Schedule = Literal["none", "warmup_cosine"]
 EVAL_BATCH = 8192  # rows per forward pass when predicting (memory bound, not a tuning knob)
@@ -49,6 +50,15 @@ class EpochRecord:
         Epoch of the lowest validation loss so far.
     lr : float
         Learning rate used in this epoch.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> fit = fit_network(X, X.sum(axis=1), config=BlockConfig(d_model=8, pca_components=8),
+    ...                   max_epochs=3, progress=seen.append)
+    >>> [r.epoch for r in seen], seen[0].max_epochs
+    ([1, 2, 3], 3)
     """
 
     epoch: int
@@ -74,6 +84,13 @@ class History:
         Whether early stopping ended training before ``max_epochs``.
     seconds : float
         Wall-clock time of the loop.
+
+    Examples
+    --------
+    >>> h = History(train_loss=[1.0, 0.5], val_loss=[0.9, 0.7], lr=[1e-3, 1e-3], best_epoch=2,
+    ...             best_val_loss=0.7, stopped_early=False, seconds=0.1)
+    >>> h.n_epochs, h.to_frame()["best"].tolist()
+    (2, [False, True])
     """
 
     train_loss: list[float]
@@ -97,7 +114,15 @@ class History:
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; ``"cpu"``/``"cuda"`` checked."""
+    """``"auto"`` -> CUDA when available, else CPU; ``"cpu"``/``"cuda"`` checked.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device("auto").type in ("cpu", "cuda")
+    True
+    """
     if isinstance(device, torch.device):
         return device
     if device == "auto":
@@ -125,7 +150,14 @@ def _lr_factor(schedule: Schedule, max_epochs: int, warmup_fraction: float) -> C
 
 @torch.no_grad()
 def predict_model(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """Evaluation-mode predictions in batches. **Shape**: (n, P) -> (n,)."""
+    """Evaluation-mode predictions in batches. **Shape**: (n, P) -> (n,).
+
+    Examples
+    --------
+    >>> model = nn.Sequential(nn.Linear(3, 1), nn.Flatten(0))
+    >>> predict_model(model, torch.zeros(10, 3)).shape
+    torch.Size([10])
+    """
     was_training = model.training
     model.eval()
     out = torch.cat([model(x[i:i + EVAL_BATCH]) for i in range(0, x.shape[0], EVAL_BATCH)]
@@ -149,6 +181,16 @@ def train_model(model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_val: torch
 
     **Shape**: ``x`` (n, P), ``y`` (n,), ``x_val`` (n_val, P), ``y_val`` (n_val,), all on the
     model's device and dtype.
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> model = nn.Sequential(nn.Linear(2, 1), nn.Flatten(0))
+    >>> x = torch.randn(200, 2); y = x @ torch.tensor([1.0, -1.0])
+    >>> history = train_model(model, x[:150], y[:150], x[150:], y[150:], batch_size=16, lr=0.05,
+    ...                       max_epochs=100)
+    >>> history.best_val_loss < 1e-3, model.training
+    (True, False)
     """
     _check_train_options(optimizer, lr, weight_decay, batch_size, max_epochs, patience, clip_norm,
                          schedule, warmup_fraction)
@@ -225,7 +267,14 @@ def _check_train_options(optimizer: str, lr: float, weight_decay: float, batch_s
 
 
 def split_validation(n: int, fraction: float, seed: int) -> tuple[IntArray, IntArray]:
-    """Random (fit rows, validation rows), sorted, with ``round(fraction·n)`` validation rows."""
+    """Random (fit rows, validation rows), sorted, with ``round(fraction·n)`` validation rows.
+
+    Examples
+    --------
+    >>> fit_rows, val_rows = split_validation(20, 0.15, seed=0)
+    >>> len(fit_rows), len(val_rows), sorted([*fit_rows, *val_rows]) == list(range(20))
+    (17, 3, True)
+    """
     if not 0 < fraction < 1:
         raise OptionError(f"val_fraction must be in (0, 1), however: val_fraction={fraction!r}")
     n_val = round(fraction * n)
@@ -252,6 +301,13 @@ class NetworkFit:
     history : History
     options : dict
         The training options used.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> fit = fit_network(X, X[:, 0] - X[:, 1], config=BlockConfig(d_model=8, pca_components=8), max_epochs=3)
+    >>> isinstance(fit, NetworkFit), fit.n_params, fit.predict(X[:4]).shape
+    (True, 425, (4,))
     """
 
     model: nn.Module = field(repr=False)
@@ -293,6 +349,16 @@ def check_fit_options(config: BlockConfig | FTTConfig, **options: Any) -> dict[s
     The optimizer and schedule default to the paper's for the architecture of ``config``
     (Adam without schedule for the Regression Block; AdamW with warm-up + cosine for the
     FT-Transformer).
+
+    Examples
+    --------
+    >>> opts = check_fit_options(FTTConfig(), lr=5e-4)
+    >>> opts["optimizer"], opts["schedule"], opts["lr"], opts["batch_size"]
+    ('adamw', 'warmup_cosine', 0.0005, 256)
+    >>> check_fit_options(BlockConfig(), lr=-1)
+    Traceback (most recent call last):
+    ...
+    attnreg.exceptions.OptionError: lr must be positive, however: lr=-1
     """
     unknown = sorted(set(options) - set(TRAIN_DEFAULTS) - set(FIT_DEFAULTS))
     if unknown:
