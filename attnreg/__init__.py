@@ -17,5 +17,15 @@ from attnreg.timeseries.transforms import diff, lag, lags
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """Lazy exports: ``attnreg.AttnRegressor`` imports scikit-learn on first use only."""
+    if name == "AttnRegressor":
+        from attnreg.sklearn import AttnRegressor
+
+        return AttnRegressor
+    raise AttributeError(f"module 'attnreg' has no attribute {name!r}")
+
+
 __all__ = ["__version__", "attnreg", "compare", "diff", "forecast", "lag", "lags", "load_dataset",
            "rolling"]

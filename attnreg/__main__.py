@@ -1,7 +1,8 @@
-"""``python -m attnreg``."""
+"""``python -m attnreg``: see :mod:`attnreg.cli`."""
 
 import sys
 
 from attnreg.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

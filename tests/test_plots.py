@@ -47,3 +47,23 @@ def test_forecast_plots(series: pd.DataFrame) -> None:
     assert len(top.lines) == 3 and len(bottom.lines) == 2
     ax = plots.plot_coef_paths(fc)
     assert len(ax.lines) == 3  # two terms and the zero line
+
+
+def test_coefficient_and_dual_view(longley: pd.DataFrame) -> None:
+    fit = ar.attnreg(FORMULA, data=longley)
+    query = longley.iloc[[15]]
+    c = plots.coefficient_contributions(fit, query)
+    assert c.attrs["baseline"] == pytest.approx(longley["TOTEMP"].mean(), rel=1e-9)
+    assert c.attrs["baseline"] + c.sum() == pytest.approx(fit.predict(query).iloc[0], rel=1e-9)
+    left, right = plots.plot_dual_view(fit, query, top=4)
+    assert len(left.patches) == 6 and len(right.patches) == 4
+    ax = plots.plot_coefficients(ar.attnreg(FORMULA, data=longley, method="ridge"), query, top=3)
+    assert len(ax.patches) == 3
+    with pytest.raises(OptionError, match="needs a model with an intercept"):
+        plots.coefficient_contributions(ar.attnreg(FORMULA + " - 1", data=longley), query)
+
+
+def test_forecast_plot_returns_both_axes(series: pd.DataFrame) -> None:
+    fc = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", series, start="2010Q1")
+    _, bottom = plots.plot_forecast(fc)
+    assert bottom.get_ylabel().startswith("cum. SSE")
