@@ -33,12 +33,20 @@ METHODS = (*SPECTRAL_METHODS, "softmax", "block", "ftt")
 
 
 def formula_namespace() -> dict[str, Callable[..., Any]]:
-    """Helper functions available inside every formula (time-series lags and differences)."""
+    """Helper functions available inside every formula.
+
+    Time-series lags and differences, and NaN-aware ``center`` / ``standardize`` / ``scale``
+    (:mod:`attnreg.formula_transforms`) in place of patsy's.
+    """
+    from attnreg.formula_transforms import center, scale, standardize
+
+    names: dict[str, Callable[..., Any]] = {"center": center, "standardize": standardize,
+                                            "scale": scale}
     try:
         from attnreg.timeseries.transforms import diff, lag, lags
     except ImportError:  # pragma: no cover - the time-series layer is optional at import time
-        return {}
-    return {"lag": lag, "lags": lags, "diff": diff}
+        return names
+    return {**names, "lag": lag, "lags": lags, "diff": diff}
 
 
 def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None,

@@ -50,6 +50,23 @@ class AttentionWeights:
     base : ndarray, shape (J,), or None
         A part of each prediction not carried by the weights (softmax with
         ``value="ridge"``: the ridge fit, the weights then average its residuals).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+    >>> w = fit.attention(df.iloc[[15]])        # the 1962 prediction, over 16 training years
+    >>> w.weights.shape
+    (1, 16)
+    >>> d = w.diagnostics.iloc[0]
+    >>> float(round(d["weight_sum"], 10)), bool(abs(d["prediction"] - fit.fitted.iloc[15]) < 1e-6)
+    (1.0, True)
+    >>> w.explain(0, top=3).index.tolist()     # the training rows that drove it
+    [15, 14, 13]
+    >>> w.top_k(2)[["rank", "train_label"]].to_numpy().tolist()
+    [[1, 15], [2, 14]]
     """
 
     weight_fn: WeightFn = field(repr=False)
@@ -198,6 +215,19 @@ class Embedding:
         Ω = W W', the metric of the attention: ω_ji = w_i x*_j' Ω x_i.
     train_factors : DataFrame, shape (N, n_factors)
         F of the training rows. With weights w, F' diag(w) F = diag(1, f): the identity for OLS.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> emb = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=df).embedding
+    >>> F = emb.train_factors.to_numpy()
+    >>> bool(np.allclose(F.T @ F, np.eye(F.shape[1])))    # OLS: orthonormal factors
+    True
+    >>> emb.omega.shape
+    (3, 3)
     """
 
     encoder: pd.DataFrame

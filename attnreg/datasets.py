@@ -355,6 +355,18 @@ def load_dataset(name: str, *, data_dir: str | os.PathLike[str] | None = None,
     DataError
         A local copy fails its checksum, or no copy is found and downloading is disabled
         or fails; the message says which file to put where.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from attnreg.datasets import dataset_names, target_name
+    >>> dataset_names()
+    ('california', 'yacht', 'energy', 'concrete', 'airfoil', 'abalone', 'kin8nm', 'protein')
+    >>> target_name("yacht")
+    'residuary_resistance'
+    >>> df = ar.load_dataset("yacht")         # doctest: +SKIP
+    >>> df.shape                              # doctest: +SKIP
+    (308, 7)
     """
     info = dataset_info(name)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()

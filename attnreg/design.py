@@ -237,7 +237,34 @@ class _Built:
 
 
 def _model_arrays(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
-    """``patsy.dmatrices(desc, frame, eval_env=env, NA_action="drop")`` as arrays, fast."""
+    """``patsy.dmatrices(desc, frame, eval_env=env, NA_action="drop")`` as arrays, fast.
+
+    The fast builder uses three of patsy's private helpers; should a patsy release move them,
+    the public ``patsy.dmatrices`` (slower, same result) is used instead.
+    """
+    try:
+        from patsy.build import _build_subterm, _CheckMatch, _eval_factor, _max_allowed_dim  # noqa: F401
+    except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
+        return _model_arrays_public(desc, frame, env)
+    return _model_arrays_fast(desc, frame, env)
+
+
+def _model_arrays_public(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
+    """The public-API route: ``patsy.dmatrices`` on a positional index, then relabelled."""
+    positional = frame.set_axis(pd.RangeIndex(len(frame)), axis=0)
+    y_df, X_df = patsy.dmatrices(desc, positional, eval_env=env, NA_action="drop",
+                                 return_type="dataframe")
+    if len(y_df.columns) == 0:  # pragma: no cover - patsy raises this itself
+        raise patsy.PatsyError("model is missing required outcome variables")
+    rows = np.asarray(X_df.index, dtype=np.int64)
+    return _Built(y=np.ascontiguousarray(y_df.to_numpy(dtype=np.float64)),
+                  X=np.ascontiguousarray(X_df.to_numpy(dtype=np.float64)),
+                  labels=frame.index[rows], rows=rows,
+                  y_info=y_df.design_info, x_info=X_df.design_info)
+
+
+def _model_arrays_fast(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
+    """The fast route (see the comment above :class:`_Built`)."""
     from patsy.build import _CheckMatch
 
     na = patsy.NAAction("drop")

@@ -75,6 +75,19 @@ class SoftmaxResults(DesignResultsMixin):
         The fitted heads, mixture weights and standardisation.
     call : str
         The call, for reports.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import attnreg as ar
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.uniform(-2, 2, (200, 2)), columns=["x1", "x2"])
+    >>> df["y"] = np.sin(2 * df.x1) + 0.1 * rng.standard_normal(200)
+    >>> fit = ar.attnreg("y ~ x1 + x2", df, method="softmax", seed=0, progress=False)
+    >>> round(fit.r_squared, 2), round(ar.attnreg("y ~ x1 + x2", df).r_squared, 2)   # vs OLS
+    (0.96, 0.06)
+    >>> fit.attention(df.iloc[:2]).diagnostics["weight_sum"].round(10).tolist()     # convex
+    [1.0, 1.0]
     """
 
     design: Design

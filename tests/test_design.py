@@ -104,3 +104,28 @@ def test_subset_applies_after_the_formula_is_evaluated(frame: pd.DataFrame) -> N
     assert fit.nobs == 20  # row 10's lag is row 9's a, not missing
     assert_allclose(fit.design.X[0, 1], frame["a"].iloc[9])
     assert fit.design.n_subset_excluded == 10 and len(fit.design.dropped_labels) == 0
+
+
+@pytest.mark.parametrize("formula", [
+    "y ~ x1 + np.log(x2) + C(g)",
+    "y ~ x1 * C(g) + I(x2 ** 2) - 1",
+    "np.log(x2) ~ center(x1) + g:x1",
+])
+def test_public_patsy_route_equals_fast_builder(mixed_frame: pd.DataFrame, formula: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # the fast builder relies on patsy private helpers; without them the public dmatrices
+    # route must give the same design, rows, labels and fit
+    from attnreg import design
+
+    data = mixed_frame.copy()
+    data.loc[data.index[[3, 10]], "x1"] = np.nan
+    data.loc[data.index[7], "g"] = None
+    fast = ar.attnreg(formula, data)
+    monkeypatch.setattr(design, "_model_arrays", design._model_arrays_public)
+    public = ar.attnreg(formula, data)
+    assert public.design.column_names == fast.design.column_names
+    assert public.design.row_labels.equals(fast.design.row_labels)
+    assert list(public.design.dropped_labels) == list(fast.design.dropped_labels)
+    assert_allclose(public.design.X, fast.design.X, rtol=0, atol=0)
+    assert_allclose(public.coef.to_numpy(), fast.coef.to_numpy(), rtol=1e-13)
+    assert_allclose(public.predict(data.iloc[:5]), fast.predict(data.iloc[:5]), rtol=1e-13)
