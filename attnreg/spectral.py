@@ -959,10 +959,11 @@ def rss_of_filter(sp: Spectrum, f: FloatArray, fc: FloatArray | None = None) -> 
 
 
 #: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
-#: design is small enough for the refinement to cost nothing noticeable
+#: design has at most REFINE_MAX_SIZE cells (there the refinement costs under a millisecond;
+#: at 1e4 x 11 it was a fifth of the whole fit-plus-summary)
 REFINE_COND = 1e5
-REFINE_MAX_SIZE = 200_000
-_REFINE_WHOLE_BYTES = 16 * REFINE_MAX_SIZE  # refine_ols converts X once up to this size
+REFINE_MAX_SIZE = 20_000
+_REFINE_WHOLE_BYTES = 16 * 200_000  # refine_ols converts X once up to this size
 
 
 def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
