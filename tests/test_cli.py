@@ -157,3 +157,18 @@ def test_entry_point_subprocess(small_csv: Path) -> None:
     bad = subprocess.run([*cmd, "forecast", "y ~ x", "--data", str(small_csv.with_suffix(".nope"))],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_closed_pipe_is_not_an_error() -> None:
+    """``attnreg | head -1`` ends quietly, as Unix tools do: a closed stdout is not an error."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the demo writes a byte
+    proc = subprocess.run([sys.executable, "-m", "attnreg"], stdout=write_end,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(write_end)
+    assert proc.returncode == 0
+    assert "error" not in proc.stderr and "Traceback" not in proc.stderr
