@@ -16,6 +16,7 @@ from numpy.testing import assert_allclose
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from tests.conftest import ATOL_IDENTITY, RTOL_EXACT
+from tests.test_ridge_pcr import brute_force_gcv, brute_force_loo
 
 N, P = 20, 50
 
@@ -112,25 +113,6 @@ def test_attention_identities(wide: pd.DataFrame) -> None:
     assert_allclose(Wn.sum(axis=1), 1.0, atol=ATOL_IDENTITY)
     X = fit.design.X
     assert_allclose(X @ fit.embedding.omega.to_numpy() @ X.T, W, atol=ATOL_IDENTITY)
-
-
-def brute_force_gcv(Z: np.ndarray, yc: np.ndarray, lam: float) -> float:
-    n = len(yc)
-    H = Z @ np.linalg.solve(Z.T @ Z + lam * np.eye(Z.shape[1]), Z.T)
-    rss = np.sum((yc - H @ yc) ** 2)
-    return n * rss / (n - 1 - np.trace(H)) ** 2
-
-
-def brute_force_loo(Z: np.ndarray, y: np.ndarray, lam: float) -> float:
-    n, p = Z.shape
-    A = np.column_stack([np.ones(n), Z])
-    pen = lam * np.diag(np.r_[0.0, np.ones(p)])
-    errs = []
-    for i in range(n):
-        keep = np.arange(n) != i
-        c = np.linalg.solve(A[keep].T @ A[keep] + pen, A[keep].T @ y[keep])
-        errs.append(y[i] - A[i] @ c)
-    return float(np.mean(np.square(errs)))
 
 
 @pytest.mark.parametrize("criterion", ["gcv", "loo"])

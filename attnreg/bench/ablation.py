@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg.bench.protocol import COLUMNS, network_method, run_grid
-from attnreg.bench.reports import compare_published, mean_table
+from attnreg.bench.reports import compare_published, mean_table, write_tables
 from attnreg.bench.published import (
     ABLATION,
     COMPARED,
@@ -213,10 +213,5 @@ def write_ablation(results: pd.DataFrame, out_dir: str | os.PathLike[str],
     ...     sorted(p.name for p in write_ablation(pd.DataFrame(rows), tmp).values())
     ['ablation_means.csv', 'ablation_report.txt', 'ablation_results.csv']
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {k: out / f"{prefix}_{k}" for k in ("results.csv", "means.csv", "report.txt")}
-    results.reindex(columns=list(COLUMNS)).to_csv(paths["results.csv"], index=False)
-    mean_table(results).to_csv(paths["means.csv"])
-    paths["report.txt"].write_text(ablation_report(results, quick=quick))
-    return paths
+    return write_tables(results.reindex(columns=list(COLUMNS)),
+                        ablation_report(results, quick=quick), out_dir, prefix)

@@ -123,10 +123,16 @@ def write_results(results: pd.DataFrame, out_dir: str | os.PathLike[str],
     ...     sorted(p.name for p in write_results(pd.DataFrame(rows), tmp).values())
     ['table1_means.csv', 'table1_report.txt', 'table1_results.csv']
     """
+    return write_tables(results, table1_report(results), out_dir, prefix)
+
+
+def write_tables(results: pd.DataFrame, report: str, out_dir: str | os.PathLike[str],
+                 prefix: str) -> dict[str, Path]:
+    """Write ``PREFIX_results.csv`` (long), ``PREFIX_means.csv`` and ``PREFIX_report.txt``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {k: out / f"{prefix}_{k}" for k in ("results.csv", "means.csv", "report.txt")}
     results.to_csv(paths["results.csv"], index=False)
     mean_table(results).to_csv(paths["means.csv"])
-    paths["report.txt"].write_text(table1_report(results))
+    paths["report.txt"].write_text(report)
     return paths
