@@ -19,14 +19,23 @@ from attnreg.exceptions import OptionError  # noqa: E402
 from attnreg.sklearn import AttnRegressor  # noqa: E402
 from tests.conftest import RTOL_EXACT  # noqa: E402
 
-NEEDS_N_GT_P = ("attnreg needs more rows than coefficients; this check fits 30 features on the "
+NEEDS_N_GT_P = ("OLS needs more rows than coefficients; this check fits 30 features on the "
                 "27 rows with non-zero weight")
+TUNED_BY_ROWS = ("GCV and LOO count rows, so a weight of 2 is not a repeated row for the chosen "
+                 "lambda / k (with a fixed lambda or k the check passes: see "
+                 "test_weights_are_frequencies_with_fixed_tuning)")
 NO_WEIGHTS = "sample_weight is supported by ols, ridge and pcr only"
 SOFTMAX_OPTIONS = {"heads": 1}
 
 
 def _expected_failures(estimator: AttnRegressor) -> dict[str, str]:
-    failures = {"check_sample_weight_equivalence_on_dense_data": NEEDS_N_GT_P}
+    failures: dict[str, str] = {}
+    fixed = (estimator.method == "ridge" and isinstance(estimator.lam, float)) or (
+        estimator.method == "pcr" and isinstance(estimator.k, int))
+    if estimator.method in ("ols", "softmax"):
+        failures["check_sample_weight_equivalence_on_dense_data"] = NEEDS_N_GT_P
+    elif not fixed:
+        failures["check_sample_weight_equivalence_on_dense_data"] = TUNED_BY_ROWS
     if estimator.method not in ("ols", "ridge", "pcr"):
         failures.update({name: NO_WEIGHTS for name in (
             "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
@@ -37,6 +46,7 @@ def _expected_failures(estimator: AttnRegressor) -> dict[str, str]:
 
 ESTIMATORS = [AttnRegressor(), AttnRegressor(method="ridge"), AttnRegressor(method="pcr"),
               AttnRegressor(method="ridge", lam="loo", fit_intercept=False),
+              AttnRegressor(method="ridge", lam=1.0),
               AttnRegressor(method="softmax", options=SOFTMAX_OPTIONS)]
 
 if tuple(int(p) for p in sklearn.__version__.split(".")[:2]) >= (1, 6):
@@ -139,3 +149,14 @@ def test_errors_are_clear(data) -> None:
         AttnRegressor().fit(X, y, sample_weight=np.zeros(len(y)))
     with pytest.raises(ValueError, match="NaN"):
         AttnRegressor().fit(X.assign(a=np.nan), y)
+
+
+@pytest.mark.parametrize("estimator", [AttnRegressor(method="pcr", k=3),
+                                       AttnRegressor(method="pcr", k=3, standardize=False),
+                                       AttnRegressor(method="ridge", lam=0.5, standardize=False)],
+                         ids=repr)
+def test_weights_are_frequencies_with_fixed_tuning(estimator: AttnRegressor) -> None:
+    """A weight of 2 is a repeated row (scikit-learn's check, 30 features on 27 rows: wide)."""
+    from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
+
+    check_sample_weight_equivalence_on_dense_data(type(estimator).__name__, estimator)
