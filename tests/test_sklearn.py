@@ -32,7 +32,7 @@ def _expected_failures(estimator: AttnRegressor) -> dict[str, str]:
     failures: dict[str, str] = {}
     fixed = (estimator.method == "ridge" and isinstance(estimator.lam, float)) or (
         estimator.method == "pcr" and isinstance(estimator.k, int))
-    if estimator.method in ("ols", "softmax"):
+    if estimator.method == "ols":
         failures["check_sample_weight_equivalence_on_dense_data"] = NEEDS_N_GT_P
     elif not fixed:
         failures["check_sample_weight_equivalence_on_dense_data"] = TUNED_BY_ROWS
@@ -40,7 +40,7 @@ def _expected_failures(estimator: AttnRegressor) -> dict[str, str]:
         failures.update({name: NO_WEIGHTS for name in (
             "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
             "check_sample_weights_list", "check_sample_weights_shape",
-            "check_sample_weights_not_overwritten")})
+            "check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data")})
     return failures
 
 
