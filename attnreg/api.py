@@ -15,16 +15,14 @@ from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.inference import make_vcov_spec
 from attnreg.results import LinearResults
 from attnreg.selection import CRITERIA, Selection, select_k, select_lambda
+from attnreg.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
 from attnreg.spectral import (
     ALIAS_TOL,
     Scaling,
-    REFINE_COND,
-    REFINE_MAX_SIZE,
     apply_filter,
     decompose,
     ols_filter,
     pcr_filter,
-    refine_ols,
     ridge_filter,
 )
 

@@ -26,15 +26,14 @@ is only n_obs × n_obs.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 import scipy.linalg as sla
 
+from attnreg._tallqr import TallQR, column_span, streaming_r, take_columns
 from attnreg._typing import FloatArray, IntArray
 
 Scaling = Literal["sd", "norm", "none"]
@@ -44,7 +43,7 @@ ALIAS_TOL = 1e-10
 #: condition number of Z; above it, U = Q U_R is formed from the Householder reflectors and kept
 LAZY_U_MAX_COND = 1e4
 #: ... and only for designs of more than this many cells (n_obs × columns): small designs keep
-#: U exactly (it costs nothing there, and OLS refines them with it; see :func:`refine_ols`)
+#: U exactly (it costs nothing there, and OLS refines them with it; see :func:`attnreg.refinement.refine_ols`)
 LAZY_U_MIN_CELLS = 200_000
 _BLOCK_BYTES = 1 << 21  # row blocks of about 2 MiB for passes over (n_obs, rank) arrays
 _LAZY_BLOCK_BYTES = 1 << 18  # rows of U recomputed at a time: 256 KiB (L2 sized, few temporaries)
@@ -103,9 +102,7 @@ class LeftVectors:
         self._X, self._sqrt_w, self._G = X, sqrt_w, G
         self._cols = cols if cols is not None else np.zeros(0, dtype=np.int64)
         self._center = center
-        k = self._cols.size
-        self._span = (int(self._cols[0]), int(self._cols[0]) + k) if k and np.array_equal(
-            self._cols, np.arange(self._cols[0], self._cols[0] + k)) else None
+        self._span = column_span(self._cols)
 
     ndim = 2
     dtype = np.dtype(np.float64)
@@ -126,11 +123,7 @@ class LeftVectors:
     def _z_rows(self, key: Any) -> FloatArray:
         X = self._X
         assert X is not None and self._center is not None
-        if self._span is not None:
-            Z = X[key, self._span[0]:self._span[1]] - self._center
-        else:
-            Z = X[key].take(self._cols, axis=1)
-            Z -= self._center
+        Z = take_columns(X, key, self._cols, self._span) - self._center
         if self._sqrt_w is not None:
             Z *= self._sqrt_w[key, None]
         return Z
@@ -427,7 +420,7 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
                                       yss=yss, y=y)
     keep = np.zeros(0, dtype=bool)
     if cols.size:
-        R_aug = _streaming_r(X, y, cols, center, sw, y_center)
+        R_aug = streaming_r(X, y, cols, center, sw, y_center)
         k = cols.size
         norms = np.sqrt(np.einsum("ij,ij->j", R_aug[:k, :k], R_aug[:k, :k]))
         keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
@@ -454,7 +447,7 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         return Spectrum(U=U, s=s, V=Vt.T, scale=scale, uty=Ur.T @ R_aug[:m, m],
                         y_outside=y_outside, **base)
     # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
-    qr = _TallQR(X, kept, center, sw)
+    qr = TallQR(X, kept, center, sw)
     Ur, s, Vt = np.linalg.svd(qr.R / col_scale)
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     yt = y - y_center
@@ -479,9 +472,9 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     base = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w, "intercept": intercept,
             "y_center": y_center, "yss": yss, "y": y}
     keep = np.zeros(0, dtype=bool)
-    qr: _TallQR | None = None
+    qr: TallQR | None = None
     if cols.size:
-        qr = _TallQR(X, cols, center, sw)
+        qr = TallQR(X, cols, center, sw)
         norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
         diag = np.zeros(cols.size)
         diag[: min(qr.R.shape)] = np.diag(qr.R)
@@ -493,7 +486,7 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
                         V=np.zeros((0, 0)), kept=kept, aliased=aliased, scale=scale,
                         uty=np.zeros(0), y_outside=yss, **base)
     if not keep.all():
-        qr = _TallQR(X, kept, center, sw)
+        qr = TallQR(X, kept, center, sw)
         norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
     col_scale = _scales(norms, scaling, sum_w)
     scale[kept] = col_scale
@@ -555,190 +548,6 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         y_outside = float(out @ out)
     return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, scale=scale, uty=uty,
                     y_outside=y_outside, **base)
-
-
-def _streaming_r(X: FloatArray, y: FloatArray, cols: IntArray, center: FloatArray,
-                 sqrt_w: FloatArray | None, y_center: float) -> FloatArray:
-    """R of the QR of [sqrt(w)(X[:, cols] − x̄) | sqrt(w)(y − ȳ)], shape (k+1, k+1), upper.
-
-    Sequential tall-skinny QR: each leaf of rows is written under the R of the rows before
-    it, in a small Fortran-ordered buffer, and QR-factorised in place (LAPACK geqrt); the
-    reflectors are not kept. The last column of R holds Q'ỹ and, on the diagonal, the norm
-    of the part of ỹ outside the column space.
-    """
-    n = X.shape[0]
-    k = cols.size
-    k1 = k + 1
-    c = center[cols]
-    span = (int(cols[0]), int(cols[0]) + k) if np.array_equal(
-        cols, np.arange(cols[0], cols[0] + k)) else None
-    m = _leaf_rows(k)
-    geqrt = _qr_lapack()[0]
-    nb = max(1, min(_QR_NB, k1))
-    buf = np.zeros((0, k1), order="F")
-    R = np.zeros((k1, k1), order="F")
-    below = np.tril_indices(k1, -1)
-    for lo in range(0, n, m):
-        hi = min(lo + m, n)
-        rows = hi - lo
-        if buf.shape[0] != k1 + rows:
-            buf = np.zeros((k1 + rows, k1), order="F")
-        buf[:k1] = R
-        leaf = buf[k1:]
-        leaf[:, :k] = X[lo:hi, span[0]:span[1]] if span else X[lo:hi].take(cols, axis=1)
-        leaf[:, :k] -= c
-        leaf[:, k] = y[lo:hi]
-        leaf[:, k] -= y_center
-        if sqrt_w is not None:
-            leaf *= sqrt_w[lo:hi, None]
-        v, _, info = geqrt(nb, buf, overwrite_a=True)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"QR factorisation failed (LAPACK info={info})")
-        R = v[:k1]
-        R[below] = 0.0
-        R = np.array(R, order="F")  # its own copy: the buffer is reused
-    return np.asarray(R)
-
-
-#: rows per leaf of the tall-skinny QR (a leaf's Householder panel stays in cache)
-_QR_LEAF_ROWS = 2048
-#: block size of LAPACK's compact-WY QR (geqrt) inside a leaf
-_QR_NB = 32
-
-
-class _TallQR:
-    """Tall-skinny Householder QR of the centred, weighted columns ``cols`` of ``X``.
-
-    The rows are cut into leaves of about ``_QR_LEAF_ROWS`` rows (at least 4 × the number of
-    columns). Each leaf is written, centred and weighted, straight into its slot of one flat
-    buffer and QR-factorised there (LAPACK geqrt, in place); the leaves' R factors are stacked
-    and factorised the same way (recursively), giving R. Q is never formed on its own:
-    :meth:`q_times` applies the Householder reflectors to a small matrix and writes the
-    product, leaf by leaf, over the reflectors, so ``U = Q Ur`` ends up C-ordered in the same
-    buffer. The reduction is made of Householder transformations only, so it is backward
-    stable like a plain Householder QR, and much faster for tall matrices because each leaf's
-    panel factorisation runs in cache.
-    """
-
-    k: int
-    R: FloatArray  # (k, k) upper triangular
-    top: _TallQR | None  # the factorisation of the stacked R factors of the leaves
-    leaves: list[tuple[FloatArray, FloatArray]]  # (Householder vectors, T) of each leaf
-    buffer: FloatArray  # bottom level only: the leaves' storage, then U
-    bounds: list[tuple[int, int]]  # bottom level only: the leaves' rows
-
-    def __init__(self, X: FloatArray | None, cols: IntArray, center: FloatArray | None,
-                 sqrt_w: FloatArray | None, *, blocks: list[FloatArray] | None = None) -> None:
-        if blocks is None:
-            assert X is not None and center is not None
-            self.k = cols.size
-            n_blocks = self._plan_leaves(X.shape[0], self.k)
-            source: Iterable[FloatArray] = self._fill_leaves(X, cols, center, sqrt_w)
-        else:
-            self.k, n_blocks, source = blocks[0].shape[1], len(blocks), blocks
-        geqrt, self._gemqrt = _qr_lapack()
-        self.leaves = []
-        # the leaves' R factors go straight into the blocks of the next level (no extra copies)
-        group = max(1, _leaf_rows(self.k) // self.k)
-        n_up = -(-n_blocks // group)
-        upper = [np.zeros((self.k * min(group, n_blocks - i * group), self.k), order="F")
-                 for i in range(n_up)] if n_blocks > 1 else []
-        R = np.zeros((0, self.k))
-        for i, block in enumerate(source):  # each leaf is factorised right after it is filled
-            nb = max(1, min(_QR_NB, *block.shape))
-            v, t, info = geqrt(nb, block, overwrite_a=True)
-            if info != 0:
-                raise np.linalg.LinAlgError(f"QR factorisation failed (LAPACK info={info})")
-            self.leaves.append((v, t))
-            if upper:
-                g, j = divmod(i, group)
-                upper[g][j * self.k:(j + 1) * self.k] = np.triu(v[: self.k])
-            else:
-                R = np.triu(v[: min(v.shape[0], self.k)])
-        self.top = None
-        if upper:
-            self.top = _TallQR(None, cols, None, None, blocks=upper)
-            self.R = self.top.R
-        else:
-            self.R = R
-
-    @classmethod
-    def empty(cls, n: int) -> _TallQR:
-        obj = cls.__new__(cls)
-        obj.k, obj.leaves, obj.top, obj.R = 0, [], None, np.zeros((0, 0))
-        obj.buffer, obj.bounds = np.zeros(0), [(0, n)]
-        return obj
-
-    def _plan_leaves(self, n: int, k: int) -> int:
-        n_leaves = max(1, n // _leaf_rows(k))
-        edges = np.linspace(0, n, n_leaves + 1).round().astype(np.int64)
-        self.bounds = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
-        self.buffer = np.empty(n * k)
-        return n_leaves
-
-    def _fill_leaves(self, X: FloatArray, cols: IntArray, center: FloatArray,
-                     sqrt_w: FloatArray | None) -> Iterator[FloatArray]:
-        """Write each leaf (centred, weighted columns) into its slot of the buffer; yields it."""
-        k = cols.size
-        c = center[cols]
-        contiguous = bool(k) and np.array_equal(cols, np.arange(cols[0], cols[0] + k))
-        for lo, hi in self.bounds:
-            leaf = self.buffer[lo * k:hi * k].reshape(k, hi - lo).T  # Fortran-ordered view
-            leaf[...] = X[lo:hi, cols[0]:cols[0] + k] if contiguous else X[lo:hi].take(cols, axis=1)
-            leaf -= c  # (copy, then subtract in place: a transposing subtract is twice as slow)
-            if sqrt_w is not None:
-                leaf *= sqrt_w[lo:hi, None]
-            yield leaf
-
-    def _parts(self, M: FloatArray) -> Iterator[FloatArray]:
-        """The (k, r) pieces of Q_top M that each leaf's reflectors act on, leaf by leaf.
-
-        They are produced lazily, one block of the level above at a time, so the full stack
-        (one k-row piece per leaf) is never held.
-        """
-        if self.top is None:
-            yield M
-            return
-        k = self.k
-        for block in self.top._products(M):
-            for j in range(block.shape[0] // k):
-                yield block[j * k:(j + 1) * k]
-
-    def _products(self, M: FloatArray) -> Iterator[FloatArray]:
-        """Q M leaf by leaf (M has k rows): one (leaf rows, r) array per leaf."""
-        for i, part in enumerate(self._parts(M)):
-            yield self._leaf_times(i, part)
-
-    def _leaf_times(self, i: int, M: FloatArray) -> FloatArray:
-        v, t = self.leaves[i]
-        out = np.zeros((v.shape[0], M.shape[1]), order="F")
-        out[: M.shape[0]] = M[: v.shape[0]]
-        out, info = self._gemqrt(v, t, out, overwrite_c=True)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"applying Q failed (LAPACK info={info})")
-        return out
-
-    def q_times(self, M: FloatArray) -> FloatArray:
-        """Q M for a square (k, k) ``M``, written C-ordered over this factorisation's buffer.
-
-        The factorisation is consumed: afterwards the buffer holds the product.
-        """
-        n, k = self.bounds[-1][1], self.k
-        U = self.buffer[: n * k].reshape(n, k)
-        for (lo, hi), block in zip(self.bounds, self._products(M), strict=True):
-            U[lo:hi] = block  # the leaf's reflectors, stored there, are no longer needed
-        self.leaves, self.top = [], None
-        return U
-
-
-def _leaf_rows(k: int) -> int:
-    return max(_QR_LEAF_ROWS, 4 * k)
-
-
-@functools.cache
-def _qr_lapack() -> tuple[Any, Any]:
-    """LAPACK's double-precision geqrt and gemqrt (looked up once)."""
-    return tuple(sla.get_lapack_funcs(("geqrt", "gemqrt"), (np.zeros((1, 1)),)))  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------- filters
@@ -956,116 +765,3 @@ def rss_of_filter(sp: Spectrum, f: FloatArray, fc: FloatArray | None = None) -> 
     u2 = sp.uty**2
     g = ((1.0 - f) if fc is None else fc) ** 2
     return u2 @ g + sp.y_outside
-
-
-#: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
-#: design has at most REFINE_MAX_SIZE cells (there the refinement costs under a millisecond;
-#: at 1e4 x 11 it was a fifth of the whole fit-plus-summary)
-REFINE_COND = 1e5
-REFINE_MAX_SIZE = 20_000
-_REFINE_WHOLE_BYTES = 16 * 200_000  # refine_ols converts X once up to this size
-
-
-def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
-               steps: int = 2) -> FloatArray:
-    """Iterative refinement of the least-squares solution on the augmented system.
-
-    Björck's refinement of [I A; A' 0][r; c] = [y; 0] with A = sqrt(w)[X_kept] (intercept
-    included): residuals of both block equations are computed in extended precision
-    (``np.longdouble``) on the ORIGINAL, uncentred design, and each correction is solved with
-    the existing factorisation. This removes the cond(Z)²‖r‖ term and the rounding of the
-    centring, e.g. NIST's Wampler5 goes from 6.5 to 13 correct digits.
-
-    Parameters
-    ----------
-    sp : Spectrum
-    X : ndarray, shape (n_obs, n_coef)
-    y : ndarray, shape (n_obs,)
-    coef : ndarray, shape (n_coef,)
-        Coefficients from :func:`apply_filter` with the OLS filter (NaN where aliased).
-    steps : int
-        Refinement steps (each costs two extended-precision products with X).
-
-    Returns
-    -------
-    ndarray, shape (n_coef,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
-    >>> df = longley.load_pandas().data
-    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
-    >>> y = df["TOTEMP"].to_numpy()
-    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> coef = spectral.apply_filter(sp, spectral.ols_filter(sp.s), 6).coef
-    >>> refined = spectral.refine_ols(sp, X, y, coef)
-    >>> print(f"{refined[5]:.8f}")  # residuals in extended precision, uncentred X
-    1814.10135683
-    """
-    cols = sp.kept if sp.intercept is None else np.r_[sp.intercept, sp.kept]
-    n = X.shape[0]
-    every = np.array_equal(cols, np.arange(X.shape[1]))
-    unit = not sp.weighted
-
-    def convert(lo: int, hi: int) -> npt.NDArray[np.longdouble]:
-        part = X[lo:hi] if every else X[lo:hi].take(cols, axis=1)
-        if not unit:
-            part = part * sp.sqrt_w[lo:hi, None]
-        return part.astype(np.longdouble)
-
-    # A in extended precision: converted once when small, else a block of rows at a time (a
-    # full extended-precision copy would be twice the size of X)
-    whole = convert(0, n) if 16 * n * cols.size <= _REFINE_WHOLE_BYTES else None
-    step = n if whole is not None else max(1, _BLOCK_BYTES // (16 * max(cols.size, 1)))
-    blocks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-
-    def a_block(lo: int, hi: int) -> npt.NDArray[np.longdouble]:
-        return whole[lo:hi] if whole is not None else convert(lo, hi)
-
-    def a_times(v: FloatArray) -> npt.NDArray[np.longdouble]:
-        vl = v.astype(np.longdouble)
-        out = np.empty(n, dtype=np.longdouble)
-        for lo, hi in blocks:
-            out[lo:hi] = a_block(lo, hi) @ vl
-        return out
-
-    yl = (sp.sqrt_w * y).astype(np.longdouble)
-    c = coef[cols].copy()
-    r = (yl - a_times(c)).astype(np.float64)
-    for _ in range(steps):
-        cl = c.astype(np.longdouble)
-        f = np.empty(n)
-        gl = np.zeros(cols.size, dtype=np.longdouble)
-        for lo, hi in blocks:  # one pass for both block equations' residuals
-            A = a_block(lo, hi)
-            rl = r[lo:hi].astype(np.longdouble)
-            f[lo:hi] = yl[lo:hi] - rl - A @ cl
-            gl -= A.T @ rl
-        dc = _solve_augmented(sp, f, gl.astype(np.float64))
-        r = r + f - a_times(dc).astype(np.float64)
-        c = c + dc
-    out = coef.copy()
-    out[cols] = c
-    return out
-
-
-def _solve_augmented(sp: Spectrum, f: FloatArray, g: FloatArray) -> FloatArray:
-    """Solve A'A dc = A'f − g via A = Q_b R_b T (Q_b = [sqrt(w)/sqrt(Σw), U]).
-
-    Coordinates of ``dc`` and ``g``: [intercept, kept...] (or only kept without an intercept).
-    T maps the uncentred coefficients to centred ones: T = [[1, x̄'], [0, I]].
-    """
-    d, xb = sp.scale[sp.kept], sp.center[sp.kept]
-    has_int = sp.intercept is not None
-    g0, gr = (g[0], g[1:]) if has_int else (0.0, g)
-    gr = gr - xb * g0 if has_int else gr  # T^{-T} g
-    h_r = (sp.V.T @ (gr / d)) / sp.s  # R_b^{-T} (rest block: (D V S)^{-1})
-    z_r = sp.U.t_dot(f) - h_r
-    dc_r = (sp.V @ (z_r / sp.s)) / d  # R_b^{-1}
-    if not has_int:
-        return dc_r
-    root = np.sqrt(sp.sum_w)
-    z0 = (sp.sqrt_w @ f) / root - g0 / root
-    return np.r_[z0 / root - xb @ dc_r, dc_r]  # T^{-1}

@@ -1,0 +1,216 @@
+"""Tall-skinny Householder QR of the centred, weighted design (the engine of ``spectral``).
+
+Two forms: :func:`streaming_r` keeps only R (the reflectors of each leaf of rows are thrown
+away, memory independent of n_obs), :class:`TallQR` keeps them so that U = Q U_R can be
+formed exactly over its own buffer. Both factorise leaves of about ``QR_LEAF_ROWS`` rows in
+cache with LAPACK's compact-WY ``geqrt``; only Householder transformations are used, so the
+reduction is backward stable like a plain Householder QR.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from attnreg._typing import FloatArray, IntArray
+
+
+def column_span(cols: IntArray) -> tuple[int, int] | None:
+    """``(start, stop)`` when ``cols`` are consecutive columns (read as a slice), else None."""
+    k = cols.size
+    if k and np.array_equal(cols, np.arange(cols[0], cols[0] + k)):
+        return int(cols[0]), int(cols[0]) + k
+    return None
+
+
+def take_columns(X: FloatArray, rows: Any, cols: IntArray,
+                 span: tuple[int, int] | None) -> FloatArray:
+    """``X[rows][:, cols]`` (rows: a slice or positions); a view for a slice of a span."""
+    return X[rows, span[0]:span[1]] if span is not None else X[rows].take(cols, axis=1)
+
+
+def streaming_r(X: FloatArray, y: FloatArray, cols: IntArray, center: FloatArray,
+                 sqrt_w: FloatArray | None, y_center: float) -> FloatArray:
+    """R of the QR of [sqrt(w)(X[:, cols] − x̄) | sqrt(w)(y − ȳ)], shape (k+1, k+1), upper.
+
+    Sequential tall-skinny QR: each leaf of rows is written under the R of the rows before
+    it, in a small Fortran-ordered buffer, and QR-factorised in place (LAPACK geqrt); the
+    reflectors are not kept. The last column of R holds Q'ỹ and, on the diagonal, the norm
+    of the part of ỹ outside the column space.
+    """
+    n = X.shape[0]
+    k = cols.size
+    k1 = k + 1
+    c = center[cols]
+    span = column_span(cols)
+    m = _leaf_rows(k)
+    geqrt = _qr_lapack()[0]
+    nb = max(1, min(QR_NB, k1))
+    buf = np.zeros((0, k1), order="F")
+    R = np.zeros((k1, k1), order="F")
+    below = np.tril_indices(k1, -1)
+    for lo in range(0, n, m):
+        hi = min(lo + m, n)
+        rows = hi - lo
+        if buf.shape[0] != k1 + rows:
+            buf = np.zeros((k1 + rows, k1), order="F")
+        buf[:k1] = R
+        leaf = buf[k1:]
+        leaf[:, :k] = take_columns(X, slice(lo, hi), cols, span)
+        leaf[:, :k] -= c
+        leaf[:, k] = y[lo:hi]
+        leaf[:, k] -= y_center
+        if sqrt_w is not None:
+            leaf *= sqrt_w[lo:hi, None]
+        v, _, info = geqrt(nb, buf, overwrite_a=True)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"QR factorisation failed (LAPACK info={info})")
+        R = v[:k1]
+        R[below] = 0.0
+        R = np.array(R, order="F")  # its own copy: the buffer is reused
+    return np.asarray(R)
+
+
+#: rows per leaf of the tall-skinny QR (a leaf's Householder panel stays in cache)
+QR_LEAF_ROWS = 2048
+#: block size of LAPACK's compact-WY QR (geqrt) inside a leaf
+QR_NB = 32
+
+
+class TallQR:
+    """Tall-skinny Householder QR of the centred, weighted columns ``cols`` of ``X``.
+
+    The rows are cut into leaves of about ``QR_LEAF_ROWS`` rows (at least 4 × the number of
+    columns). Each leaf is written, centred and weighted, straight into its slot of one flat
+    buffer and QR-factorised there (LAPACK geqrt, in place); the leaves' R factors are stacked
+    and factorised the same way (recursively), giving R. Q is never formed on its own:
+    :meth:`q_times` applies the Householder reflectors to a small matrix and writes the
+    product, leaf by leaf, over the reflectors, so ``U = Q Ur`` ends up C-ordered in the same
+    buffer. The reduction is made of Householder transformations only, so it is backward
+    stable like a plain Householder QR, and much faster for tall matrices because each leaf's
+    panel factorisation runs in cache.
+    """
+
+    k: int
+    R: FloatArray  # (k, k) upper triangular
+    top: TallQR | None  # the factorisation of the stacked R factors of the leaves
+    leaves: list[tuple[FloatArray, FloatArray]]  # (Householder vectors, T) of each leaf
+    buffer: FloatArray  # bottom level only: the leaves' storage, then U
+    bounds: list[tuple[int, int]]  # bottom level only: the leaves' rows
+
+    def __init__(self, X: FloatArray | None, cols: IntArray, center: FloatArray | None,
+                 sqrt_w: FloatArray | None, *, blocks: list[FloatArray] | None = None) -> None:
+        if blocks is None:
+            assert X is not None and center is not None
+            self.k = cols.size
+            n_blocks = self._plan_leaves(X.shape[0], self.k)
+            source: Iterable[FloatArray] = self._fill_leaves(X, cols, center, sqrt_w)
+        else:
+            self.k, n_blocks, source = blocks[0].shape[1], len(blocks), blocks
+        geqrt, self._gemqrt = _qr_lapack()
+        self.leaves = []
+        # the leaves' R factors go straight into the blocks of the next level (no extra copies)
+        group = max(1, _leaf_rows(self.k) // self.k)
+        n_up = -(-n_blocks // group)
+        upper = [np.zeros((self.k * min(group, n_blocks - i * group), self.k), order="F")
+                 for i in range(n_up)] if n_blocks > 1 else []
+        R = np.zeros((0, self.k))
+        for i, block in enumerate(source):  # each leaf is factorised right after it is filled
+            nb = max(1, min(QR_NB, *block.shape))
+            v, t, info = geqrt(nb, block, overwrite_a=True)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"QR factorisation failed (LAPACK info={info})")
+            self.leaves.append((v, t))
+            if upper:
+                g, j = divmod(i, group)
+                upper[g][j * self.k:(j + 1) * self.k] = np.triu(v[: self.k])
+            else:
+                R = np.triu(v[: min(v.shape[0], self.k)])
+        self.top = None
+        if upper:
+            self.top = TallQR(None, cols, None, None, blocks=upper)
+            self.R = self.top.R
+        else:
+            self.R = R
+
+    @classmethod
+    def empty(cls, n: int) -> TallQR:
+        obj = cls.__new__(cls)
+        obj.k, obj.leaves, obj.top, obj.R = 0, [], None, np.zeros((0, 0))
+        obj.buffer, obj.bounds = np.zeros(0), [(0, n)]
+        return obj
+
+    def _plan_leaves(self, n: int, k: int) -> int:
+        n_leaves = max(1, n // _leaf_rows(k))
+        edges = np.linspace(0, n, n_leaves + 1).round().astype(np.int64)
+        self.bounds = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
+        self.buffer = np.empty(n * k)
+        return n_leaves
+
+    def _fill_leaves(self, X: FloatArray, cols: IntArray, center: FloatArray,
+                     sqrt_w: FloatArray | None) -> Iterator[FloatArray]:
+        """Write each leaf (centred, weighted columns) into its slot of the buffer; yields it."""
+        k = cols.size
+        c = center[cols]
+        span = column_span(cols)
+        for lo, hi in self.bounds:
+            leaf = self.buffer[lo * k:hi * k].reshape(k, hi - lo).T  # Fortran-ordered view
+            leaf[...] = take_columns(X, slice(lo, hi), cols, span)
+            leaf -= c  # (copy, then subtract in place: a transposing subtract is twice as slow)
+            if sqrt_w is not None:
+                leaf *= sqrt_w[lo:hi, None]
+            yield leaf
+
+    def _parts(self, M: FloatArray) -> Iterator[FloatArray]:
+        """The (k, r) pieces of Q_top M that each leaf's reflectors act on, leaf by leaf.
+
+        They are produced lazily, one block of the level above at a time, so the full stack
+        (one k-row piece per leaf) is never held.
+        """
+        if self.top is None:
+            yield M
+            return
+        k = self.k
+        for block in self.top._products(M):
+            for j in range(block.shape[0] // k):
+                yield block[j * k:(j + 1) * k]
+
+    def _products(self, M: FloatArray) -> Iterator[FloatArray]:
+        """Q M leaf by leaf (M has k rows): one (leaf rows, r) array per leaf."""
+        for i, part in enumerate(self._parts(M)):
+            yield self._leaf_times(i, part)
+
+    def _leaf_times(self, i: int, M: FloatArray) -> FloatArray:
+        v, t = self.leaves[i]
+        out = np.zeros((v.shape[0], M.shape[1]), order="F")
+        out[: M.shape[0]] = M[: v.shape[0]]
+        out, info = self._gemqrt(v, t, out, overwrite_c=True)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"applying Q failed (LAPACK info={info})")
+        return out
+
+    def q_times(self, M: FloatArray) -> FloatArray:
+        """Q M for a square (k, k) ``M``, written C-ordered over this factorisation's buffer.
+
+        The factorisation is consumed: afterwards the buffer holds the product.
+        """
+        n, k = self.bounds[-1][1], self.k
+        U = self.buffer[: n * k].reshape(n, k)
+        for (lo, hi), block in zip(self.bounds, self._products(M), strict=True):
+            U[lo:hi] = block  # the leaf's reflectors, stored there, are no longer needed
+        self.leaves, self.top = [], None
+        return U
+
+
+def _leaf_rows(k: int) -> int:
+    return max(QR_LEAF_ROWS, 4 * k)
+
+
+@functools.cache
+def _qr_lapack() -> tuple[Any, Any]:
+    """LAPACK's double-precision geqrt and gemqrt (looked up once)."""
+    return tuple(sla.get_lapack_funcs(("geqrt", "gemqrt"), (np.zeros((1, 1)),)))  # type: ignore[return-value]
