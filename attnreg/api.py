@@ -6,11 +6,11 @@ import dataclasses
 import numbers
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, cast
 
 import patsy
 
-from attnreg.design import Design, build_design
+from attnreg.design import Design, NaAction, build_design
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.inference import make_vcov_spec
 from attnreg.results import LinearResults
@@ -48,7 +48,7 @@ def formula_namespace() -> dict[str, Callable[..., Any]]:
 
 
 def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None,
-            subset: Any = None, na_action: str = "drop", lam: float | str | None = None,
+            subset: Any = None, na_action: NaAction = "drop", lam: float | str | None = None,
             k: int | str | None = None, standardize: bool | None = None,
             vcov: str = "classical", maxlags: int | None = None, tol: float = ALIAS_TOL,
             eval_env: Any = 0, **options: Any) -> Any:
@@ -119,7 +119,8 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
                               f"{method!r}")
         from attnreg.nn import fit_network_formula
 
-        return fit_network_formula(formula, data, method=method, weights=weights, subset=subset,
+        return fit_network_formula(formula, data, method=cast(Literal["block", "ftt"], method),
+                                   weights=weights, subset=subset,
                                    na_action=na_action, eval_env=env, **options)
     if method == "softmax":
         from attnreg.softmax_results import fit_softmax_formula

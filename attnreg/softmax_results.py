@@ -17,13 +17,13 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
-from attnreg.design import Design, DesignResultsMixin, build_design
+from attnreg.design import Design, DesignResultsMixin, NaAction, build_design
 from attnreg.exceptions import DataError, OptionError
 from attnreg.report import Summary, fmt_g, residual_lines
 
 
 def fit_softmax_formula(formula: str, data: Any, *, weights: Any = None, subset: Any = None,
-                        na_action: str = "drop", eval_env: Any = None,
+                        na_action: NaAction = "drop", eval_env: Any = None,
                         **options: Any) -> SoftmaxResults:
     """``attnreg(formula, data, method="softmax", **options)``; see :func:`attnreg.softmax.fit_softmax`."""
     from attnreg.api import formula_namespace

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import scipy.linalg as sla
@@ -37,6 +37,18 @@ from attnreg._tallqr import TallQR, column_span, streaming_r, take_columns
 from attnreg._typing import FloatArray, IntArray
 
 Scaling = Literal["sd", "norm", "none"]
+
+
+class _Centring(TypedDict):
+    """What every decomposition path shares: centring, weights and the response."""
+
+    center: FloatArray  # (p,) weighted column means (zeros without an intercept)
+    sqrt_w: FloatArray  # (n,) sqrt(w); a stride-0 vector of ones when unweighted
+    sum_w: float
+    intercept: int | None  # column of the intercept
+    y_center: float
+    yss: float  # ||sqrt(w)(y - ȳ)||²
+    y: FloatArray
 #: relative size of a column's QR diagonal below which the column is aliased (R's lm uses 1e-7)
 ALIAS_TOL = 1e-10
 #: U is recomputed from the design (U = Z V S⁻¹, error about eps · cond(Z)) up to this
@@ -135,6 +147,7 @@ class LeftVectors:
             return out if col_scale is None else out * col_scale
         if self.shape[1] == 0:
             return np.zeros((np.arange(self.shape[0])[key].size, 0))
+        assert self._G is not None  # lazy form
         G = self._G if col_scale is None else self._G * col_scale
         step = self._lazy_step()
         if isinstance(key, slice):
@@ -380,7 +393,7 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     cols = np.array([j for j in range(p) if j != intercept], dtype=np.int64)
     y_center = 0.0
     if intercept is not None:
-        w = weights if weighted else np.ones(n)
+        w = weights if weights is not None else np.ones(n)
         center[cols] = (w @ X)[cols] / sum_w  # w @ X[:, cols] would copy the design
         y_center = float(w @ y / sum_w)
         del w
@@ -389,11 +402,11 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
         yt *= sqrt_w
     yss = float(yt @ yt)
     del yt
-    common = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w, "intercept": intercept,
-              "y_center": y_center, "yss": yss, "y": y}
+    common: _Centring = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w,
+                         "intercept": intercept, "y_center": y_center, "yss": yss, "y": y}
     if n <= cols.size:
-        return _decompose_wide(X, cols, scaling, tol, **common)
-    return _decompose_tall(X, cols, scaling, tol, lazy_u, **common)
+        return _decompose_wide(X, cols, scaling, tol, common)
+    return _decompose_tall(X, cols, scaling, tol, lazy_u, common)
 
 
 def _scales(norms: FloatArray, scaling: Scaling, sum_w: float) -> FloatArray:
@@ -407,20 +420,38 @@ def _scales(norms: FloatArray, scaling: Scaling, sum_w: float) -> FloatArray:
     return scale
 
 
+def _weights_or_none(c: _Centring) -> FloatArray | None:
+    """sqrt(w), or None for an unweighted fit (its stride-0 vector of ones)."""
+    return c["sqrt_w"] if c["sqrt_w"].strides[0] != 0 else None
+
+
+def _weighted_yc(c: _Centring) -> FloatArray:
+    """sqrt(w)(y − ȳ), a new array."""
+    yt = c["y"] - c["y_center"]
+    sw = _weights_or_none(c)
+    if sw is not None:
+        yt *= sw
+    return yt
+
+
+def _no_columns(n: int, scale: FloatArray, kept: IntArray, aliased: IntArray,
+                c: _Centring) -> Spectrum:
+    """The spectrum of an intercept-only fit (or one whose every column is aliased)."""
+    return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((n, 0))), s=np.zeros(0),
+                    V=np.zeros((0, 0)), kept=kept, aliased=aliased, scale=scale,
+                    uty=np.zeros(0), y_outside=c["yss"], **c)
+
+
 def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
-                    lazy_u: bool | None, *, center: FloatArray, sqrt_w: FloatArray, sum_w: float,
-                    intercept: int | None, y_center: float, yss: float,
-                    y: FloatArray) -> Spectrum:
+                    lazy_u: bool | None, c: _Centring) -> Spectrum:
     n, p = X.shape
-    weighted = sqrt_w.strides[0] != 0
-    sw = sqrt_w if weighted else None
+    sw = _weights_or_none(c)
+    center, y = c["center"], c["y"]
     if lazy_u is False or (lazy_u is None and n * cols.size <= LAZY_U_MIN_CELLS):
-        return _decompose_tall_stored(X, cols, scaling, tol, center=center, sqrt_w=sqrt_w,
-                                      sum_w=sum_w, intercept=intercept, y_center=y_center,
-                                      yss=yss, y=y)
+        return _decompose_tall_stored(X, cols, scaling, tol, c)
     keep = np.zeros(0, dtype=bool)
     if cols.size:
-        R_aug = streaming_r(X, y, cols, center, sw, y_center)
+        R_aug = streaming_r(X, y, cols, center, sw, c["y_center"])
         k = cols.size
         norms = np.sqrt(np.einsum("ij,ij->j", R_aug[:k, :k], R_aug[:k, :k]))
         keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
@@ -429,13 +460,10 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
             norms = norms[keep]
     kept, aliased = cols[keep], cols[~keep]
     scale = np.ones(p)
-    base = {"kept": kept, "aliased": aliased, "center": center, "sqrt_w": sqrt_w,
-            "sum_w": sum_w, "intercept": intercept, "y_center": y_center, "yss": yss, "y": y}
     if not kept.size:  # intercept-only (or every column aliased)
-        return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((n, 0))), s=np.zeros(0),
-                        V=np.zeros((0, 0)), scale=scale, uty=np.zeros(0), y_outside=yss, **base)
+        return _no_columns(n, scale, kept, aliased, c)
     m = kept.size
-    col_scale = _scales(norms, scaling, sum_w)
+    col_scale = _scales(norms, scaling, c["sum_w"])
     scale[kept] = col_scale
     Ur, s, Vt = np.linalg.svd(R_aug[:m, :m] / col_scale)
     y_outside = float(R_aug[m, m] ** 2)
@@ -444,33 +472,25 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     if use_lazy:
         G = (Vt.T / s) / col_scale[:, None]
         U = LeftVectors(n, m, X=X, cols=kept, center=center[kept], sqrt_w=sw, G=G)
-        return Spectrum(U=U, s=s, V=Vt.T, scale=scale, uty=Ur.T @ R_aug[:m, m],
-                        y_outside=y_outside, **base)
+        return Spectrum(U=U, s=s, V=Vt.T, kept=kept, aliased=aliased, scale=scale,
+                        uty=Ur.T @ R_aug[:m, m], y_outside=y_outside, **c)
     # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
     qr = TallQR(X, kept, center, sw)
     Ur, s, Vt = np.linalg.svd(qr.R / col_scale)
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
-    yt = y - y_center
-    if weighted:
-        yt *= sqrt_w
-    return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, scale=scale,
-                    uty=U_arr.T @ yt, y_outside=y_outside, **base)
+    return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, kept=kept, aliased=aliased,
+                    scale=scale, uty=U_arr.T @ _weighted_yc(c), y_outside=y_outside, **c)
 
 
-def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float, *,
-                           center: FloatArray, sqrt_w: FloatArray, sum_w: float,
-                           intercept: int | None, y_center: float, yss: float,
-                           y: FloatArray) -> Spectrum:
+def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
+                           c: _Centring) -> Spectrum:
     """Small (or explicitly exact) tall designs: one Householder QR keeping its reflectors.
 
     A column is aliased when its R diagonal is tiny relative to its norm; the QR is then
     redone without it. U = Q U_R is formed and stored.
     """
     n, p = X.shape
-    weighted = sqrt_w.strides[0] != 0
-    sw = sqrt_w if weighted else None
-    base = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w, "intercept": intercept,
-            "y_center": y_center, "yss": yss, "y": y}
+    sw, center = _weights_or_none(c), c["center"]
     keep = np.zeros(0, dtype=bool)
     qr: TallQR | None = None
     if cols.size:
@@ -482,29 +502,23 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     kept, aliased = cols[keep], cols[~keep]
     scale = np.ones(p)
     if not kept.size or qr is None:
-        return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((n, 0))), s=np.zeros(0),
-                        V=np.zeros((0, 0)), kept=kept, aliased=aliased, scale=scale,
-                        uty=np.zeros(0), y_outside=yss, **base)
+        return _no_columns(n, scale, kept, aliased, c)
     if not keep.all():
         qr = TallQR(X, kept, center, sw)
         norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
-    col_scale = _scales(norms, scaling, sum_w)
+    col_scale = _scales(norms, scaling, c["sum_w"])
     scale[kept] = col_scale
     Ur, s, Vt = np.linalg.svd(qr.R / col_scale)
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
-    yt = y - y_center
-    if weighted:
-        yt *= sqrt_w
+    yt = _weighted_yc(c)
     uty = U_arr.T @ yt
     out = yt - U_arr @ uty
     return Spectrum(U=LeftVectors(n, kept.size, stored=U_arr), s=s, V=Vt.T, kept=kept,
-                    aliased=aliased, scale=scale, uty=uty, y_outside=float(out @ out), **base)
+                    aliased=aliased, scale=scale, uty=uty, y_outside=float(out @ out), **c)
 
 
 def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
-                    *, center: FloatArray, sqrt_w: FloatArray, sum_w: float,
-                    intercept: int | None, y_center: float, yss: float,
-                    y: FloatArray) -> Spectrum:
+                    c: _Centring) -> Spectrum:
     """n_obs ≤ columns: the thin SVD of Z itself (its left side is only n_obs × n_obs).
 
     With more columns than rows the sequential aliasing rule would drop every column past
@@ -512,25 +526,20 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     ridge and PCR are defined on the rest. Singular values below n·eps·s_max are dropped.
     """
     n, p = X.shape
-    Zc = X[:, cols] - center[cols]
-    raw = np.sqrt(np.einsum("ij,ij->j", X[:, cols], X[:, cols]))
-    if sqrt_w.strides[0] != 0:
-        Zc *= sqrt_w[:, None]
-        raw = np.sqrt(np.einsum("ij,ij->j", X[:, cols] * sqrt_w[:, None],
-                                X[:, cols] * sqrt_w[:, None]))
+    sw = _weights_or_none(c)
+    Zc = X[:, cols] - c["center"][cols]
+    Xw = X[:, cols] if sw is None else X[:, cols] * sw[:, None]
+    raw = np.sqrt(np.einsum("ij,ij->j", Xw, Xw))
+    del Xw
+    if sw is not None:
+        Zc *= sw[:, None]
     norms = np.sqrt(np.einsum("ij,ij->j", Zc, Zc))
     keep = (norms > tol * raw) & (norms > 0)
     kept, aliased = cols[keep], cols[~keep]
     scale = np.ones(p)
-    base = {"kept": kept, "aliased": aliased, "center": center, "sqrt_w": sqrt_w,
-            "sum_w": sum_w, "intercept": intercept, "y_center": y_center, "yss": yss, "y": y}
-    yt = y - y_center
-    if sqrt_w.strides[0] != 0:
-        yt *= sqrt_w
     if not kept.size:
-        return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((n, 0))), s=np.zeros(0),
-                        V=np.zeros((0, 0)), scale=scale, uty=np.zeros(0), y_outside=yss, **base)
-    col_scale = _scales(norms[keep], scaling, sum_w)
+        return _no_columns(n, scale, kept, aliased, c)
+    col_scale = _scales(norms[keep], scaling, c["sum_w"])
     scale[kept] = col_scale
     Z = Zc[:, keep] / col_scale
     del Zc
@@ -540,14 +549,15 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         U, s, Vt = sla.svd(Z, full_matrices=False, lapack_driver="gesvd")
     r = int(np.sum(s > s[0] * max(Z.shape) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
     U, s, V = np.ascontiguousarray(U[:, :r]), s[:r], Vt[:r].T
+    yt = _weighted_yc(c)
     uty = U.T @ yt
-    if r >= n - (1 if intercept is not None else 0):
+    if r >= n - (1 if c["intercept"] is not None else 0):
         y_outside = 0.0  # Z spans everything orthogonal to sqrt(w): an exact fit at λ = 0
     else:
         out = yt - U @ uty
         y_outside = float(out @ out)
-    return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, scale=scale, uty=uty,
-                    y_outside=y_outside, **base)
+    return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, kept=kept, aliased=aliased,
+                    scale=scale, uty=uty, y_outside=y_outside, **c)
 
 
 # ---------------------------------------------------------------- filters

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attnreg._typing import FloatArray
+from attnreg._typing import FloatArray, IntArray
 
 #: GCV search range of log10(lam / mean eigenvalue of the Gram) and spacing (decades) of
 #: the coarse grid over it.
@@ -158,7 +158,7 @@ def _apply_reflectors(grams: FloatArray, tau: FloatArray, x: FloatArray) -> Floa
 
 
 def ridge_by_gcv(grams: FloatArray, d: FloatArray, e: FloatArray, tau: FloatArray,
-                 css: FloatArray, nobs: FloatArray, intercept: bool, standardize: bool
+                 css: FloatArray, nobs: IntArray, intercept: bool, standardize: bool
                  ) -> tuple[FloatArray, FloatArray]:
     """Slopes (B, P) and GCV penalties (B,) of a batch from its tridiagonal forms.
 

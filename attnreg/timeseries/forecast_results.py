@@ -212,10 +212,13 @@ class ForecastResults:
     def _index_of(self, target: Any) -> int:
         labels = self.forecasts.index
         try:
-            return int(labels.get_loc(target))
+            position = labels.get_loc(target)
         except KeyError:
             raise OptionError(f"{target!r} is not a forecast target date (from {labels[0]!r} "
                               f"to {labels[-1]!r})") from None
+        if not isinstance(position, (int, np.integer)):  # target dates are unique
+            raise OptionError(f"{target!r} matches more than one forecast target date")
+        return int(position)
 
     def attention(self, target: Any, *, chunk_size: int | None = None) -> AttentionWeights:
         """Weights of the forecast for ``target`` over the rows it was estimated from.
