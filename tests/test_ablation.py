@@ -149,7 +149,7 @@ def test_cli_quick_run(small_data: list[str], tmp_path: Path, capsys: pytest.Cap
     assert out.startswith("QUICK RUN") and "Ablation grid (App. E)" in out
     assert "A2-RB" not in out and "ablation_quick_report.txt" in out
     results = pd.read_csv(tmp_path / "ablation_quick_results.csv")
-    assert results.shape == (4, 7) and set(results["method"]) == {"A2", "RB"}
+    assert results.shape == (4, 8) and set(results["method"]) == {"A2", "RB"}
     assert len(list((tmp_path / "cells" / "quick-max_epochs2").glob("*.json"))) == 4
     assert cli.main([*argv, "--quiet"]) == 0  # resumes; prints only the files
     captured = capsys.readouterr()
@@ -161,4 +161,4 @@ def test_real_data_quick_smoke(tmp_path: Path) -> None:
         pytest.skip("benchmark data not available")
     res = ab.run_ablation(["A2", "trimmed"], ["yacht"], 1, quick=True, cache_dir=tmp_path, progress=False,
                           data_dir=shared_data_dir() / "uci", download=False, max_epochs=5)
-    assert res.shape == (2, 7) and res["n_train"].tolist() == [246, 246] and res["r2"].notna().all()
+    assert res.shape == (2, 8) and res["n_train"].tolist() == [246, 246] and res["r2"].notna().all()

@@ -119,6 +119,42 @@ def test_cache_resume_and_scaling(fake_data: pd.DataFrame, counting: list[dict[s
     assert len(counting) == 7 and quick["n_train"].tolist() == [800]  # kept apart from full cells
 
 
+def test_repeats_average_training_runs(fake_data: pd.DataFrame, counting: list[dict[str, Any]],
+                                       monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Several training seeds per split: the cell is their mean R², cached apart; a
+    deterministic method is fitted once."""
+    def noisy(X: np.ndarray, y: np.ndarray, X_new: np.ndarray, seed: int, device: str, progress: bool):
+        counting.append({"seed": seed})
+        return np.full(len(X_new), float(seed % 7))  # R² depends on the seed
+
+    monkeypatch.setitem(pr.METHODS, "noisy", pr.Method(noisy))
+    monkeypatch.setitem(pr.METHODS, "fixed", pr.Method(noisy, stochastic=False))
+    X, y = pr.prepare("yacht")
+    single = pr.run_cell(X, y, 42, "noisy")
+    counting.clear()
+    cell = pr.run_cell(X, y, 42, "noisy", repeats=3)  # same split, training seeds 42, 43, 44
+    assert [c["seed"] for c in counting] == [42, 43, 44] and cell["repeats"] == 3
+    runs = cell["r2_runs"]
+    assert runs[0] == single["r2"] and len(set(runs)) == 3 and cell["r2"] == pytest.approx(np.mean(runs))
+    singles = runs
+    counting.clear()
+    res = pr.run_table1(["yacht"], ["noisy", "fixed"], splits=1, cache_dir=tmp_path, progress=False,
+                        repeats=3)
+    assert len(counting) == 4 and res["repeats"].tolist() == [3, 1]
+    assert res["r2"].iloc[0] == pytest.approx(np.mean(singles))
+    assert (tmp_path / "full" / "yacht__noisy__x3__split0.json").exists()
+    assert (tmp_path / "full" / "yacht__fixed__split0.json").exists()
+    again = pr.run_table1(["yacht"], ["noisy"], splits=1, cache_dir=tmp_path, progress=False, repeats=3)
+    assert len(counting) == 4 and again["r2"].iloc[0] == res["r2"].iloc[0]  # from the cache
+    pr.run_table1(["yacht"], ["noisy"], splits=1, cache_dir=tmp_path, progress=False)
+    assert len(counting) == 5  # one run per split is a different cell
+    assert "noisy 3; the paper trained once per split" in pr.table1_report(res)
+    assert "training runs" not in pr.table1_report(res.assign(repeats=1))
+    for bad in (0, 1.5, True):
+        with pytest.raises(OptionError, match="repeats must be a positive integer"):
+            pr.run_table1(["yacht"], ["noisy"], splits=1, progress=False, repeats=bad)
+
+
 def test_builtin_methods_run(fake_data: pd.DataFrame) -> None:
     X, y = pr.prepare("yacht", cap=300)
     for m in ("ols", "ridge", "pcr"):
@@ -163,7 +199,7 @@ def test_report(tmp_path: Path) -> None:
     low = pr.table1_report(_fake_results(-0.02))
     assert "0 of 7 above the paper, 7 below, 0 equal; mean difference -0.020" in low
     paths = pr.write_results(_fake_results(), tmp_path)
-    assert pd.read_csv(paths["results.csv"]).shape == (32, 7)
+    assert pd.read_csv(paths["results.csv"]).shape == (32, 8)
     assert pd.read_csv(paths["means.csv"], index_col=0).shape == (8, 2)
 
 
@@ -198,6 +234,8 @@ def test_cli_table1_end_to_end(fake_data: pd.DataFrame, counting: list[dict[str,
     assert "Table 1: mean out-of-sample R² over 1 split(s)" in out and "ols paper" in out
     assert (tmp_path / "table1_quick_results.csv").exists() and len(counting) == 2
     assert len(list((tmp_path / "cells" / "quick").glob("*.json"))) == 4
+    assert cli.main([*argv, "--repeats", "2", "-q"]) == 0  # 'count' is stochastic: refitted twice
+    assert len(counting) == 6 and len(list((tmp_path / "cells" / "quick").glob("*__x2__*.json"))) == 2
 
 
 def test_python_m_entry_point() -> None:

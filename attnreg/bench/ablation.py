@@ -80,13 +80,13 @@ def run_ablation(variants: Sequence[str] | None = DEFAULT_VARIANTS, datasets: Se
                  splits: int = 5, *, cache_dir: str | os.PathLike[str] | None = None, device: str = "cpu",
                  progress: bool = True, quick: bool = False,
                  data_dir: str | os.PathLike[str] | None = None, download: bool = True,
-                 threads: int | None = 1, max_epochs: int | None = None) -> pd.DataFrame:
+                 threads: int | None = 1, max_epochs: int | None = None, repeats: int = 1) -> pd.DataFrame:
     """Run the ablation grid under the Table 1 protocol, resuming from cached cells.
 
     Parameters
     ----------
     variants : names of ``attnreg.nn.VARIANTS`` (default: A0, A2, A4, A6, RB, trimmed).
-    datasets, splits, cache_dir, device, progress, quick, data_dir, download, threads
+    datasets, splits, cache_dir, device, progress, quick, data_dir, download, threads, repeats
         As :func:`attnreg.bench.protocol.run_table1`; a variant's cells are named by the
         variant (``yacht__A2__split0.json``). RB and A0 are Table 1's ``block`` and ``ftt``
         (same code path and seeds): their Table 1 cells in the same cache are reused.
@@ -113,7 +113,7 @@ def run_ablation(variants: Sequence[str] | None = DEFAULT_VARIANTS, datasets: Se
     methods = ablation_methods(variants, **options)
     return run_grid(datasets, methods, splits, cache_dir=cache_dir, device=device, progress=progress,
                     quick=quick, data_dir=data_dir, download=download, threads=threads, label="ablation",
-                    cache_tag=tag, aliases=TABLE1_ALIASES)
+                    cache_tag=tag, aliases=TABLE1_ALIASES, repeats=repeats)
 
 
 def variant_parameters(variants: Sequence[str] | None = None, n_features: int = 8) -> dict[str, int]:

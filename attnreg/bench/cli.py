@@ -105,6 +105,9 @@ def _grid_arguments(p: argparse.ArgumentParser, name: str) -> None:
     p.add_argument("--no-download", action="store_true", help="never download missing datasets")
     p.add_argument("--quick", action="store_true", help="1 split, at most 1000 rows per dataset")
     p.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="training runs per split of the stochastic methods, seeds seed, seed+1, ..., "
+                        "averaged (default 1: the paper's protocol)")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.add_argument("-q", "--quiet", action="store_true",
                    help=f"no progress line and no table on stdout: only the files written (the "
@@ -130,7 +133,8 @@ def _table1(args: argparse.Namespace) -> None:
     cache = Path(args.cache_dir) if args.cache_dir else out / "cells"
     res = run_table1(datasets, methods, args.splits, cache_dir=cache, device=args.device,
                      progress=not (args.no_progress or args.quiet), quick=args.quick,
-                     data_dir=args.data_dir, download=not args.no_download, threads=args.threads)
+                     data_dir=args.data_dir, download=not args.no_download, threads=args.threads,
+                     repeats=args.repeats)
     paths = write_results(res, out, "table1_quick" if args.quick else "table1")
     if not args.quiet:
         sys.stdout.write(table1_report(res) + "\n")
@@ -146,7 +150,7 @@ def _ablation(args: argparse.Namespace) -> None:
     res = run_ablation(args.variants, datasets, args.splits, cache_dir=cache, device=args.device,
                        progress=not (args.no_progress or args.quiet), quick=args.quick,
                        data_dir=args.data_dir, download=not args.no_download, threads=args.threads,
-                       max_epochs=args.max_epochs)
+                       max_epochs=args.max_epochs, repeats=args.repeats)
     paths = write_ablation(res, out, "ablation_quick" if args.quick else "ablation", quick=args.quick)
     if not args.quiet:
         sys.stdout.write(ablation_report(res, quick=args.quick) + "\n")

@@ -44,7 +44,7 @@ __all__ = ["CAP", "COLUMNS", "COMPARED", "METHODS", "PLANNED", "PUBLISHED", "QUI
 CAP, QUICK_CAP = 5000, 1000  #: row caps of the full and the ``quick`` protocol
 SUBSAMPLE_SEED, SPLIT_SEED, SEED_STEP, TEST_SIZE = 42, 42, 1000, 0.2
 PROTOCOL_VERSION = 1  #: stored in each cached cell; a cell from another version is recomputed
-COLUMNS = ("dataset", "split", "seed", "method", "r2", "seconds", "n_train")
+COLUMNS = ("dataset", "split", "seed", "method", "r2", "seconds", "n_train", "repeats")
 
 #: published Table 1 (camera-ready, PAPER.md §3.2); Abalone's used a mis-encoded target
 PUBLISHED: dict[str, dict[str, float]] = TABLE1
@@ -60,7 +60,9 @@ class Method:
 
     X arrives standardised on the training part. With ``scale_y`` the runner also
     standardises y on the training part and maps the predictions back. ``uses_torch`` lets
-    the runner pin torch's threads.
+    the runner pin torch's threads. ``stochastic`` marks a method whose fit depends on the
+    seed (initialisation, resampling, dropout): only those are refitted when the runner is
+    asked for several training runs per split (``repeats``).
 
     Examples
     --------
@@ -73,6 +75,7 @@ class Method:
     scale_y: bool = False
     uses_torch: bool = False
     description: str = ""
+    stochastic: bool = True
 
     def __call__(self, X_train: FloatArray, y_train: FloatArray, X_test: FloatArray, seed: int,
                  device: str = "cpu", progress: bool = False) -> FloatArray:
@@ -196,9 +199,9 @@ def network_method(variant: str, description: str = "", **options: Any) -> Metho
 
 #: the registered methods; add one with :func:`register_method`
 METHODS: dict[str, Method] = {
-    "ols": Method(_formula_method("ols"), description="attnreg OLS"),
-    "ridge": Method(_formula_method("ridge"), description="attnreg ridge, λ by GCV"),
-    "pcr": Method(_formula_method("pcr"), description="attnreg PCR, k by GCV"),
+    "ols": Method(_formula_method("ols"), description="attnreg OLS", stochastic=False),
+    "ridge": Method(_formula_method("ridge"), description="attnreg ridge, λ by GCV", stochastic=False),
+    "pcr": Method(_formula_method("pcr"), description="attnreg PCR, k by GCV", stochastic=False),
     "softmax": Method(_formula_method("softmax"), uses_torch=True,
                       description="attnreg softmax attention regression, default options"),
     "rf": Method(_rf, description="random forest, 500 trees, max_features=1/3"),
@@ -211,7 +214,7 @@ PLANNED: dict[str, str] = {}
 
 
 def register_method(name: str, fn: Fitter, *, scale_y: bool = False, uses_torch: bool = False,
-                    description: str = "", replace: bool = False) -> Method:
+                    description: str = "", stochastic: bool = True, replace: bool = False) -> Method:
     """Add ``fn`` to :data:`METHODS` as ``name`` (OptionError if taken, unless ``replace``).
 
     Examples
@@ -223,7 +226,8 @@ def register_method(name: str, fn: Fitter, *, scale_y: bool = False, uses_torch:
     """
     if name in METHODS and not replace:
         raise OptionError(f"method {name!r} is already registered (pass replace=True)")
-    METHODS[name] = Method(fn, scale_y=scale_y, uses_torch=uses_torch, description=description)
+    METHODS[name] = Method(fn, scale_y=scale_y, uses_torch=uses_torch, description=description,
+                           stochastic=stochastic)
     PLANNED.pop(name, None)
     return METHODS[name]
 
@@ -307,8 +311,13 @@ def _standardise(train: FloatArray, other: FloatArray) -> tuple[FloatArray, Floa
 
 
 def run_cell(X: pd.DataFrame, y: pd.Series, seed: int, method: str | Method, *,
-             device: str = "cpu", progress: bool = False) -> dict[str, Any]:
-    """Fit one method on one split; returns r2, seconds, n_train and n_test.
+             device: str = "cpu", progress: bool = False, repeats: int = 1) -> dict[str, Any]:
+    """Fit one method on one split; returns r2, seconds, n_train, n_test and repeats.
+
+    With ``repeats`` > 1 a stochastic method is trained that many times on the same split,
+    with training seeds ``seed, seed + 1, ...`` (the first run is the single-seed protocol's),
+    and ``r2`` is the mean of the runs' R² (listed in ``r2_runs``); ``seconds`` is the total.
+    A deterministic method is fitted once whatever ``repeats`` is.
 
     Examples
     --------
@@ -327,16 +336,27 @@ def run_cell(X: pd.DataFrame, y: pd.Series, seed: int, method: str | Method, *,
     if m.scale_y:
         y_mu, y_sd = float(y_tr.mean()), float(y_tr.std()) or 1.0
         y_tr = (y_tr - y_mu) / y_sd
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # fitting notes are not results
-        pred = m(x_tr, y_tr, x_te, seed, device, progress) * y_sd + y_mu
-    return {"r2": _r2(ya[test], pred), "seconds": time.perf_counter() - t0,
-            "n_train": len(train), "n_test": len(test)}
+    runs = _check_repeats(repeats) if m.stochastic else 1
+    r2s, t0 = [], time.perf_counter()
+    for k in range(runs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fitting notes are not results
+            pred = m(x_tr, y_tr, x_te, seed + k, device, progress) * y_sd + y_mu
+        r2s.append(_r2(ya[test], pred))
+    cell = {"r2": float(np.mean(r2s)), "seconds": time.perf_counter() - t0,
+            "n_train": len(train), "n_test": len(test), "repeats": runs}
+    return {**cell, "r2_runs": r2s} if runs > 1 else cell
 
 
-def _cell_path(cache: Path, mode: str, dataset: str, method: str, split: int) -> Path:
-    return cache / mode / f"{dataset}__{method}__split{split}.json"
+def _check_repeats(repeats: object) -> int:
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise OptionError(f"repeats must be a positive integer; got {repeats!r}")
+    return int(repeats)
+
+
+def _cell_path(cache: Path, mode: str, dataset: str, method: str, split: int, repeats: int = 1) -> Path:
+    runs = f"__x{repeats}" if repeats > 1 else ""
+    return cache / mode / f"{dataset}__{method}{runs}__split{split}.json"
 
 
 def _read_cell(path: Path) -> dict[str, Any] | None:
@@ -345,6 +365,8 @@ def _read_cell(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     ok = isinstance(cell, dict) and cell.get("version") == PROTOCOL_VERSION
+    if ok:
+        cell.setdefault("repeats", 1)  # cells written before repeats existed
     return cell if ok and all(k in cell for k in COLUMNS) else None
 
 
@@ -353,7 +375,7 @@ def run_table1(datasets: Sequence[str] | None = None,
                cache_dir: str | os.PathLike[str] | None = None, device: str = "cpu",
                progress: bool = True, quick: bool = False,
                data_dir: str | os.PathLike[str] | None = None, download: bool = True,
-               threads: int | None = 1) -> pd.DataFrame:
+               threads: int | None = 1, repeats: int = 1) -> pd.DataFrame:
     """Run the Table 1 grid, resuming from cached cells.
 
     Parameters
@@ -367,6 +389,9 @@ def run_table1(datasets: Sequence[str] | None = None,
     quick : one split and at most 1000 rows per dataset (cached apart from full runs).
     data_dir, download : where the data are looked for; see :func:`attnreg.datasets.load_dataset`.
     threads : BLAS and torch threads during the run (None: leave as is).
+    repeats : training runs per split of the stochastic methods (seeds ``seed, seed + 1,
+        ...``), averaged in the cell; 1 (default) is the paper's protocol. Such cells are
+        cached apart (``yacht__ftt__x5__split0.json``).
 
     Returns
     -------
@@ -380,7 +405,8 @@ def run_table1(datasets: Sequence[str] | None = None,
     """
     chosen = {m: get_method(m) for m in dict.fromkeys(methods)}
     return run_grid(datasets, chosen, splits, cache_dir=cache_dir, device=device, progress=progress,
-                    quick=quick, data_dir=data_dir, download=download, threads=threads, label="table1")
+                    quick=quick, data_dir=data_dir, download=download, threads=threads, label="table1",
+                    repeats=repeats)
 
 
 def run_grid(datasets: Sequence[str] | None, methods: dict[str, Method], splits: int = 5, *,
@@ -388,7 +414,7 @@ def run_grid(datasets: Sequence[str] | None, methods: dict[str, Method], splits:
              progress: bool = True, quick: bool = False,
              data_dir: str | os.PathLike[str] | None = None, download: bool = True,
              threads: int | None = 1, label: str = "grid", cache_tag: str = "",
-             aliases: dict[str, str] | None = None) -> pd.DataFrame:
+             aliases: dict[str, str] | None = None, repeats: int = 1) -> pd.DataFrame:
     """The protocol's runner behind :func:`run_table1` and the ablation grid.
 
     Fits every ``methods[key]`` on every (dataset, split) with :func:`run_cell`, caching
@@ -408,6 +434,7 @@ def run_grid(datasets: Sequence[str] | None, methods: dict[str, Method], splits:
     if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
         raise OptionError(f"splits must be a positive integer; got {splits!r}")
     seeds = split_seeds(1 if quick else int(splits))
+    repeats = _check_repeats(repeats)
     cache = Path(cache_dir) if cache_dir is not None else None
     mode = ("quick" if quick else "full") + cache_tag
     rows: list[dict[str, Any]] = []
@@ -418,10 +445,11 @@ def run_grid(datasets: Sequence[str] | None, methods: dict[str, Method], splits:
             data: tuple[pd.DataFrame, pd.Series] | None = None
             for r, seed in enumerate(seeds):
                 for key, method in methods.items():
-                    path = _cell_path(cache, mode, name, key, r) if cache else None
+                    runs = repeats if method.stochastic else 1
+                    path = _cell_path(cache, mode, name, key, r, runs) if cache else None
                     cell = _read_cell(path) if path else None
                     if cell is None and path and aliases and key in aliases:
-                        same = _read_cell(_cell_path(path.parents[1], mode, name, aliases[key], r))
+                        same = _read_cell(_cell_path(path.parents[1], mode, name, aliases[key], r, runs))
                         if same is not None:
                             cell = {**same, "method": key, "copied_from": aliases[key]}
                             path.parent.mkdir(parents=True, exist_ok=True)
@@ -432,7 +460,7 @@ def run_grid(datasets: Sequence[str] | None, methods: dict[str, Method], splits:
                                            download=download)
                         bar.update(len(rows), f"{name} split {r} {key} ...")
                         cell = {"dataset": name, "split": r, "seed": seed, "method": key,
-                                **run_cell(*data, seed, method, device=device),
+                                **run_cell(*data, seed, method, device=device, repeats=runs),
                                 "version": PROTOCOL_VERSION, "quick": quick}
                         if path:
                             path.parent.mkdir(parents=True, exist_ok=True)

@@ -60,7 +60,8 @@ def table1_report(results: pd.DataFrame, digits: int = 3) -> str:
         head.loc[f"mean ({len(seven)}, no Abalone)"] = ["", *means.loc[seven].mean().map(fmt)]
     lo, hi = int(n_splits.min()), int(n_splits.max())
     parts = [f"Table 1: mean out-of-sample R² over {lo if lo == hi else f'{lo}-{hi}'} split(s) "
-             "(80/20, seeds 42 + 1000·r; n_train: training rows per split)", head.to_string()]
+             "(80/20, seeds 42 + 1000·r; n_train: training rows per split)" + _runs_note(results),
+             head.to_string()]
     comp = [m for m in means.columns if m in PUBLISHED["california"]]
     if not comp or not seven:
         return "\n\n".join([*parts, "No method or dataset to compare with the published Table 1."]) + "\n"
@@ -70,6 +71,16 @@ def table1_report(results: pd.DataFrame, digits: int = 3) -> str:
               side.to_string(), "Paired differences (ours, rounded to 3 decimals, minus paper) and sign "
               "test:\n" + "\n".join(tests)]
     return "\n\n".join(parts) + "\n"
+
+
+def _runs_note(results: pd.DataFrame) -> str:
+    """How many training runs per split the stochastic methods' cells average, if not one."""
+    if "repeats" not in results or not (results["repeats"].fillna(1) > 1).any():
+        return ""
+    runs = results[results["repeats"] > 1].groupby("method")["repeats"].max()
+    listed = ", ".join(f"{m} {int(k)}" for m, k in runs.items())
+    return (f";\neach stochastic method's cell averages several training runs per split (seeds seed, "
+            f"seed + 1, ...): {listed}; the paper trained once per split")
 
 
 def compare_published(means: pd.DataFrame, published: dict[str, dict[str, float]],

@@ -62,17 +62,18 @@ def sweep(d: FloatArray, e2: FloatArray, lam: FloatArray, keep: bool = False
     ``phi_0'``, the trace (each (G, B)) and, with ``keep``, all pivots (P, G, B).
     """
     shifted = d[:, None, :] + lam  # (P, G, B): d_i + lam, overwritten by the pivots
-    recip = 1.0 / shifted[-1]
-    ratio, trace = recip.copy(), recip.copy()  # ratio = phi_i' / phi_i
-    dphi, q = np.ones(lam.shape), np.empty(lam.shape)
+    phi = shifted[-1]
+    ratio = 1.0 / phi  # phi_i' / phi_i
+    trace, q = ratio.copy(), np.empty(lam.shape)
     for i in range(d.shape[0] - 2, -1, -1):
-        np.multiply(e2[i], recip, out=q)  # e2_i / phi_{i+1}
-        np.multiply(ratio, q, out=dphi)
-        dphi += 1.0
+        np.divide(e2[i], phi, out=q)  # e2_i / phi_{i+1}
         phi = np.subtract(shifted[i], q, out=shifted[i])
-        np.divide(1.0, phi, out=recip)
-        np.multiply(dphi, recip, out=ratio)
+        ratio *= q  # phi_i' / phi_i = (1 + (phi_{i+1}' / phi_{i+1}) e2_i / phi_{i+1}) / phi_i
+        ratio += 1.0
+        ratio /= phi
         trace += ratio
+    recip = 1.0 / phi
+    dphi = ratio * phi
     return recip, dphi, trace, shifted if keep else None
 
 
