@@ -139,6 +139,14 @@ def test_table1_cells_are_reused_for_rb_and_a0(small_data: list[str], tmp_path: 
     assert res["r2"].tolist() == [0.123, 0.456] and res["method"].tolist() == ["RB", "A0"]
     assert small_data == []  # nothing loaded, nothing fitted
     assert json.loads((tmp_path / "full" / "yacht__RB__split0.json").read_text())["copied_from"] == "block"
+    # with several training runs per split, Table 1's averaged cells are the ones reused
+    cell = {**json.loads((tmp_path / "full" / "yacht__block__split0.json").read_text()), "r2": 0.789,
+            "repeats": 3}
+    (tmp_path / "full" / "yacht__block__x3__split0.json").write_text(json.dumps(cell))
+    res = ab.run_ablation(["RB"], ["yacht"], 1, cache_dir=tmp_path, progress=False, repeats=3)
+    assert res["r2"].tolist() == [0.789] and res["repeats"].tolist() == [3] and small_data == []
+    assert (tmp_path / "full" / "yacht__RB__x3__split0.json").exists()
+    assert "RB 3; the paper trained once per split" in ab.ablation_report(res)
 
 
 def test_cli_quick_run(small_data: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg.bench.protocol import COLUMNS, network_method, run_grid
-from attnreg.bench.reports import compare_published, mean_table, write_tables
+from attnreg.bench.reports import compare_published, mean_table, runs_note, write_tables
 from attnreg.bench.published import (
     ABLATION,
     COMPARED,
@@ -171,7 +171,8 @@ def ablation_report(results: pd.DataFrame, digits: int = 3, *, quick: bool = Fal
         head.loc[f"mean ({len(compared)}, no Abalone)"] = ["", *means.loc[compared].mean().map(fmt)]
     lo, hi = int(n_splits.min()), int(n_splits.max())
     parts = [f"Ablation grid (App. E): mean out-of-sample R² over {lo if lo == hi else f'{lo}-{hi}'} "
-             "split(s) (Table 1 protocol; n_train: training rows per split)", head.to_string()]
+             "split(s) (Table 1 protocol; n_train: training rows per split)" + runs_note(results),
+             head.to_string()]
     if quick:
         parts.insert(0, "QUICK RUN: one split and at most 1000 rows per dataset; the paper used five "
                         "splits and up to 4000 training rows, so the comparisons below are indicative only.")

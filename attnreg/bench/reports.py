@@ -17,7 +17,7 @@ from attnreg.bench.published import COMPARED
 from attnreg.bench.published import TABLE1 as PUBLISHED
 from attnreg.datasets import dataset_names
 
-__all__ = ["compare_published", "mean_table", "table1_report", "write_results"]
+__all__ = ["compare_published", "mean_table", "runs_note", "table1_report", "write_results"]
 
 
 def mean_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -60,7 +60,7 @@ def table1_report(results: pd.DataFrame, digits: int = 3) -> str:
         head.loc[f"mean ({len(seven)}, no Abalone)"] = ["", *means.loc[seven].mean().map(fmt)]
     lo, hi = int(n_splits.min()), int(n_splits.max())
     parts = [f"Table 1: mean out-of-sample R² over {lo if lo == hi else f'{lo}-{hi}'} split(s) "
-             "(80/20, seeds 42 + 1000·r; n_train: training rows per split)" + _runs_note(results),
+             "(80/20, seeds 42 + 1000·r; n_train: training rows per split)" + runs_note(results),
              head.to_string()]
     comp = [m for m in means.columns if m in PUBLISHED["california"]]
     if not comp or not seven:
@@ -73,8 +73,16 @@ def table1_report(results: pd.DataFrame, digits: int = 3) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _runs_note(results: pd.DataFrame) -> str:
-    """How many training runs per split the stochastic methods' cells average, if not one."""
+def runs_note(results: pd.DataFrame) -> str:
+    """How many training runs per split the stochastic methods' cells average, if not one.
+
+    Examples
+    --------
+    >>> runs_note(pd.DataFrame({"method": ["ftt", "ols"], "repeats": [5, 1]}))[-39:]
+    'ftt 5; the paper trained once per split'
+    >>> runs_note(pd.DataFrame({"method": ["ols"], "repeats": [1]}))
+    ''
+    """
     if "repeats" not in results or not (results["repeats"].fillna(1) > 1).any():
         return ""
     runs = results[results["repeats"] > 1].groupby("method")["repeats"].max()
