@@ -189,6 +189,9 @@ def register_method(name: str, fn: Fitter, *, scale_y: bool = False, uses_torch:
                     description: str = "", stochastic: bool = True, replace: bool = False) -> Method:
     """Add ``fn`` to :data:`METHODS` as ``name`` (OptionError if taken, unless ``replace``).
 
+    The flags are those of :class:`Method`; pass ``stochastic=False`` for a fit that does not
+    depend on the seed, so that ``repeats`` fits it once.
+
     Examples
     --------
     >>> zero = register_method("zero", lambda X, y, X_new, seed, device, progress: np.zeros(len(X_new)))

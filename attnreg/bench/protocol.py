@@ -30,8 +30,8 @@ import pandas as pd
 
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray
-from attnreg.bench.methods import (METHODS, PLANNED, Method, require_sklearn, get_method, network_method,
-                                   register_method)
+from attnreg.bench.methods import (METHODS, PLANNED, Method, get_method, network_method, register_method,
+                                   require_sklearn)
 from attnreg.bench.published import TABLE1
 from attnreg.bench.reports import compare_published, table1_report, write_results
 from attnreg.datasets import dataset_info, dataset_names, load_dataset
