@@ -8,11 +8,13 @@ import warnings
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from statsmodels.regression.rolling import RollingOLS
 
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
-from attnreg.timeseries import updating
+from attnreg.timeseries import _tuning, updating
 from attnreg.timeseries.updating import recursive_ls
 from tests.conftest import RTOL_EXACT
 
@@ -286,3 +288,28 @@ def test_data_errors() -> None:
 def test_docstring_examples() -> None:
     result = doctest.testmod(updating)
     assert result.attempted > 0 and result.failed == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_piv=st.integers(1, 9), n_orig=st.integers(1, 3), n_grid=st.integers(1, 3),
+       seed=st.integers(0, 2**31 - 1))
+def test_pivot_sweep_matches_dense_inverse(n_piv: int, n_orig: int, n_grid: int, seed: int) -> None:
+    """The GCV sweep's three outputs against M = T + λI inverted densely, per (λ, origin)."""
+    rng = np.random.default_rng(seed)
+    d = rng.uniform(0.0, 5.0, (n_piv, n_orig))  # T = Q'AQ of a PSD Gram: use a PSD T
+    off = rng.normal(size=(n_piv - 1, n_orig))
+    for b in range(n_orig):  # make each T positive semidefinite: T = L L' with L bidiagonal
+        L = np.diag(np.sqrt(d[:, b])) + np.diag(off[:, b], -1)
+        T = L @ L.T
+        d[:, b], off[:, b] = np.diag(T), np.diag(T, -1)
+    lam = 10.0 ** rng.uniform(-3, 2, (n_grid, n_orig))
+    g0, dphi, trace, pivots = _tuning.sweep(d, off**2, lam, keep=True)
+    assert pivots is not None and pivots.shape == (n_piv, n_grid, n_orig)
+    for g in range(n_grid):
+        for b in range(n_orig):
+            M = np.diag(d[:, b] + lam[g, b]) + np.diag(off[:, b], 1) + np.diag(off[:, b], -1)
+            inv = np.linalg.inv(M)
+            assert_allclose(g0[g, b], inv[0, 0], rtol=1e-10)
+            assert_allclose(dphi[g, b] * g0[g, b] ** 2, (inv @ inv)[0, 0], rtol=1e-9)
+            assert_allclose(trace[g, b], np.trace(inv), rtol=1e-10)
+            assert_allclose(np.prod(pivots[:, g, b]), np.linalg.det(M), rtol=1e-9)
