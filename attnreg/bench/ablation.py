@@ -20,10 +20,9 @@ import numpy as np
 import pandas as pd
 
 from attnreg.bench.protocol import COLUMNS, network_method, run_grid
-from attnreg.bench.reports import compare_published, mean_table, runs_note, write_tables
+from attnreg.bench.reports import compare_published, means_section, write_tables
 from attnreg.bench.published import (
     ABLATION,
-    COMPARED,
     DEFAULT_VARIANTS,
     PARAMS,
     VARIANT_DESCRIPTIONS,
@@ -160,19 +159,9 @@ def ablation_report(results: pd.DataFrame, digits: int = 3, *, quick: bool = Fal
     >>> "Ours minus published" in text and "minus the Regression Block, published" in text
     True
     """
-    fmt = f"{{:.{digits}f}}".format
-    means = mean_table(results)
+    means, compared, table = means_section(results, "Ablation grid (App. E)", "Table 1 protocol", digits)
     variants = [str(v) for v in means.columns]
-    n_splits = results.groupby(["dataset", "method"])["split"].nunique()
-    head = means.apply(lambda col: col.map(fmt))
-    head.insert(0, "n_train", results.groupby("dataset")["n_train"].max().reindex(means.index).astype(str))
-    compared = [d for d in COMPARED if d in means.index]
-    if compared:
-        head.loc[f"mean ({len(compared)}, no Abalone)"] = ["", *means.loc[compared].mean().map(fmt)]
-    lo, hi = int(n_splits.min()), int(n_splits.max())
-    parts = [f"Ablation grid (App. E): mean out-of-sample R² over {lo if lo == hi else f'{lo}-{hi}'} "
-             "split(s) (Table 1 protocol; n_train: training rows per split)" + runs_note(results),
-             head.to_string()]
+    parts = [table]
     if quick:
         parts.insert(0, "QUICK RUN: one split and at most 1000 rows per dataset; the paper used five "
                         "splits and up to 4000 training rows, so the comparisons below are indicative only.")

@@ -17,7 +17,7 @@ from attnreg.bench.published import COMPARED
 from attnreg.bench.published import TABLE1 as PUBLISHED
 from attnreg.datasets import dataset_names
 
-__all__ = ["compare_published", "mean_table", "runs_note", "table1_report", "write_results"]
+__all__ = ["compare_published", "mean_table", "means_section", "runs_note", "table1_report", "write_results"]
 
 
 def mean_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -50,18 +50,8 @@ def table1_report(results: pd.DataFrame, digits: int = 3) -> str:
     >>> print(table1_report(pd.DataFrame(rows)).splitlines()[-1])
       ols: 1 of 1 above the paper, 0 below, 0 equal; mean difference +0.003; sign test two-sided p = 1.000
     """
-    fmt = f"{{:.{digits}f}}".format
-    means = mean_table(results)
-    n_splits = results.groupby(["dataset", "method"])["split"].nunique()
-    head = means.apply(lambda col: col.map(fmt))
-    head.insert(0, "n_train", results.groupby("dataset")["n_train"].max().reindex(means.index).astype(str))
-    seven = [d for d in COMPARED if d in means.index]
-    if seven:
-        head.loc[f"mean ({len(seven)}, no Abalone)"] = ["", *means.loc[seven].mean().map(fmt)]
-    lo, hi = int(n_splits.min()), int(n_splits.max())
-    parts = [f"Table 1: mean out-of-sample R² over {lo if lo == hi else f'{lo}-{hi}'} split(s) "
-             "(80/20, seeds 42 + 1000·r; n_train: training rows per split)" + runs_note(results),
-             head.to_string()]
+    means, seven, table = means_section(results, "Table 1", "80/20, seeds 42 + 1000·r", digits)
+    parts = [table]
     comp = [m for m in means.columns if m in PUBLISHED["california"]]
     if not comp or not seven:
         return "\n\n".join([*parts, "No method or dataset to compare with the published Table 1."]) + "\n"
@@ -71,6 +61,37 @@ def table1_report(results: pd.DataFrame, digits: int = 3) -> str:
               side.to_string(), "Paired differences (ours, rounded to 3 decimals, minus paper) and sign "
               "test:\n" + "\n".join(tests)]
     return "\n\n".join(parts) + "\n"
+
+
+def means_section(results: pd.DataFrame, title: str, protocol: str, digits: int = 3
+                  ) -> tuple[pd.DataFrame, list[str], str]:
+    """The mean-R² section that opens the Table 1 and ablation reports.
+
+    Returns the means (dataset × method), the datasets compared with the paper (all present
+    but Abalone) and the text: a heading naming ``title``, the number of splits, ``protocol``
+    and, where cells average several runs, :func:`runs_note`; then the table with each
+    dataset's training rows and the mean over the compared datasets.
+
+    Examples
+    --------
+    >>> rows = [{"dataset": "yacht", "split": r, "method": "ols", "r2": 0.56 + r / 100, "n_train": 246}
+    ...         for r in range(2)]
+    >>> means, compared, text = means_section(pd.DataFrame(rows), "Table 1", "80/20")
+    >>> compared, text.splitlines()[0]
+    (['yacht'], 'Table 1: mean out-of-sample R² over 2 split(s) (80/20; n_train: training rows per split)')
+    """
+    fmt = f"{{:.{digits}f}}".format
+    means = mean_table(results)
+    n_splits = results.groupby(["dataset", "method"])["split"].nunique()
+    head = means.apply(lambda col: col.map(fmt))
+    head.insert(0, "n_train", results.groupby("dataset")["n_train"].max().reindex(means.index).astype(str))
+    compared = [d for d in COMPARED if d in means.index]
+    if compared:
+        head.loc[f"mean ({len(compared)}, no Abalone)"] = ["", *means.loc[compared].mean().map(fmt)]
+    lo, hi = int(n_splits.min()), int(n_splits.max())
+    heading = (f"{title}: mean out-of-sample R² over {lo if lo == hi else f'{lo}-{hi}'} split(s) "
+               f"({protocol}; n_train: training rows per split)" + runs_note(results))
+    return means, compared, heading + "\n\n" + head.to_string()
 
 
 def runs_note(results: pd.DataFrame) -> str:
