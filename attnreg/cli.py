@@ -15,7 +15,7 @@ import ast
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from attnreg.exceptions import AttnregError
@@ -48,24 +48,20 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _tuning(text: str) -> float | str:
-    """``--lam``: a number or a criterion name."""
-    if text in ("gcv", "loo"):
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, 'gcv' or 'loo', got {text!r}") from None
+def _number_or_criterion(convert: Callable[[str], float], what: str) -> Callable[[str], float | str]:
+    """An argparse type: ``"gcv"``, ``"loo"`` or ``convert(text)`` (--lam: a number; --k: an integer)."""
+    def parse(text: str) -> float | str:
+        if text in ("gcv", "loo"):
+            return text
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, 'gcv' or 'loo', got {text!r}") from None
+    return parse
 
 
-def _components(text: str) -> int | str:
-    """``--k``: a positive integer or a criterion name."""
-    if text in ("gcv", "loo"):
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, 'gcv' or 'loo', got {text!r}") from None
+_tuning = _number_or_criterion(float, "a number")
+_components = _number_or_criterion(int, "an integer")
 
 
 def _option(text: str) -> tuple[str, Any]:
