@@ -153,6 +153,8 @@ def test_repeats_average_training_runs(fake_data: pd.DataFrame, counting: list[d
     for bad in (0, 1.5, True):
         with pytest.raises(OptionError, match="repeats must be a positive integer"):
             pr.run_table1(["yacht"], ["noisy"], splits=1, progress=False, repeats=bad)
+        with pytest.raises(OptionError, match="repeats must be a positive integer"):
+            pr.run_cell(X, y, 42, "fixed", repeats=bad)  # checked for deterministic methods too
 
 
 def test_builtin_methods_run(fake_data: pd.DataFrame) -> None:

@@ -135,7 +135,8 @@ def run_cell(X: pd.DataFrame, y: pd.Series, seed: int, method: str | Method, *,
     if m.scale_y:
         y_mu, y_sd = float(y_tr.mean()), float(y_tr.std()) or 1.0
         y_tr = (y_tr - y_mu) / y_sd
-    runs = _check_repeats(repeats) if m.stochastic else 1
+    repeats = _check_repeats(repeats)
+    runs = repeats if m.stochastic else 1
     r2s, t0 = [], time.perf_counter()
     for k in range(runs):
         with warnings.catch_warnings():
