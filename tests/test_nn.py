@@ -277,7 +277,113 @@ def test_ftt_fit_runs_with_warmup_cosine_schedule():
                       max_epochs=20, patience=30)
     lr = fit.history.lr
     assert fit.options["optimizer"] == "adamw"
-    assert lr[0] == pytest.approx(lr[1] / 2) and lr[-1] < max(lr)  # 2 warm-up epochs, then decay
+    assert lr[0] == 0 and lr[1] == pytest.approx(max(lr) / 2)  # 2 warm-up epochs from 0 (as LambdaLR)
+    assert lr[2] == max(lr) and lr[-1] < max(lr)  # then cosine decay
+
+
+def _textbook_fit(make_net, z, t, seed, *, epochs, batch_size, optimizer, lr_factor=None,
+                  clip=True, patience=10):
+    """A textbook PyTorch loop as the paper's code writes it: seed torch and numpy, build the
+    network, hold out np.random.permutation's first 15 %, DataLoader shuffling, per-epoch
+    LambdaLR, MSE, optional clipping at 1, early stopping and best-state restore."""
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    net = make_net()
+    n_val = int(0.15 * len(z))
+    idx = np.random.permutation(len(z))
+    loader = DataLoader(TensorDataset(z[idx[n_val:]], t[idx[n_val:]]), batch_size=batch_size, shuffle=True)
+    opt = optimizer(net.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor or (lambda e: 1.0))
+    losses, best, waited = [], None, 0
+    for _ in range(epochs):
+        net.train()
+        for xb, yb in loader:
+            loss = nn.functional.mse_loss(net(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            if clip:
+                nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+        sched.step()
+        net.eval()
+        with torch.no_grad():
+            losses.append(nn.functional.mse_loss(net(z[idx[:n_val]]), t[idx[:n_val]]).item())
+        waited = waited + 1 if best is not None and losses[-1] >= min(losses[:-1]) else 0
+        if waited == 0:
+            best = {k: v.clone() for k, v in net.state_dict().items()}
+        if waited >= patience:
+            break
+    net.load_state_dict(best)
+    net.eval()
+    return net, losses
+
+
+def _textbook_ftt(p, d=64):
+    """PAPER.md §2.3: P separate Linear(1, d), [CLS] ~ N(0, 0.02²), 3 post-norm encoder layers."""
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.ModuleList([nn.Linear(1, d) for _ in range(p)])
+            self.cls = nn.Parameter(torch.randn(1, 1, d) * 0.02)
+            layer = nn.TransformerEncoderLayer(d, 4, dim_feedforward=128, dropout=0.1,
+                                               activation="gelu", batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 3, enable_nested_tensor=False)
+            self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, 1)
+
+        def forward(self, x):
+            tokens = torch.stack([emb(x[:, i:i + 1]) for i, emb in enumerate(self.emb)], dim=1)
+            h = torch.cat([self.cls.expand(len(x), -1, -1), tokens], dim=1)
+            return self.head(self.norm(self.encoder(h)[:, 0])).squeeze(-1)
+
+    return Net()
+
+
+def test_ftt_fit_equals_the_textbook_dataloader_loop():
+    # Same seed, same draws in the same order: the validation rows, the initial weights, each
+    # epoch's batches and the dropout masks agree, so the trained weights are equal bit for bit.
+    X, y = _data(150, 3)
+    fit = fit_network(X, y, config=FTTConfig(), seed=7, max_epochs=8, warmup_fraction=0.25,
+                      batch_size=32, patience=20)
+    state = torch.get_rng_state()
+    z = torch.as_tensor((X - X.mean(0)) / X.std(0), dtype=torch.float32)
+    t = torch.as_tensor((y - y.mean()) / y.std(), dtype=torch.float32)
+    warm_cosine = lambda e: e / 2 if e < 2 else 0.5 * (1 + np.cos(np.pi * (e - 2) / 6))  # noqa: E731
+    net, losses = _textbook_fit(lambda: _textbook_ftt(3), z, t, 7, epochs=8, batch_size=32,
+                                optimizer=lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=1e-4),
+                                lr_factor=warm_cosine, patience=20)
+    torch.set_rng_state(state)
+    assert fit.history.val_loss == losses
+    assert fit.val_rows.tolist() == np.random.RandomState(7).permutation(150)[:22].tolist()
+    ours, theirs = list(fit.model.parameters()), list(net.parameters())
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs, strict=True))
+
+
+def test_table1_mlp_equals_the_textbook_dataloader_loop():
+    from torch import nn
+
+    from attnreg.bench.methods import get_method
+
+    X, y = _data(120, 3)
+    z, t = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+
+    def mlp():
+        return nn.Sequential(nn.Linear(3, 200), nn.ReLU(), nn.Dropout(0.2), nn.Linear(200, 200), nn.ReLU(),
+                             nn.Dropout(0.2), nn.Linear(200, 200), nn.ReLU(), nn.Dropout(0.2),
+                             nn.Linear(200, 1), nn.Flatten(0))
+
+    ours = get_method("mlp")(X, y, X[:10], seed=5)
+    state = torch.get_rng_state()
+    net, losses = _textbook_fit(mlp, z, t, 5, epochs=1000, batch_size=64, clip=False, patience=20,
+                                optimizer=lambda p: torch.optim.Adam(p, lr=1e-3))
+    torch.set_rng_state(state)
+    assert 20 < len(losses) < 1000  # it stopped early
+    with torch.no_grad():
+        np.testing.assert_array_equal(ours, net(z[:10]).double().numpy())
 
 
 def test_early_stopping_restores_the_best_state():
@@ -405,6 +511,7 @@ def test_module_errors():
     ({"device": "tpu"}, r"device must be 'cpu', 'cuda' or 'auto', however: device='tpu'"),
     ({"epochs": 3}, r"unknown option\(s\): epochs; valid:"),
     ({"progress": "yes"}, r"progress must be True, False or a callable"),
+    ({"seed": -1}, r"seed must be an integer in \[0, 2\*\*32\), however: seed=-1"),
 ])
 def test_fit_option_errors(kwargs, match):
     X, y = _data(50, 2)

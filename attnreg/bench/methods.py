@@ -95,44 +95,29 @@ def _rf(X: FloatArray, y: FloatArray, X_new: FloatArray, seed: int, device: str,
 def _mlp(X: FloatArray, y: FloatArray, X_new: FloatArray, seed: int, device: str,
          progress: bool) -> FloatArray:
     """The paper's MLP: 3×200 ReLU, dropout 0.2, Adam 1e-3, batch 64, ≤1000 epochs, patience 20
-    on a 15% validation split, best validation weights restored."""
+    on a 15% validation split, best validation weights restored; no clipping, no weight decay.
+
+    Trained by the networks' loop, which draws the validation split, the initial weights, the
+    batches and the dropout masks from ``seed`` as the paper's code does.
+    """
     import torch
     from torch import nn
 
+    from attnreg.nn.train import predict_model, split_validation, train_model
+
     dev = torch.device("cuda" if device in ("cuda", "auto") and torch.cuda.is_available() else "cpu")
-    perm = np.random.RandomState(seed).permutation(len(X))
-    n_val = max(1, round(0.15 * len(X)))
+    fit_rows, val_rows = split_validation(len(X), 0.15, seed)
     t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32), device=dev)  # noqa: E731
-    xv, yv, xt, yt = t(X[perm[:n_val]]), t(y[perm[:n_val]]), t(X[perm[n_val:]]), t(y[perm[n_val:]])
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
         torch.manual_seed(seed)
         layers: list[nn.Module] = []
         for width_in in (X.shape[1], 200, 200):
             layers += [nn.Linear(width_in, 200), nn.ReLU(), nn.Dropout(0.2)]
-        net = nn.Sequential(*layers, nn.Linear(200, 1)).to(dev)
-        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-        gen = torch.Generator().manual_seed(seed)
-        best, best_state, waited = float("inf"), None, 0
-        for _ in range(1000):
-            net.train()
-            for idx in torch.randperm(len(xt), generator=gen).split(64):
-                opt.zero_grad()
-                loss = torch.mean((net(xt[idx]).squeeze(1) - yt[idx]) ** 2)
-                loss.backward()
-                opt.step()
-            net.eval()
-            with torch.no_grad():
-                val = float(torch.mean((net(xv).squeeze(1) - yv) ** 2))
-            if val < best:
-                best, waited = val, 0
-                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-            else:
-                waited += 1
-                if waited >= 20:
-                    break
-        net.load_state_dict(best_state or net.state_dict())
-        with torch.no_grad():
-            return net(t(X_new)).squeeze(1).cpu().numpy().astype(float)
+        net = nn.Sequential(*layers, nn.Linear(200, 1), nn.Flatten(0)).to(dev)
+        train_model(net, t(X[fit_rows]), t(y[fit_rows]), t(X[val_rows]), t(y[val_rows]),
+                    optimizer="adam", lr=1e-3, weight_decay=0.0, batch_size=64, max_epochs=1000,
+                    patience=20, clip_norm=None, progress=progress)
+        return predict_model(net, t(X_new)).double().cpu().numpy()
 
 
 def _network(variant: str, **options: Any) -> Fitter:

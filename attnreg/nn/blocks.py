@@ -179,9 +179,9 @@ class FTTransformer(nn.Module):
         self.config, self.n_features = config, n_features
         n_in = n_features + n_features * (n_features + 1) // 2 if config.poly_inputs else n_features
         d = config.d_model
-        # P separate Linear(1, d), stored as one (n_in, d) weight and bias with their init U(-1, 1)
-        self.tokenizer_weight = nn.Parameter(torch.rand(n_in, d) * 2 - 1)
-        self.tokenizer_bias = nn.Parameter(torch.rand(n_in, d) * 2 - 1)
+        # registered first, as in the paper's code: the parameters' order is that of its
+        # initialisation draws and of its gradient-norm clipping
+        self.tokenizers = nn.ModuleList([nn.Linear(1, d) for _ in range(n_in)])
         self.cls = nn.Parameter(torch.randn(1, 1, d) * 0.02)
         layer = nn.TransformerEncoderLayer(d_model=d, nhead=config.n_heads, dim_feedforward=config.d_ffn,
                                            dropout=config.dropout, activation="gelu", batch_first=True)
@@ -205,7 +205,7 @@ class FTTransformer(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """(B, P) -> (B,)."""
         z = self.expand(x)  # (B, n_in)
-        tokens = z[..., None] * self.tokenizer_weight + self.tokenizer_bias  # (B, n_in, d)
+        tokens = torch.stack([t(z[:, i:i + 1]) for i, t in enumerate(self.tokenizers)], dim=1)  # (B, n_in, d)
         h = torch.cat([self.cls.expand(z.shape[0], -1, -1), tokens], dim=1)  # (B, 1 + n_in, d)
         h = self.encoder(h)
         return self.head(self.norm(h[:, 0])).squeeze(-1)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
@@ -135,14 +136,19 @@ def resolve_device(device: str | torch.device) -> torch.device:
 
 
 def _lr_factor(schedule: Schedule, max_epochs: int, warmup_fraction: float) -> Callable[[int], float]:
-    """Per-epoch multiplier: linear warm-up over ``warmup_fraction`` of the epochs, then cosine."""
+    """Per-epoch multiplier: linear warm-up from 0 over ``warmup_fraction`` of the epochs, then cosine.
+
+    Epoch e (0-based) of the ``warm`` warm-up epochs gets ``e / warm``, as the paper's
+    per-epoch ``LambdaLR``: the first epoch runs at learning rate 0 and only fills
+    Adam's moment estimates.
+    """
     if schedule == "none":
         return lambda epoch: 1.0
     warm = max(1, round(warmup_fraction * max_epochs))
 
     def factor(epoch: int) -> float:  # epoch is 0-based
         if epoch < warm:
-            return (epoch + 1) / warm
+            return epoch / warm
         return 0.5 * (1.0 + math.cos(math.pi * (epoch - warm) / max(1, max_epochs - warm)))
 
     return factor
@@ -170,14 +176,16 @@ def train_model(model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_val: torch
                 y_val: torch.Tensor, *, optimizer: Literal["adam", "adamw"] = "adam", lr: float = 1e-3,
                 weight_decay: float = 1e-4, batch_size: int = 256, max_epochs: int = 200,
                 patience: int = 10, clip_norm: float | None = 1.0, schedule: Schedule = "none",
-                warmup_fraction: float = 0.1, seed: int = 0,
+                warmup_fraction: float = 0.1,
                 progress: bool | Callable[[EpochRecord], Any] = False) -> History:
     """Train ``model`` on (x, y) by mini-batch MSE, early stopping on (x_val, y_val).
 
     Stops after ``patience`` epochs without a lower validation loss; the model is left in
-    evaluation mode with the parameters of the epoch of lowest validation loss. Batches are
-    reshuffled every epoch by a generator seeded with ``seed`` (dropout draws from torch's
-    global generator: seed it, or use :func:`fit_network`, for reproducible runs).
+    evaluation mode with the parameters of the epoch of lowest validation loss. Every epoch's
+    batch order is drawn from torch's global generator exactly as ``DataLoader(shuffle=True)``
+    draws it (:func:`epoch_order`), and dropout draws from it too: seed it (or use
+    :func:`fit_network`) for reproducible runs, which then take the same batches and dropout
+    masks as the same loop written with a ``DataLoader``.
 
     **Shape**: ``x`` (n, P), ``y`` (n,), ``x_val`` (n_val, P), ``y_val`` (n_val,), all on the
     model's device and dtype.
@@ -198,17 +206,16 @@ def train_model(model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_val: torch
     opt_class = torch.optim.Adam if optimizer == "adam" else torch.optim.AdamW
     opt = opt_class(params, lr=lr, weight_decay=weight_decay, foreach=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_factor(schedule, max_epochs, warmup_fraction))
-    gen = torch.Generator(device="cpu").manual_seed(seed)
     best: tuple[float, int, dict[str, Any]] = (math.inf, 0, copy.deepcopy(model.state_dict()))
     records: list[EpochRecord] = []
     start, waited = time.perf_counter(), 0
     with Progress(max_epochs, "training", enabled=progress is True) as bar:
         for epoch in range(1, max_epochs + 1):
             lr_now = opt.param_groups[0]["lr"]
-            order = torch.randperm(x.shape[0], generator=gen).to(x.device)
+            order = epoch_order(x.shape[0]).to(x.device)
             train_loss = _epoch(model, opt, params, x, y, order, batch_size, clip_norm)
             sched.step()
-            val_loss = float(torch.mean((predict_model(model, x_val) - y_val) ** 2))
+            val_loss = F.mse_loss(predict_model(model, x_val), y_val).item()
             if val_loss < best[0]:
                 best, waited = (val_loss, epoch, copy.deepcopy(model.state_dict())), 0
             else:
@@ -229,6 +236,26 @@ def train_model(model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_val: torch
                    stopped_early=len(records) < max_epochs, seconds=time.perf_counter() - start)
 
 
+def epoch_order(n: int) -> torch.Tensor:
+    """One epoch's order of the n training rows, drawn as ``DataLoader(shuffle=True)`` draws it.
+
+    Two 64-bit draws from torch's global (CPU) generator, the loader iterator's base seed and
+    the sampler's seed, then a permutation from a fresh generator seeded with the second.
+
+    Examples
+    --------
+    >>> from torch.utils.data import DataLoader
+    >>> _ = torch.manual_seed(0)
+    >>> loader_order = torch.cat(list(DataLoader(torch.arange(10), batch_size=4, shuffle=True)))
+    >>> _ = torch.manual_seed(0)
+    >>> torch.equal(epoch_order(10), loader_order)
+    True
+    """
+    torch.empty((), dtype=torch.int64).random_()  # the iterator's base seed (for workers)
+    seed = int(torch.empty((), dtype=torch.int64).random_().item())
+    return torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+
+
 def _epoch(model: nn.Module, opt: torch.optim.Optimizer, params: list[nn.Parameter], x: torch.Tensor,
            y: torch.Tensor, order: torch.Tensor, batch_size: int, clip_norm: float | None) -> float:
     """One pass over the batches of ``order``; the mean training loss (training mode)."""
@@ -236,7 +263,7 @@ def _epoch(model: nn.Module, opt: torch.optim.Optimizer, params: list[nn.Paramet
     total = torch.zeros((), dtype=x.dtype, device=x.device)
     for i in range(0, order.numel(), batch_size):
         idx = order[i:i + batch_size]
-        loss = torch.mean((model(x[idx]) - y[idx]) ** 2)
+        loss = F.mse_loss(model(x[idx]), y[idx])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if clip_norm is not None:
@@ -267,7 +294,11 @@ def _check_train_options(optimizer: str, lr: float, weight_decay: float, batch_s
 
 
 def split_validation(n: int, fraction: float, seed: int) -> tuple[IntArray, IntArray]:
-    """Random (fit rows, validation rows), sorted, with ``round(fraction·n)`` validation rows.
+    """Random (fit rows, validation rows), with ``floor(fraction·n)`` validation rows.
+
+    The rows are those of ``np.random.seed(seed); np.random.permutation(n)``, as in the
+    paper's code: its first ``floor(fraction·n)`` entries are the validation rows, the rest
+    (in that order, which the training batches index) the fit rows.
 
     Examples
     --------
@@ -277,11 +308,11 @@ def split_validation(n: int, fraction: float, seed: int) -> tuple[IntArray, IntA
     """
     if not 0 < fraction < 1:
         raise OptionError(f"val_fraction must be in (0, 1), however: val_fraction={fraction!r}")
-    n_val = round(fraction * n)
+    n_val = int(fraction * n)
     if n_val < 1 or n - n_val < 2:
         raise DataError(f"too few rows ({n}) to hold out a validation split of {fraction:.0%}")
-    perm = np.random.default_rng(seed).permutation(n)
-    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+    perm = np.random.RandomState(seed).permutation(n)
+    return perm[n_val:], perm[:n_val]
 
 
 @dataclass(frozen=True)
@@ -297,7 +328,8 @@ class NetworkFit:
     y_mean, y_scale : float
         Standardisation fitted on all training rows (fit part + validation split).
     fit_rows, val_rows : ndarray of int
-        Positions of the rows trained on and of the validation split.
+        Positions of the rows trained on (in the order the batches index them) and of the
+        validation split.
     history : History
     options : dict
         The training options used.
@@ -371,8 +403,9 @@ def check_fit_options(config: BlockConfig | FTTConfig, **options: Any) -> dict[s
         raise OptionError(f"dtype must be 'float32' or 'float64', however: dtype={out['dtype']!r}")
     if not 0 < out["val_fraction"] < 1:
         raise OptionError(f"val_fraction must be in (0, 1), however: val_fraction={out['val_fraction']!r}")
-    if not isinstance(out["seed"], (int, np.integer)) or isinstance(out["seed"], bool):
-        raise OptionError(f"seed must be an integer, however: seed={out['seed']!r}")
+    seed = out["seed"]
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise OptionError(f"seed must be an integer in [0, 2**32), however: seed={seed!r}")
     if not (isinstance(out["progress"], bool) or callable(out["progress"])):
         raise OptionError("progress must be True, False or a callable, however: "
                           f"progress={out['progress']!r}")
@@ -389,6 +422,13 @@ def fit_network(X: FloatArray, y: FloatArray, *, config: BlockConfig | FTTConfig
     whole run (initialisation, shuffling, dropout) is reproducible from ``seed`` and leaves
     torch's global random state untouched.
 
+    ``seed`` draws what the paper's code draws from it, in the same order: the validation
+    rows from ``np.random.seed(seed)``'s permutation (:func:`split_validation`), the
+    initial weights after ``torch.manual_seed(seed)``, then every epoch's batch order as a
+    ``DataLoader(shuffle=True)`` (:func:`epoch_order`) and the dropout masks. An
+    FT-Transformer fit on CPU therefore equals the paper's training loop run with the same
+    seed, prediction for prediction (tested).
+
     Parameters
     ----------
     X : ndarray, shape (n, P)
@@ -398,6 +438,7 @@ def fit_network(X: FloatArray, y: FloatArray, *, config: BlockConfig | FTTConfig
     val_fraction : float, default 0.15
         Share of the rows held out for early stopping.
     seed : int, default 0
+        In [0, 2**32).
     device : {"cpu", "cuda", "auto"}, default "cpu"
     dtype : {"float32", "float64"}, default "float32"
     progress : bool or callable, default False
@@ -439,7 +480,7 @@ def fit_network(X: FloatArray, y: FloatArray, *, config: BlockConfig | FTTConfig
         model = build_model(config, X.shape[1], n_train=fit_rows.size).to(device=dev, dtype=tdtype)
         model.initialize(z[fit_rows], t[fit_rows])
         history = train_model(model, z[fit_rows], t[fit_rows], z[val_rows], t[val_rows],
-                              seed=opts["seed"], progress=opts["progress"], **train_opts)
+                              progress=opts["progress"], **train_opts)
     return NetworkFit(model=model, config=config, x_mean=x_mean, x_scale=x_scale, y_mean=y_mean,
                       y_scale=y_scale, fit_rows=fit_rows, val_rows=val_rows, history=history,
                       options={**opts, "device": str(dev)})
