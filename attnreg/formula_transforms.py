@@ -64,7 +64,8 @@ class _Moments:
         n = self.n + n_b
         with np.errstate(invalid="ignore", divide="ignore"):
             delta = mean_b - self.mean
-            self.mean = np.where(n > 0, self.mean + delta * n_b / n, 0.0)
+            # weight n_b / n is exactly 1 after an empty chunk, so a constant column stays exact
+            self.mean = np.where(n > 0, self.mean + delta * (n_b / n), 0.0)
             self.m2 = self.m2 + m2_b + np.where(n > 0, delta**2 * self.n * n_b / n, 0.0)
         self.n = n
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import patsy
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
@@ -65,6 +65,7 @@ def test_patsy_center_alone_would_drop_every_row(frame: pd.DataFrame) -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.one_of(st.floats(-1e3, 1e3), st.just(float("nan"))), min_size=3, max_size=40),
        st.integers(1, 39))
+@example([np.nan] + [3.607395168078133e-308] * 3, 1)  # a constant column after an empty chunk
 def test_chunked_memorisation_equals_one_pass(values: list[float], cut: int) -> None:
     x = np.asarray(values)
     if np.sum(~np.isnan(x)) < 2:
