@@ -179,6 +179,9 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
     if not isinstance(data, pd.DataFrame):
         raise DataError("forecast() needs a pandas DataFrame with rows in time order")
     check_time_index(data.index)
+    if horizon >= len(data):
+        raise OptionError(f"horizon={horizon} leaves nothing to forecast: data has "
+                          f"{len(data)} rows")
     stateful = re.search(r"\b(" + "|".join(STATEFUL) + r")\s*\(", formula)
     if stateful:
         raise LeakageError(

@@ -12,6 +12,7 @@ import pandas as pd
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
+from attnreg.timeseries.transforms import check_time_index
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
     formula : str
         As in :func:`attnreg.attnreg`; ``lag``/``lags``/``diff`` work inside it.
     data : DataFrame
-        Rows in time order.
+        Rows in time order: the index is checked as by
+        :func:`attnreg.timeseries.check_time_index` (sorted, unique, no gaps for dated
+        indexes).
     window : int
         Rows per window; with ``expanding=True`` the size of the first window.
     expanding : bool
@@ -126,6 +129,8 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
     tuning = _check_tuning(method, options.pop("lam", None), options.pop("k", None))
     if options:
         raise OptionError(f"unknown option(s) for rolling(): {', '.join(sorted(options))}")
+    if isinstance(data, pd.DataFrame):  # windows are periods: rows must be in time order
+        check_time_index(data.index)
     design = build_design(formula, data, eval_env=_capture_env(eval_env),
                           extra_names=formula_namespace())
     if window <= design.n_coef:
