@@ -320,6 +320,7 @@ def test_predict_keeps_factor_columns_in_newdata_as_factors():
     assert fit.predict(new).shape == (30,)
 
 
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
 def test_softmax_predict_gives_nan_for_rows_with_missing_values(df):
     fit = ar.attnreg("y ~ x + z", df, method="softmax", heads=1, seed=0, max_iter=5,
                      progress=False)
@@ -357,3 +358,61 @@ def test_integer_codes_inside_c_keep_their_level_names():
         [fit.coef.iloc[0] + fit.coef.iloc[2], fit.coef.iloc[0]], rel=1e-12)
     nullable = data.assign(cyl=pd.array([4, 6, 8] * 9 + [4, 6, None], dtype="Int64"))
     assert ar.attnreg("y ~ C(cyl)", nullable).nobs == 29
+
+
+# ----------------------------------------------------------------- zero weights, as R's lm()
+
+def _r_zero_weights() -> dict:
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).parent / "reference" / "zero_weights.json").read_text())
+
+
+def test_zero_weights_match_r():
+    ref = _r_zero_weights()
+    data = pd.DataFrame(ref["data"])
+    fit = ar.attnreg("y ~ x", data, weights="w")
+    np.testing.assert_allclose(fit.coef.to_numpy(), ref["coef"], rtol=1e-10)
+    np.testing.assert_allclose(fit.std_err.to_numpy(), ref["std_err"], rtol=1e-10)
+    assert fit.sigma == pytest.approx(ref["sigma"], rel=1e-10)
+    assert fit.r_squared == pytest.approx(ref["r_squared"], rel=1e-10)
+    assert (fit.nobs, fit.df_resid) == (ref["nobs"], ref["df_resid"])
+    assert list(fit.fitted.index) == list(data.index)  # every row, in data order
+    np.testing.assert_allclose(fit.fitted.to_numpy(), ref["fitted"], rtol=1e-10)
+    np.testing.assert_allclose(fit.resid.to_numpy(), ref["resid"], rtol=1e-9)
+    np.testing.assert_allclose(fit.influence()["hat"].to_numpy(), ref["hat"], rtol=1e-9)
+    ours = str(fit.summary()).split("Weighted Residuals:")[1].split("\n\n")[0]
+    theirs = ref["summary"].split("Weighted Residuals:")[1].split("\n\n")[0]
+    assert ours == theirs
+
+
+def test_all_zero_weights_is_an_error(df):
+    with pytest.raises(DataError, match="every weight is zero"):
+        ar.attnreg("y ~ x", df, weights=np.zeros(len(df)))
+    with pytest.raises(DataError, match="weights must be finite and non-negative; row 'r2'"):
+        ar.attnreg("y ~ x", df, weights=np.where(np.arange(len(df)) == 2, -1.0, 1.0))
+
+
+def test_predict_with_a_missing_factor_value_gives_nan(df):
+    data = df.assign(g=np.array(["a", "b", "c"] * 20, dtype=object))
+    fit = ar.attnreg("y ~ x + g", data)
+    new = data.head(4).copy()
+    new.loc["r2", "g"] = np.nan
+    new.loc["r3", "x"] = np.nan
+    pred = fit.predict(new)
+    assert pred[["r2", "r3"]].isna().all()
+    np.testing.assert_allclose(pred[["r0", "r1"]].to_numpy(), fit.fitted[["r0", "r1"]].to_numpy(),
+                               rtol=1e-12)
+    band = fit.predict(new, interval="prediction")
+    assert band.loc[["r2", "r3"]].isna().all().all() and band.loc[["r0", "r1"]].notna().all().all()
+
+
+def test_compare_refuses_what_is_not_a_fit(df):
+    with pytest.raises(OptionError, match=r"fits\[1\] is int"):
+        ar.compare([ar.attnreg("y ~ x", df), 2])
+
+
+def test_attention_chunk_size_must_be_positive(df):
+    with pytest.raises(OptionError, match="chunk_size must be a positive integer"):
+        ar.attnreg("y ~ x", df).attention(df.head(2), chunk_size=0)
