@@ -67,7 +67,7 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
     result_ : LinearResults, SoftmaxResults or NetworkResults
         The attnreg fit on the training data, with ``summary()`` and the attention view; the
         predictors are named ``x0``, ``x1``, ... (or by ``feature_names_in_`` in the
-        summary's call). Not kept when the estimator is pickled (``None`` after loading).
+        summary's call). Kept when the estimator is pickled.
     coef_ : ndarray of shape (n_features,)
         Slopes on the original scale (OLS, ridge, PCR); aliased ones are 0 in predictions.
     intercept_ : float
@@ -123,12 +123,6 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
 
     def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
         return {"allow_nan": False, "multioutput": False}
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        if "result_" in state:  # patsy designs cannot be pickled; predictions do not need them
-            state = {**state, "result_": None}
-        return state
 
     # -- fit / predict --------------------------------------------------------------------
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AttnRegressor:
@@ -225,9 +219,6 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
     # -- the attnreg views ----------------------------------------------------------------
     def _result(self) -> Any:
         check_is_fitted(self, "result_")
-        if self.result_ is None:
-            raise OptionError("this estimator was loaded from a pickle, which keeps predictions "
-                              "only; fit it again for summary() and attention()")
         return self.result_
 
     def summary(self) -> Any:

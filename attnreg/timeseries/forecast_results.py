@@ -16,6 +16,7 @@ from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g
+from attnreg.softmax_results import SoftmaxWeights
 from attnreg.timeseries import evaluation as ev
 from attnreg.timeseries.forecast import SPECTRAL, ForecastPlan, benchmark_means
 
@@ -330,7 +331,7 @@ def _attention_of_row(fit: Any, row: FloatArray, labels: pd.Index,
     X = row[:, 1:] if fit.design.intercept else row
     sm = fit.fit
     values = sm.y_scale * sm.values + (sm.y_mean if sm.ridge_coef is None else 0.0)
-    return AttentionWeights(weight_fn=lambda a, b: sm.weights(X[a:b]), n_queries=1,
+    return AttentionWeights(weight_fn=SoftmaxWeights(sm, X), n_queries=1,
                             query_labels=labels, train_labels=fit.design.row_labels,
                             y_train=values, kind="softmax", chunk_size=chunk_size,
                             base=fit._base(X))
