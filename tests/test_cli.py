@@ -172,3 +172,13 @@ def test_closed_pipe_is_not_an_error() -> None:
     os.close(write_end)
     assert proc.returncode == 0
     assert "error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_fit_refuses_numbers_with_a_stray_string(capsys, tmp_path: Path) -> None:
+    rows = [f"{i / 10},{i % 7}" for i in range(300)]
+    rows[7] = "oops,1"
+    path = tmp_path / "stray.csv"
+    path.write_text("x,y\n" + "\n".join(rows) + "\n")
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(path), "--method", "ridge")
+    assert code == 2 and out == ""
+    assert "column 'x' is text" in err and "'oops' at row 7" in err
