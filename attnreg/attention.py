@@ -78,6 +78,13 @@ class AttentionWeights:
     chunk_size: int | None = None
     base: FloatArray | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        size = self.chunk_size
+        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))
+                                 or size < 1):
+            raise OptionError(f"chunk_size must be a positive integer or None, however: "
+                              f"chunk_size={size!r}")
+
     def chunks(self) -> Iterator[tuple[int, int, FloatArray]]:
         """Yield ``(start, stop, weights)`` over query chunks."""
         n_train = max(len(self.train_labels), 1)
@@ -171,10 +178,10 @@ class AttentionWeights:
         """
         if not isinstance(i, (int, np.integer)) or not -self.n_queries <= i < self.n_queries:
             raise OptionError(f"i must be a query position in [0, {self.n_queries}), however: {i=}")
+        top = _check_k(top, len(self.train_labels), "top")
         i = int(i) % self.n_queries
         w = self.weight_fn(i, i + 1)[0]
         contrib = w * self.y_train
-        top = _check_k(top, w.size)
         order = np.argsort(-np.abs(contrib), kind="stable")[:top]
         pred = float(contrib.sum()) + (0.0 if self.base is None else float(self.base[i]))
         frame = pd.DataFrame({"weight": w[order], "y": self.y_train[order],
@@ -187,9 +194,9 @@ class AttentionWeights:
         return frame
 
 
-def _check_k(k: int, n: int) -> int:
+def _check_k(k: int, n: int, name: str = "k") -> int:
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise OptionError(f"k must be a positive integer, however: {k=}")
+        raise OptionError(f"{name} must be a positive integer, however: {name}={k!r}")
     return int(min(k, n))
 
 
@@ -241,9 +248,15 @@ class Embedding:
 
 def linear_weight_fn(F_query: FloatArray, F_train: FloatArray, w_train: FloatArray) -> WeightFn:
     """``weight_fn`` for bilinear attention ω = F_query diag(w) F_train'."""
-    keys = F_train * w_train[:, None]  # (N, d)
+    return _BilinearWeights(F_query, F_train * w_train[:, None])
 
-    def fn(start: int, stop: int) -> FloatArray:
-        return F_query[start:stop] @ keys.T
 
-    return fn
+@dataclass(frozen=True)
+class _BilinearWeights:
+    """``weight_fn(start, stop) = F_query[start:stop] @ keys'`` (a class, so it pickles)."""
+
+    F_query: FloatArray  # (J, d)
+    keys: FloatArray  # (N, d)
+
+    def __call__(self, start: int, stop: int) -> FloatArray:
+        return self.F_query[start:stop] @ self.keys.T

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import keyword
 import re
@@ -16,6 +17,15 @@ import patsy
 
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, FormulaError, OptionError
+from attnreg.model_frame import (
+    align_to_rows,
+    check_factor_code,
+    numeric_columns,
+    prepare_frame,
+    string_labels,
+    uses_time_operator,
+    variable_uses,
+)
 
 NaAction = Literal["drop", "raise"]
 INTERCEPT = "(Intercept)"
@@ -51,6 +61,11 @@ class Design:
         Labels of rows removed because of missing values.
     n_subset_excluded : int
         Rows excluded by ``subset``.
+    numeric_columns : frozenset of str
+        Data columns the formula used as numbers (prediction requires numbers there too).
+    zero_weight : ZeroWeightRows or None
+        Rows with weight zero: left out of ``X`` and ``y`` (and so of the fit and its degrees
+        of freedom) but kept for fitted values and residuals, as R's ``lm()`` does.
     """
 
     formula: str
@@ -65,6 +80,8 @@ class Design:
     n_subset_excluded: int
     design_info: Any = field(repr=False)
     eval_env: Any = field(repr=False)
+    numeric_columns: frozenset[str] = field(default=frozenset(), repr=False)
+    zero_weight: ZeroWeightRows | None = field(default=None, repr=False)
 
     @property
     def n_obs(self) -> int:
@@ -94,18 +111,79 @@ class Design:
         X_new : ndarray, shape (n_new, n_coef)
         labels : pandas.Index
         """
-        frame = _as_frame(newdata, "newdata")
-        _check_names(self.design_info.factor_infos.keys(), frame, self.eval_env, "newdata")
-        try:  # missing values give missing predictions, as R's predict(na.action = na.pass)
-            (mat,) = patsy.build_design_matrices([self.design_info], frame,
-                                                 NA_action=patsy.NAAction(NA_types=[]),
-                                                 return_type="dataframe")
+        frame = string_labels(_as_frame(newdata, "newdata", scalars=True), "newdata")
+        factors = list(self.design_info.factor_infos.keys())
+        _check_names(factors, frame, self.eval_env, "newdata")
+        uses = {name: name in self.numeric_columns for f in factors
+                for name in variable_uses(f.code)}
+        frame = prepare_frame(frame, uses, "newdata", numeric=self.numeric_columns)
+        positional = frame.set_axis(pd.RangeIndex(frame.shape[0]), axis=0)
+        try:  # rows with a missing value (numeric or factor) are built apart, then NaN rows,
+            (mat,) = patsy.build_design_matrices(  # as R's predict(na.action = na.pass)
+                [self.design_info], positional, NA_action=patsy.NAAction(NA_types=["None", "NaN"]),
+                return_type="dataframe")
         except patsy.PatsyError as exc:
             raise _translate_patsy_error(exc, "newdata") from None
-        X_new = np.ascontiguousarray(mat.to_numpy(dtype=np.float64))
-        _check_finite(np.where(np.isnan(X_new), 0.0, X_new), self.column_names, mat.index,
-                      "newdata")
-        return X_new, mat.index
+        X_new = np.full((frame.shape[0], len(self.column_names)), np.nan)
+        rows = np.asarray(mat.index, dtype=np.int64)
+        X_new[rows] = mat.to_numpy(dtype=np.float64)
+        _check_finite(X_new[rows], self.column_names, frame.index[rows], "newdata")
+        return X_new, frame.index
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle support: patsy's design info and the formula's scope as plain data.
+
+        See :mod:`attnreg.formula_spec`; the scope keeps only the names the formula uses.
+        """
+        from attnreg.formula_spec import FormulaSpec
+
+        return {**self.__dict__, "design_info": FormulaSpec.from_design(self), "eval_env": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild the patsy design info and the formula's scope saved by :meth:`__getstate__`."""
+        design_info, eval_env = state["design_info"].to_patsy()
+        self.__dict__.update({**state, "design_info": design_info, "eval_env": eval_env})
+
+
+@dataclass(frozen=True)
+class ZeroWeightRows:
+    """Rows with prior weight zero, kept apart from the fit (R's ``lm()`` semantics).
+
+    Attributes
+    ----------
+    X : ndarray, shape (n_zero, n_coef)
+    y : ndarray, shape (n_zero,)
+    labels : pandas.Index
+    order : ndarray of int, shape (n_obs + n_zero,)
+        Data order of the rows ``[fitted rows, zero-weight rows]``.
+    """
+
+    X: FloatArray
+    y: FloatArray
+    labels: pd.Index
+    order: IntArray
+
+    def all_rows(self, fit_values: FloatArray, fit_labels: pd.Index, zero_values: FloatArray,
+                 name: str) -> pd.Series:
+        """Values of the fitted rows and of these rows together, in data order."""
+        values = np.concatenate([fit_values, zero_values])[self.order]
+        return pd.Series(values, index=fit_labels.append(self.labels)[self.order], name=name)
+
+
+def _split_zero_weights(X: FloatArray, y: FloatArray, w: FloatArray,
+                        labels: pd.Index) -> tuple[FloatArray, FloatArray, FloatArray, pd.Index,
+                                                   ZeroWeightRows | None]:
+    """Move the rows of weight zero out of the fit (they keep fitted values and residuals)."""
+    zero = w == 0
+    if not zero.any():
+        return X, y, w, labels, None
+    if zero.all():
+        raise DataError("every weight is zero: there are no rows to fit")
+    fit = ~zero
+    order = np.argsort(np.concatenate([np.flatnonzero(fit), np.flatnonzero(zero)]), kind="stable")
+    rows = ZeroWeightRows(X=np.ascontiguousarray(X[zero]), y=y[zero], labels=labels[zero],
+                          order=order)
+    return np.ascontiguousarray(X[fit]), y[fit], w[fit], labels[fit], rows
 
 
 class DesignResultsMixin:
@@ -156,7 +234,7 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
         raise OptionError(f"na_action must be one of 'drop', 'raise', however: {na_action=}")
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
-    frame = _as_frame(data, "data")
+    frame = string_labels(_as_frame(data, "data"), "data")
     if frame.shape[0] == 0:
         raise DataError("data has no rows")
     env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
@@ -165,10 +243,26 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     w_all = _weights_vector(weights, frame)
     formula = expand_dot(formula, frame, exclude=[weights] if isinstance(weights, str) else [])
     desc = _parse(formula)
+    if not desc.lhs_termlist:
+        raise FormulaError(f"the formula {formula!r} has no response left of '~'; a column whose "
+                           "name is a number or not a Python name is written Q('name')")
     factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
+    for factor in factors:
+        check_factor_code(factor.code, frame.columns)
     _check_names(factors, frame, env, "data")
+    codes = [f.code for f in factors]
+    if uses_time_operator(codes):  # lag() shifts rows: rows must be periods in time order
+        from attnreg.timeseries.transforms import check_time_index
+
+        check_time_index(frame.index)
+    uses: dict[str, bool] = {}
+    for code in codes:
+        for name, outside in variable_uses(code).items():
+            uses[name] = uses.get(name, False) or outside
     keep = _subset_mask(frame, subset)
-    return _build(formula, desc, frame, w_all, keep, na_action, env)
+    frame = prepare_frame(frame, uses, "data")
+    design = _build(formula, desc, frame, w_all, keep, na_action, env)
+    return dataclasses.replace(design, numeric_columns=numeric_columns(frame, uses))
 
 
 def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | None,
@@ -193,23 +287,29 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     _check_response_columns(built.y_info.column_names, desc, frame)
     dropped = frame.index.difference(labels, sort=False)
     if na_action == "raise" and len(dropped):
-        raise DataError(_na_message(frame, dropped, desc))
+        raise DataError(_na_message(frame, dropped, desc, w_all))
+    _check_factor_levels(design_info)
     if X.shape[0] == 0:
-        raise DataError(f"no rows left after removing missing values ({len(dropped)} rows had NA)")
+        codes = [f.code for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors]
+        why = (f": the formula's lags and differences need more than the {frame.shape[0]} rows "
+               "of data" if uses_time_operator(codes) else "")
+        raise DataError(f"no rows left after removing missing values ({len(dropped)} rows had "
+                        f"NA){why}")
     names = [INTERCEPT if c == "Intercept" else str(c) for c in design_info.column_names]
     response = str(built.y_info.column_names[0])
     y = np.ascontiguousarray(y_mat[:, 0])  # y_mat is freshly built: no copy of the data
     _check_finite(X, names, labels, "data")
     _check_finite(y[:, None], [response], labels, "data")
-    w = None
+    w, zero = None, None
     if w_all is not None:
         w = np.asarray(w_all[rows], dtype=np.float64)
         _check_weights(w, labels)
+        X, y, w, labels, zero = _split_zero_weights(X, y, w, labels)
     intercept = bool(names) and names[0] == INTERCEPT
     return Design(formula=formula, y=y, X=X, column_names=names,
                   response_name=response, row_labels=labels, weights=w,
                   intercept=intercept, dropped_labels=dropped, n_subset_excluded=n_excluded,
-                  design_info=design_info, eval_env=env)
+                  design_info=design_info, eval_env=env, zero_weight=zero)
 
 
 # ---------------------------------------------------------------- building the model matrices
@@ -410,12 +510,15 @@ def _merge_adjacent_columns(plain: list[tuple[int, int, Any]]) -> list[tuple[int
     return out
 
 
-def _as_frame(data: Any, what: str) -> pd.DataFrame:
+def _as_frame(data: Any, what: str, scalars: bool = False) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
     if isinstance(data, Mapping):
+        columns = dict(data)
+        if scalars and columns and all(np.ndim(v) == 0 for v in columns.values()):
+            columns = {k: [v] for k, v in columns.items()}  # a dict of scalars is one row
         try:
-            return pd.DataFrame(dict(data))
+            return pd.DataFrame(columns)
         except ValueError as exc:
             raise DataError(f"{what} could not be made into a DataFrame: {exc}") from None
     raise DataError(f"{what} must be a pandas DataFrame or a dict of columns, "
@@ -503,14 +606,27 @@ def _subset_mask(frame: pd.DataFrame, subset: Any) -> BoolArray | None:
         return None
     if isinstance(subset, str):
         try:
-            mask = np.asarray(frame.eval(subset), dtype=bool)
+            value = frame.eval(subset)
         except Exception as exc:
             raise OptionError(f"subset expression {subset!r} could not be evaluated: {exc}") from None
+        what = f"subset expression {subset!r}"
     else:
-        mask = np.asarray(subset)
-        if mask.dtype != bool:
-            raise OptionError(f"subset must be a boolean mask or an expression string, "
-                              f"however its dtype is {mask.dtype}")
+        value = align_to_rows(subset, frame, "subset")
+        what = "subset"
+    if np.ndim(value) == 0:
+        raise OptionError(f"{what} must give one True/False per row, however it gives the "
+                          f"single value {value!r}")
+    if isinstance(value, (pd.Series, pd.Index)) and value.hasnans:
+        label = frame.index[int(np.argmax(pd.isna(np.asarray(value, dtype=object))))]
+        raise DataError(f"{what} is missing at row {label!r}; fill it first (e.g. "
+                        "mask.fillna(False)) to say whether such rows are used")
+    mask = np.asarray(value)
+    if mask.dtype != bool:
+        if mask.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in mask.ravel()):
+            mask = mask.astype(bool)
+        else:
+            raise OptionError(f"{what} must be True/False for each row (a boolean mask or a "
+                              f"comparison such as 'x > 0'), however it gives {mask.dtype} values")
     if mask.shape != (frame.shape[0],):
         raise OptionError(f"subset must have one entry per row of data ({frame.shape[0]}), "
                           f"however it has shape {mask.shape}")
@@ -529,7 +645,7 @@ def _weights_vector(weights: Any, frame: pd.DataFrame) -> FloatArray | None:
             raise FormulaError(f"data has no weights column {weights!r}{hint}")
         values = frame[weights]
     else:
-        values = weights
+        values = align_to_rows(weights, frame, "weights")
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -541,11 +657,11 @@ def _weights_vector(weights: Any, frame: pd.DataFrame) -> FloatArray | None:
 
 
 def _check_weights(w: FloatArray, labels: pd.Index) -> None:
-    bad = ~np.isfinite(w) | (w <= 0)
+    bad = ~np.isfinite(w) | (w < 0)
     if bad.any():
         i = int(np.argmax(bad))
-        raise DataError(f"weights must be finite and positive; row {labels[i]!r} has weight {float(w[i])!r}"
-                        " (use subset= to exclude rows)")
+        raise DataError(f"weights must be finite and non-negative; row {labels[i]!r} has weight "
+                        f"{float(w[i])!r} (use subset= to exclude rows)")
 
 
 def _check_response_columns(columns: list[str], desc: Any, frame: pd.DataFrame) -> None:
@@ -555,6 +671,16 @@ def _check_response_columns(columns: list[str], desc: Any, frame: pd.DataFrame) 
     dtype = frame[name].dtype if name in frame.columns else "non-numeric"
     raise DataError(f"the response {name!r} must be numeric, however it is {dtype} "
                     f"(patsy made {len(columns)} indicator columns from it)")
+
+
+def _check_factor_levels(info: Any) -> None:
+    """A factor needs two or more levels (R: contrasts apply only to such factors)."""
+    for factor_info in info.factor_infos.values():
+        if factor_info.type == "categorical" and len(factor_info.categories) < 2:
+            levels = ", ".join(map(repr, factor_info.categories)) or "none"
+            raise DataError(f"factor {factor_info.factor.code!r} has one level ({levels}) in the "
+                            "rows used: a factor needs two or more levels; leave it out of the "
+                            "formula")
 
 
 def _sum_is(test: Any, arr: Any) -> bool:
@@ -575,13 +701,20 @@ def _check_finite(X: FloatArray, names: list[str], labels: pd.Index, what: str) 
                             f"({X[row, col]}) at row {labels[row]!r}")
 
 
-def _na_message(frame: pd.DataFrame, dropped: pd.Index, desc: Any) -> str:
+def _na_message(frame: pd.DataFrame, dropped: pd.Index, desc: Any,
+                weights: FloatArray | None = None) -> str:
     used = {n for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors
             for n in _names_in(f.code) if n in frame.columns}
     first = dropped[0]
     row = frame.loc[first]
     cols = [c for c in frame.columns if c in used and bool(pd.isna(row[c]))]
-    where = f"column {cols[0]!r}" if cols else "a term (e.g. a lag) that evaluated to NaN"
+    position = frame.index.get_loc(first)
+    if cols:
+        where = f"column {cols[0]!r}"
+    elif weights is not None and isinstance(position, int) and np.isnan(weights[position]):
+        where = "weights"
+    else:
+        where = "a term (e.g. a lag) that evaluated to NaN"
     return (f"na_action='raise': {len(dropped)} rows have missing values; the first is row "
             f"{first!r} in {where}")
 

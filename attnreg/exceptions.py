@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 
 class AttnregError(Exception):
     """Base class of every error raised by attnreg."""
@@ -19,6 +21,10 @@ class OptionError(AttnregError, ValueError):
     """Raised when an argument has an invalid value; the message lists the valid ones."""
 
 
+class FormulaPicklingError(AttnregError, pickle.PicklingError):
+    """Raised when a fit cannot be pickled: its formula uses a function pickle cannot store."""
+
+
 class LeakageError(AttnregError, ValueError):
     """Raised when a forecast would use information not available at the forecast origin."""
 
@@ -33,3 +39,15 @@ class ConvergenceWarning(UserWarning):
 
 class InferenceWarning(UserWarning):
     """Warned when a requested statistic rests on an approximation the user should know of."""
+
+
+class DegenerateInferenceWarning(InferenceWarning):
+    """Warned when standard errors, tests and intervals are NaN: less than one residual df."""
+
+
+class EstimabilityWarning(RankDeficiencyWarning):
+    """Warned when a rank-deficient fit predicts at rows outside its design's column space."""
+
+
+class ScaleWarning(UserWarning):
+    """Warned when a statistic leaves the float64 range at the data's scale (reported inf or 0)."""

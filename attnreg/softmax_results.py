@@ -64,6 +64,42 @@ def _predictors(design: Design) -> FloatArray:
 
 
 @dataclass(frozen=True)
+class SoftmaxWeights:
+    """``weight_fn`` of :class:`~attnreg.attention.AttentionWeights` for a softmax fit.
+
+    A class rather than a closure, so that attention weights pickle.
+
+    Attributes
+    ----------
+    fit : attnreg.softmax.SoftmaxFit
+    X : ndarray, shape (J, n_predictors)
+        The query rows (predictors on their original scale).
+    training : bool
+        The queries are the training rows: each is masked from attending to itself.
+    chunk_size : int or None
+        Passed to the fit's weight computation.
+    """
+
+    fit: Any
+    X: FloatArray = field(repr=False)
+    training: bool = False
+    chunk_size: int | None = None
+
+    def __call__(self, start: int, stop: int) -> FloatArray:
+        """Weights of queries ``start:stop``, shape (stop − start, N)."""
+        if not self.training:
+            return self.fit.weights(self.X[start:stop], chunk_size=self.chunk_size)
+        # training queries never attend to themselves: per head, the softmax over i ≠ j
+        # is p_ji / (1 − p_jj); then the heads are mixed
+        p = self.fit.head_weights(self.X[start:stop], chunk_size=self.chunk_size)  # (M, J, N)
+        rows = np.arange(stop - start)
+        self_w = p[:, rows, start + rows].copy()
+        p[:, rows, start + rows] = 0.0
+        p /= (1.0 - self_w)[:, :, None]
+        return np.einsum("m,mjn->jn", self.fit.alpha, p)
+
+
+@dataclass(frozen=True)
 class SoftmaxResults(DesignResultsMixin):
     """A fitted softmax attention regression. Immutable; derived quantities are cached.
 
@@ -132,9 +168,16 @@ class SoftmaxResults(DesignResultsMixin):
         return float(np.sqrt(np.mean(self.resid.to_numpy() ** 2)))
 
     def predict(self, newdata: Any = None) -> pd.Series:
-        """Predictions for new rows (or the training rows), original scale."""
+        """Predictions for new rows (or the training rows), original scale.
+
+        Rows of ``newdata`` with missing values give NaN, as for the linear methods.
+        """
         X, labels = self._query(newdata)
-        return pd.Series(self.fit.predict(X), index=labels, name="fit")
+        ok = np.isfinite(X).all(axis=1)
+        out = np.full(X.shape[0], np.nan)
+        if ok.any():
+            out[ok] = self.fit.predict(X if ok.all() else X[ok])
+        return pd.Series(out, index=labels, name="fit")
 
     def _query(self, newdata: Any) -> tuple[FloatArray, pd.Index]:
         if newdata is None:
@@ -152,19 +195,8 @@ class SoftmaxResults(DesignResultsMixin):
         fit = self.fit
         X, labels = (None, self.design.row_labels) if newdata is None else self._query(newdata)
         n_q = self.nobs if X is None else X.shape[0]
-
-        def weight_fn(start: int, stop: int) -> FloatArray:
-            if X is not None:
-                return fit.weights(X[start:stop], chunk_size=chunk_size)
-            # training queries never attend to themselves: per head, the softmax over i ≠ j
-            # is p_ji / (1 − p_jj); then the heads are mixed
-            p = fit.head_weights(self._X[start:stop], chunk_size=chunk_size)  # (M, J, N)
-            rows = np.arange(stop - start)
-            self_w = p[:, rows, start + rows].copy()
-            p[:, rows, start + rows] = 0.0
-            p /= (1.0 - self_w)[:, :, None]
-            return np.einsum("m,mjn->jn", fit.alpha, p)
-
+        weight_fn = (SoftmaxWeights(fit, self._X, training=True, chunk_size=chunk_size)
+                     if X is None else SoftmaxWeights(fit, X, chunk_size=chunk_size))
         values = fit.y_scale * fit.values + (fit.y_mean if fit.ridge_coef is None else 0.0)
         base = self._base(self._X if X is None else X)
         return AttentionWeights(weight_fn=weight_fn, n_queries=n_q, query_labels=labels,
