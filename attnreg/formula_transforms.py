@@ -5,8 +5,11 @@ deviation) of the training data and reuse it at prediction time, which is what a
 needs. But they include missing values in those statistics: one NaN makes the mean NaN,
 every transformed row becomes missing, and the fit has no rows left. R's ``scale()`` computes
 its statistics on the observed values (``colMeans(x, na.rm = TRUE)``). The transforms here
-keep patsy's signatures and defaults and R's treatment of missing values, and compute their
-statistics in one vectorised pass (patsy's ``standardize`` loops over rows in Python).
+treat missing values as R does and compute their statistics in one vectorised pass (patsy's
+``standardize`` loops over rows in Python). ``center()`` and ``standardize()`` keep patsy's
+signatures and defaults (``standardize`` divides by the population standard deviation);
+``scale()`` is R's ``scale(x, center = TRUE, scale = TRUE)``, which divides by the sample
+standard deviation (n - 1), where patsy's ``scale`` is an alias of its ``standardize``.
 
 They replace patsy's names inside every formula given to :func:`attnreg.attnreg`.
 
@@ -21,6 +24,9 @@ Examples
 >>> from attnreg.formula_transforms import standardize
 >>> z = standardize(np.array([1.0, 2.0, np.nan, 3.0]), ddof=1)
 >>> [round(float(v), 4) for v in z]
+[-1.0, 0.0, nan, 1.0]
+>>> from attnreg.formula_transforms import scale
+>>> [round(float(v), 4) for v in scale(np.array([1.0, 2.0, np.nan, 3.0]))]  # as R's scale()
 [-1.0, 0.0, nan, 1.0]
 """
 
@@ -108,12 +114,44 @@ class _Standardize(_Moments):
         return self._reshape(x, out)
 
 
+class _Scale(_Moments):
+    """scale(x, center=True, scale=True), as R's ``scale()``."""
+
+    def transform(self, x: Any, center: Any = True, scale: Any = True) -> Any:
+        assert self.n is not None and self.m2 is not None
+        out = _as_2d(x).copy()
+        mean = self._mean()
+        if center is True:
+            shift = mean
+        elif center is False:
+            shift = np.zeros_like(mean)
+        else:
+            shift = np.broadcast_to(np.asarray(center, dtype=np.float64), mean.shape)
+        out -= shift
+        if scale is True:
+            # root mean square of the centred observed values, on n - 1 (R: sqrt(sum(v^2) /
+            # max(1, length(v) - 1))); sum((x - c)^2) = m2 + n (mean - c)^2
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ss = self.m2 + np.where(self.n > 0, self.n * (mean - shift) ** 2, 0.0)
+                out /= np.sqrt(ss / np.maximum(1.0, self.n - 1.0))
+        elif scale is not False:
+            out /= np.broadcast_to(np.asarray(scale, dtype=np.float64), mean.shape)
+        return self._reshape(x, out)
+
+
 center = patsy.stateful_transform(_Center)
 center.__doc__ = "center(x): subtract the training mean of ``x`` (missing values ignored)."
 standardize = patsy.stateful_transform(_Standardize)
 standardize.__doc__ = """standardize(x, center=True, rescale=True, ddof=0), missing values ignored.
 
-``ddof=1`` divides by the sample standard deviation, as R's ``scale()``; ``scale`` is an alias,
-as in patsy.
+patsy's semantics: ``rescale`` divides by the population standard deviation (``ddof=0``);
+``ddof=1`` gives the sample standard deviation.
 """
-scale = standardize
+scale = patsy.stateful_transform(_Scale)
+scale.__doc__ = """scale(x, center=True, scale=True): R's ``scale()``, missing values ignored.
+
+``center`` is True (subtract the training mean), False, or the values to subtract; ``scale``
+is True (divide by the root mean square of the centred training values on n - 1: with
+``center=True`` the sample standard deviation), False, or the values to divide by. This
+differs from patsy's ``scale``, an alias of ``standardize`` (population standard deviation).
+"""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import patsy
@@ -11,7 +13,12 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.formula_transforms import _Center, _Standardize
+from attnreg.formula_transforms import _Center, _Scale, _Standardize
+
+from tests.conftest import REPO, RTOL_R
+
+#: R 4.2's scale() of a vector with a missing value (tests/reference/make_summaries.R)
+R_SCALE = json.loads((REPO / "tests" / "reference" / "summaries" / "scale.json").read_text())
 
 
 @pytest.fixture
@@ -22,8 +29,8 @@ def frame() -> pd.DataFrame:
                          "z": rng.uniform(0, 5, n)}, index=[f"r{i}" for i in range(n)])
 
 
-@pytest.mark.parametrize("term", ["center(x)", "standardize(x)", "scale(x)",
-                                  "standardize(x, ddof=1)", "standardize(x, center=False)"])
+@pytest.mark.parametrize("term", ["center(x)", "standardize(x)", "standardize(x, ddof=1)",
+                                  "standardize(x, center=False)"])
 def test_equals_patsy_without_missing_values(frame: pd.DataFrame, term: str) -> None:
     ours = ar.attnreg(f"y ~ {term} + z", frame)
     X_patsy = patsy.dmatrix(f"{term} + z", frame, return_type="matrix")
@@ -38,7 +45,7 @@ def test_missing_values_ignored_as_in_r(frame: pd.DataFrame) -> None:
     data = frame.copy()
     data.loc[data.index[[2, 9]], "x"] = np.nan
     before = data.copy()
-    fit = ar.attnreg("y ~ scale(x, ddof=1) + center(z)", data)
+    fit = ar.attnreg("y ~ scale(x) + center(z)", data)
     assert fit.nobs == 38
     x = data["x"].to_numpy()
     kept = ~np.isnan(x)
@@ -87,3 +94,45 @@ def test_constant_column_scales_to_nan_as_in_r() -> None:
     x = np.full(5, 682.9540042280289)
     s.memorize_chunk(x)
     assert np.isnan(s.transform(x)).all()  # R: scale(rep(c, 5)) is NaN (0 / 0)
+
+
+def _r_vector(key: str) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in R_SCALE[key]], dtype=float)
+
+
+@pytest.mark.parametrize(("kwargs", "key"), [({}, "scale"),
+                                             ({"center": False}, "scale_center_false"),
+                                             ({"scale": False}, "scale_scale_false")])
+def test_scale_is_r_scale(kwargs: dict, key: str) -> None:
+    """R's scale() divides by the sample SD (n - 1); center=FALSE by the RMS on n - 1."""
+    x = _r_vector("x")
+    s = _Scale()
+    s.memorize_chunk(x, **kwargs)
+    assert_allclose(s.transform(x, **kwargs), _r_vector(key), rtol=RTOL_R, equal_nan=True)
+
+
+def test_scale_in_a_formula_uses_the_training_sd_on_new_rows() -> None:
+    x = _r_vector("x")
+    frame = pd.DataFrame({"x": x, "y": np.arange(x.size, dtype=float)})
+    fit = ar.attnreg("y ~ scale(x)", frame)
+    assert_allclose(fit.design.X[:, 1], _r_vector("scale")[~np.isnan(x)], rtol=RTOL_R)
+    new = pd.DataFrame({"x": [R_SCALE["center"] + R_SCALE["sd"]]})
+    assert_allclose(fit.design.rebuild(new)[0][0, 1], 1.0, rtol=RTOL_R)
+    # standardize keeps patsy's population SD, a factor sqrt((n - 1) / n) apart
+    n = int(np.sum(~np.isnan(x)))
+    z = ar.attnreg("y ~ standardize(x)", frame).design.X[:, 1]
+    assert_allclose(z * np.sqrt((n - 1) / n), fit.design.X[:, 1], rtol=RTOL_R)
+
+
+def test_scale_with_given_center_and_scale() -> None:
+    x = _r_vector("x")
+    assert_allclose(_one_pass(x, center=2.0, scale=4.0), (x - 2.0) / 4.0, equal_nan=True)
+    ok = ~np.isnan(x)
+    rms = np.sqrt(np.sum((x[ok] - 2.0) ** 2) / (ok.sum() - 1))  # R: scale(x, center = 2)
+    assert_allclose(_one_pass(x, center=2.0), (x - 2.0) / rms, rtol=1e-13, equal_nan=True)
+
+
+def _one_pass(x: np.ndarray, **kwargs: object) -> np.ndarray:
+    s = _Scale()
+    s.memorize_chunk(x, **kwargs)
+    return s.transform(x, **kwargs)
