@@ -75,7 +75,7 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
         Drop rows with missing values (the result reports which) or raise.
     lam : float or {"gcv", "loo"}, optional
         Ridge penalty on the standardised scale; chosen by generalised cross-validation by
-        default, or by exact leave-one-out.
+        default, or by closed-form leave-one-out.
     k : int or {"gcv", "loo"}, optional
         PCR components; chosen by GCV by default.
     standardize : bool, optional

@@ -1,9 +1,13 @@
-"""Choosing ridge's λ and PCR's k in closed form from the spectrum: GCV and exact leave-one-out.
+"""Choosing ridge's λ and PCR's k in closed form from the spectrum: GCV and leave-one-out.
 
     GCV(f)  = n · RSS(f) / (n − tr H(f))²
-    LOO(f)  = (1/n) Σ_i ( ẽ_i(f) / (1 − h_ii(f)) )²       (exact for any fixed filter)
+    LOO(f)  = (1/n) Σ_i ( ẽ_i(f) / (1 − h_ii(f)) )²       (the hat-matrix shortcut)
 
 where ẽ = sqrt(w) e are the weighted residuals. Both come from U, s and U'ỹ: no refits.
+The LOO shortcut is the leave-one-out error of the smoother H(f) with the filter held fixed.
+For ridge that is exactly the error of refitting without row i at the same λ (and the same
+standardisation). For PCR it is not a refit: the components stay those of all n rows, while a
+refit would recompute them without row i.
 """
 
 from __future__ import annotations
