@@ -534,7 +534,7 @@ def linear_summary(res: LinearResults) -> Summary:
     """Build the ``summary.lm``-style report of a spectral fit."""
     w = res.design.weights
     header = ["Call:", res.call, ""]
-    resid_w = res._resid_w_all
+    resid_w = _summary_residuals(res)
     header += residual_lines(resid_w.to_numpy(), w is not None and bool(np.ptp(w) != 0),
                              res.df_resid, resid_w.index)
     table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
@@ -545,6 +545,14 @@ def linear_summary(res: LinearResults) -> Summary:
         header += ["", "Coefficients:"]
     return Summary(title=f"attnreg {res.method} fit", header=header, table=table,
                    footer=_fit_lines(res) + _method_lines(res) + _attention_lines(res))
+
+
+def _summary_residuals(res: LinearResults) -> pd.Series:
+    """Weighted residuals of every data row, 0 for rows of weight zero (as R's summary)."""
+    zero, labels = res.design.zero_weight, res.design.row_labels
+    if zero is None:
+        return pd.Series(res._resid_w, index=labels, copy=False)
+    return zero.all_rows(res._resid_w, labels, np.zeros(len(zero.labels)), "resid")
 
 
 def _fit_lines(res: LinearResults) -> list[str]:
