@@ -1,33 +1,29 @@
-"""``attnreg()``: validate the arguments, build the design, dispatch on the method, return a result."""
+"""``attnreg()``: the front door. Check the options, build the design once, fit the method.
+
+Every method goes the same way: :func:`attnreg.methods.get_method` looks the estimator up,
+its ``check_options`` validates everything before any work, :func:`attnreg.design.build_design`
+builds the model frame, and the estimator's ``fit_design`` fits it.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import numbers
-import warnings
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Any
 
 import patsy
 
-from attnreg.design import Design, NaAction, build_design
-from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
-from attnreg.inference import make_vcov_spec
-from attnreg.results import LinearResults
-from attnreg.selection import CRITERIA, Selection, select_k, select_lambda
-from attnreg.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
-from attnreg.spectral import (
-    ALIAS_TOL,
-    Scaling,
-    apply_filter,
-    decompose,
-    ols_filter,
-    pcr_filter,
-    ridge_filter,
-)
+from attnreg.design import NaAction, build_design
+from attnreg.exceptions import OptionError
+from attnreg.methods import METHODS as REGISTRY
+from attnreg.methods import call_string, get_method, method_names
+from attnreg.spectral import ALIAS_TOL
+from attnreg.spectral_fit import fit_spectral_design
 
-SPECTRAL_METHODS = ("ols", "ridge", "pcr")
-METHODS = (*SPECTRAL_METHODS, "softmax", "block", "ftt")
+__all__ = ["METHODS", "SPECTRAL_METHODS", "attnreg", "fit_spectral_design", "formula_namespace",
+           "front_door_options"]
+
+SPECTRAL_METHODS = method_names("spectral")
+METHODS = tuple(REGISTRY)
 
 
 def formula_namespace() -> dict[str, Callable[..., Any]]:
@@ -45,6 +41,19 @@ def formula_namespace() -> dict[str, Callable[..., Any]]:
     except ImportError:  # pragma: no cover - the time-series layer is optional at import time
         return names
     return {**names, "lag": lag, "lags": lags, "diff": diff}
+
+
+def front_door_options(lam: Any = None, k: Any = None, standardize: Any = None,
+                       vcov: str = "classical", maxlags: Any = None, tol: Any = ALIAS_TOL,
+                       **options: Any) -> dict[str, Any]:
+    """The options a caller gave: front-door keywords left at their defaults are not given."""
+    given = {"lam": lam, "k": k, "standardize": standardize, "maxlags": maxlags}
+    out = {name: value for name, value in given.items() if value is not None}
+    if vcov != "classical":
+        out["vcov"] = vcov
+    if tol is not ALIAS_TOL and tol != ALIAS_TOL:
+        out["tol"] = tol
+    return {**out, **options}
 
 
 def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None,
@@ -109,126 +118,16 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     >>> bool(abs(w.weights.sum(axis=1) - 1).max() < 1e-10)
     True
     """
-    if method not in METHODS:
-        raise OptionError(f"method must be one of {', '.join(map(repr, METHODS))}, "
-                          f"however: {method=}")
+    estimator = get_method(method)
     env = _capture_env(eval_env)
-    if method in ("block", "ftt"):
-        if any(v is not None for v in (lam, k, standardize, maxlags)) or vcov != "classical":
-            raise OptionError(f"lam, k, standardize, vcov and maxlags do not apply to method "
-                              f"{method!r}")
-        from attnreg.nn import fit_network_formula
-
-        return fit_network_formula(formula, data, method=cast(Literal["block", "ftt"], method),
-                                   weights=weights, subset=subset,
-                                   na_action=na_action, eval_env=env, **options)
-    if method == "softmax":
-        from attnreg.softmax_results import fit_softmax_formula
-
-        spectral_only = {"k": k, "standardize": standardize, "maxlags": maxlags}
-        given = [name for name, v in spectral_only.items() if v is not None]
-        if given or vcov != "classical":
-            raise OptionError(f"option(s) {', '.join(given or ['vcov'])} do not apply to "
-                              "method 'softmax'")
-        if lam is not None:
-            options["lam"] = lam
-        return fit_softmax_formula(formula, data, weights=weights, subset=subset,
-                                   na_action=na_action, eval_env=env, **options)
-    if options:
-        raise OptionError(f"unknown option(s) for method {method!r}: {', '.join(sorted(options))}")
-    tuning = _check_tuning(method, lam, k)
-    if standardize is not None and not isinstance(standardize, bool):
-        raise OptionError(f"standardize must be True or False, however: {standardize=}")
-    if not isinstance(tol, numbers.Real) or not 0 <= tol < 1:
-        raise OptionError(f"tol must be in [0, 1), however: {tol=}")
-    make_vcov_spec(vcov, maxlags=maxlags)  # validate before any work
+    given = front_door_options(lam, k, standardize, vcov, maxlags, tol, **options)
+    checked = estimator.check_options(given)  # every option, before any work
+    if weights is not None and not estimator.capabilities.weights:
+        raise OptionError(f"weights are not supported by method {method!r}")
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
                           eval_env=env, extra_names=formula_namespace())
-    spec = make_vcov_spec(vcov, maxlags=maxlags, n_obs=design.n_obs)
-    std = method != "ols" if standardize is None else standardize
-    call = _call_string(design.formula, method, lam, k, weights is not None)
-    return fit_spectral_design(design, method, tuning, standardize=std, tol=tol, call=call,
-                               vcov_spec=spec)
-
-
-def fit_spectral_design(design: Design, method: str, tuning: float | str | None, *,
-                        standardize: bool, tol: float = ALIAS_TOL, call: str = "",
-                        vcov_spec: Any = None) -> LinearResults:
-    """Fit OLS, ridge or PCR on a built design (the formula-free core of :func:`attnreg`)."""
-    if method == "ols" and design.n_obs <= design.n_coef:
-        raise DataError(f"n_obs ({design.n_obs}) must exceed the number of coefficients "
-                        f"({design.n_coef}); use fewer terms or more rows (ridge and PCR "
-                        "accept wide designs)")
-    if design.n_obs < 2:
-        raise DataError(f"n_obs ({design.n_obs}) must be at least 2")
-    n_pred = design.n_coef - (1 if design.intercept else 0)
-    if method == "pcr" and not isinstance(tuning, str) and int(tuning) > n_pred:  # type: ignore[arg-type]
-        raise OptionError(f"k must be between 1 and the number of predictors ({n_pred}), "
-                          f"however: k={tuning}")
-    intercept = 0 if design.intercept else None
-    scaling: Scaling = "norm" if method == "ols" else ("sd" if standardize else "none")
-    sp = decompose(design.X, design.y, intercept=intercept, weights=design.weights,
-                   scaling=scaling, tol=tol)
-    if sp.aliased.size:
-        names = [design.column_names[j] for j in sp.aliased]
-        warnings.warn(f"{len(names)} coefficient(s) not defined because of singularities: "
-                      f"{', '.join(names)}", RankDeficiencyWarning, stacklevel=3)
-    selection = _select(sp, method, tuning)
-    if method == "ols":
-        f = ols_filter(sp.s)
-    elif method == "ridge":
-        f = ridge_filter(sp.s, selection.value)  # type: ignore[union-attr]
-    else:
-        f = pcr_filter(sp.s, int(selection.value))  # type: ignore[union-attr]
-    filtered = apply_filter(sp, f, design.n_coef)
-    if method == "ols" and sp.rank and (sp.s[0] / sp.s[-1] > REFINE_COND
-                                        or design.X.size <= REFINE_MAX_SIZE):
-        filtered = dataclasses.replace(
-            filtered, coef=refine_ols(sp, design.X, design.y, filtered.coef))
-    return LinearResults(design=design, method=method, spectrum=sp, filtered=filtered,
-                         selection=selection, vcov_spec=vcov_spec or make_vcov_spec("classical"),
-                         call=call or design.formula, standardize=standardize)
-
-
-def _select(sp: Any, method: str, tuning: float | str | None) -> Selection | None:
-    import numpy as np
-
-    if method == "ols":
-        return None
-    if isinstance(tuning, str):
-        return select_lambda(sp, tuning) if method == "ridge" else select_k(sp, tuning)
-    if method == "pcr" and int(tuning) > sp.rank:  # type: ignore[arg-type]
-        raise OptionError(f"k must be between 1 and the rank of the predictors ({sp.rank}), "
-                          f"however: k={tuning}")
-    return Selection("fixed", float(tuning), np.zeros(0), np.zeros(0))  # type: ignore[arg-type]
-
-
-def _check_tuning(method: str, lam: Any, k: Any) -> float | str | None:
-    if method != "ridge" and lam is not None:
-        raise OptionError(f"lam applies to method 'ridge' only, however: {method=}, {lam=}")
-    if method != "pcr" and k is not None:
-        raise OptionError(f"k applies to method 'pcr' only, however: {method=}, {k=}")
-    if method == "ridge":
-        lam = "gcv" if lam is None else lam
-        if isinstance(lam, str):
-            if lam not in CRITERIA:
-                raise OptionError(f"lam must be a number >= 0 or one of {CRITERIA}, however: {lam=}")
-            return lam
-        if not isinstance(lam, numbers.Real) or isinstance(lam, bool) \
-                or not 0.0 <= float(lam) < float("inf"):
-            raise OptionError(f"lam must be a finite number >= 0 or one of {CRITERIA}, "
-                              f"however: {lam=}")
-        return float(lam)
-    if method == "pcr":
-        k = "gcv" if k is None else k
-        if isinstance(k, str):
-            if k not in CRITERIA:
-                raise OptionError(f"k must be a positive integer or one of {CRITERIA}, however: {k=}")
-            return k
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-            raise OptionError(f"k must be a positive integer or one of {CRITERIA}, however: {k=}")
-        return int(k)
-    return None
+    call = call_string(design.formula, method, given, weighted=weights is not None)
+    return estimator.fit_design(design, checked, call)
 
 
 def _capture_env(eval_env: Any) -> Any:
@@ -238,16 +137,3 @@ def _capture_env(eval_env: Any) -> Any:
         raise OptionError(f"eval_env must be a non-negative int or a patsy.EvalEnvironment, "
                           f"however: {eval_env=}")
     return patsy.EvalEnvironment.capture(eval_env + 2)
-
-
-def _call_string(formula: str, method: str, lam: Any, k: Any, weighted: bool) -> str:
-    parts = [f"formula = {formula.strip()}", "data = data"]
-    if method != "ols":
-        parts.append(f"method = {method!r}")
-    if lam is not None:
-        parts.append(f"lam = {lam!r}")
-    if k is not None:
-        parts.append(f"k = {k!r}")
-    if weighted:
-        parts.append("weights = weights")
-    return "attnreg(" + ", ".join(parts) + ")"

@@ -19,11 +19,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from attnreg.exceptions import AttnregError
+from attnreg.methods import method_names
 
 __all__ = ["main"]
 
 PROG = "attnreg"
-METHODS = ("ols", "ridge", "pcr", "softmax", "block", "ftt")
+METHODS = method_names()
 
 EPILOG = """\
 commands:
@@ -221,10 +222,11 @@ def _fit(args: argparse.Namespace) -> str:
 
     data = _read(args)
     options = _method_options(args)
-    extra = {"vcov": args.vcov, "maxlags": args.maxlags} if args.method in ("ols", "ridge", "pcr") \
-        else {}
-    if args.method not in ("ols", "ridge", "pcr") and (args.vcov != "classical" or args.maxlags):
-        raise CommandError(f"--vcov and --maxlags apply to ols, ridge and pcr, not {args.method!r}")
+    with_vcov = method_names("vcov")
+    extra = {"vcov": args.vcov, "maxlags": args.maxlags} if args.method in with_vcov else {}
+    if args.method not in with_vcov and (args.vcov != "classical" or args.maxlags):
+        raise CommandError(f"--vcov and --maxlags apply to {', '.join(with_vcov)}, "
+                           f"not {args.method!r}")
     fit = attnreg(args.formula, data=data, method=args.method, na_action=args.na_action,
                   **extra, **options)
     return str(fit.summary())
@@ -308,11 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 text = demo_text()
             elif args.command == "fit":
-                if args.method in ("softmax", "block", "ftt"):
+                if args.method in method_names("torch"):
                     _pin_threads(args.threads)
                 text = _fit(args)
             else:
-                if args.method in ("softmax", "block", "ftt"):
+                if args.method in method_names("torch"):
                     _pin_threads(args.threads)
                 text = _forecast(args)
         print(text)

@@ -98,6 +98,16 @@ class Design:
         """Number of design columns."""
         return int(self.X.shape[1])
 
+    def predictor_matrix(self, method: str) -> FloatArray:
+        """``X`` without the intercept column: the inputs of the softmax and network methods.
+
+        Raises DataError when no predictor is left.
+        """
+        X = self.X[:, 1:] if self.intercept else self.X
+        if X.shape[1] == 0:
+            raise DataError(f"method {method!r} needs at least one predictor")
+        return np.ascontiguousarray(X)
+
     def rebuild(self, newdata: pd.DataFrame | Mapping[str, Any]) -> tuple[FloatArray, pd.Index]:
         """Build the design matrix of new rows with the fit's transforms and factor levels.
 

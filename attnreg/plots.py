@@ -283,7 +283,9 @@ def coefficient_contributions(fit: Any, newdata: Any, i: int = 0) -> Any:
     import pandas as pd
 
     design = getattr(fit, "design", None)
-    if getattr(fit, "method", None) not in ("ols", "ridge", "pcr") or design is None:
+    from attnreg.methods import method_names
+
+    if getattr(fit, "method", None) not in method_names("spectral") or design is None:
         raise OptionError("the coefficient view needs an OLS, ridge or PCR fit")
     if not design.intercept:
         raise OptionError("the centred coefficient view needs a model with an intercept")

@@ -36,8 +36,6 @@ from attnreg.exceptions import OptionError
 
 __all__ = ["AttnRegressor"]
 
-METHODS = ("ols", "ridge", "pcr", "softmax", "block", "ftt")
-SPECTRAL = ("ols", "ridge", "pcr")
 
 
 class AttnRegressor(RegressorMixin, BaseEstimator):
@@ -142,26 +140,21 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
         self
         """
         from attnreg.api import attnreg
+        from attnreg.methods import get_method
 
-        method = self.method
-        if method not in METHODS:
-            raise OptionError(f"method must be one of {', '.join(map(repr, METHODS))}, "
-                              f"however: {method=}")
+        estimator = get_method(self.method)
+        method, spectral = estimator.name, estimator.family == "spectral"
         X, y = _validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         options = dict(self.options or {})
         kwargs: dict[str, Any] = {}
-        if method in SPECTRAL:
+        if spectral:
             if options:
                 raise OptionError(f"options do not apply to method {method!r}: "
                                   f"{', '.join(sorted(options))}")
             kwargs = {"lam": self.lam, "k": self.k, "standardize": self.standardize}
-        else:
-            if self.k is not None or self.standardize is not None:
-                raise OptionError(f"k and standardize do not apply to method {method!r}")
-            if self.lam is not None:
-                if method != "softmax":
-                    raise OptionError(f"lam does not apply to method {method!r}")
-                kwargs["lam"] = self.lam
+        else:  # the method's own options check refuses what does not apply to it
+            given = {"lam": self.lam, "k": self.k, "standardize": self.standardize}
+            kwargs = {name: value for name, value in given.items() if value is not None}
             if self.random_state is not None and not isinstance(self.random_state, numbers.Integral):
                 raise OptionError("random_state must be an int or None, however: "
                                   f"random_state={self.random_state!r}")
@@ -175,7 +168,7 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
                 raise ValueError("sample_weight must be finite and non-negative")
             if not np.any(sample_weight > 0):
                 raise ValueError("sample_weight: all weights are zero; nothing to fit")
-            if method not in SPECTRAL:
+            if not estimator.capabilities.weights:
                 raise OptionError(f"sample_weight is not supported by method {method!r}")
             keep = sample_weight > 0  # a zero weight removes the row, as in R's lm()
             if not keep.all():
@@ -190,7 +183,7 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
             result = attnreg(f"y ~ {rhs}", data=data, method=method, na_action="raise",
                              **kwargs, **options)
         self.result_ = result
-        if method in SPECTRAL:
+        if spectral:
             coef = result.coef.to_numpy(dtype=np.float64)
             self.intercept_ = float(np.nan_to_num(coef[0])) if self.fit_intercept else 0.0
             self.coef_ = coef[1:] if self.fit_intercept else coef

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import patsy
 
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
-from attnreg.design import Design, DesignResultsMixin, NaAction, build_design
-from attnreg.exceptions import DataError, OptionError
+from attnreg.design import Design, DesignResultsMixin, NaAction
+from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g, residual_lines
 
 
@@ -26,18 +27,11 @@ def fit_softmax_formula(formula: str, data: Any, *, weights: Any = None, subset:
                         na_action: NaAction = "drop", eval_env: Any = None,
                         **options: Any) -> SoftmaxResults:
     """``attnreg(formula, data, method="softmax", **options)``; see :func:`attnreg.softmax.fit_softmax`."""
-    from attnreg.api import formula_namespace
-    from attnreg.softmax import fit_softmax
+    from attnreg.api import attnreg
 
-    if weights is not None:
-        raise OptionError("weights are not supported by method 'softmax'")
-    _check_softmax_options(options)  # every option checked before any work
-    design = build_design(formula, data, subset=subset, na_action=na_action, eval_env=eval_env,
-                          extra_names=formula_namespace())
-    X = _predictors(design)
-    fit = fit_softmax(X, design.y, **options)
-    call = f"attnreg(formula = {design.formula.strip()}, data = data, method = 'softmax')"
-    return SoftmaxResults(design=design, fit=fit, call=call)
+    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
+    return attnreg(formula, data, "softmax", weights=weights, subset=subset,  # type: ignore[no-any-return]
+                   na_action=na_action, eval_env=env, **options)
 
 
 def _check_softmax_options(options: dict[str, Any]) -> None:
@@ -54,13 +48,6 @@ def _check_softmax_options(options: dict[str, Any]) -> None:
         raise OptionError(f"unknown option(s) for method 'softmax': {', '.join(unknown)}; "
                           f"valid: {', '.join(sorted(defaults))}")
     check_options(**{**defaults, **options, "lam_grid": LAM_GRID})
-
-
-def _predictors(design: Design) -> FloatArray:
-    X = design.X[:, 1:] if design.intercept else design.X
-    if X.shape[1] == 0:
-        raise DataError("method 'softmax' needs at least one predictor")
-    return np.ascontiguousarray(X)
 
 
 @dataclass(frozen=True)
@@ -133,7 +120,7 @@ class SoftmaxResults(DesignResultsMixin):
 
     @cached_property
     def _X(self) -> FloatArray:
-        return _predictors(self.design)
+        return self.design.predictor_matrix("softmax")
 
     @cached_property
     def fitted(self) -> pd.Series:

@@ -19,10 +19,10 @@ import pandas as pd
 import patsy
 
 from attnreg._typing import FloatArray
-from attnreg.design import Design, DesignResultsMixin, NaAction, build_design
+from attnreg.design import Design, DesignResultsMixin, NaAction
 from attnreg.exceptions import DataError, OptionError
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig, config_fields
-from attnreg.nn.train import NetworkFit, check_fit_options, fit_network
+from attnreg.nn.train import NetworkFit, check_fit_options
 from attnreg.report import Summary, fmt_g, residual_lines
 
 Method = Literal["block", "ftt"]
@@ -65,20 +65,13 @@ def fit_network_formula(formula: str, data: Any, *, method: Method = "block", we
     >>> fit.predict(df.head(3)).shape, fit.n_params > 0
     ((3,), True)
     """
-    if weights is not None:
-        raise OptionError(f"weights are not supported by method {method!r}")
-    config, fit_options = resolve_network_options(method, options)  # everything checked first
-    if eval_env is None:
-        eval_env = patsy.EvalEnvironment.capture(1)
-    from attnreg.api import formula_namespace
+    from attnreg.api import attnreg
 
-    design = build_design(formula, data, subset=subset, na_action=na_action, eval_env=eval_env,
-                          extra_names=formula_namespace())
-    fit = fit_network(_predictors(design, method), design.y, config=config, **fit_options)
-    variant = options.get("variant")
-    extra = f", variant = {variant!r}" if variant is not None else ""
-    call = f"attnreg(formula = {design.formula.strip()}, data = data, method = {method!r}{extra})"
-    return NetworkResults(design=design, fit=fit, call=call, method=method, variant=variant)
+    if method not in CONFIGS:
+        raise OptionError(f"method must be 'block' or 'ftt', however: {method=}")
+    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
+    return attnreg(formula, data, method, weights=weights, subset=subset,  # type: ignore[no-any-return]
+                   na_action=na_action, eval_env=env, **options)
 
 
 def resolve_network_options(method: str, options: dict[str, Any]) -> tuple[BlockConfig | FTTConfig,
@@ -111,13 +104,6 @@ def resolve_network_options(method: str, options: dict[str, Any]) -> tuple[Block
     overrides = {k: options.pop(k) for k in list(options) if k in config_fields(cls)}
     config = dataclasses.replace(config, **overrides)  # the dataclass validates the values
     return config, check_fit_options(config, **options)
-
-
-def _predictors(design: Design, method: str) -> FloatArray:
-    X = design.X[:, 1:] if design.intercept else design.X
-    if X.shape[1] == 0:
-        raise DataError(f"method {method!r} needs at least one predictor")
-    return np.ascontiguousarray(X)
 
 
 @dataclass(frozen=True)
@@ -163,7 +149,7 @@ class NetworkResults(DesignResultsMixin):
 
     @cached_property
     def _X(self) -> FloatArray:
-        return _predictors(self.design, self.method)
+        return self.design.predictor_matrix(self.method)
 
     @cached_property
     def fitted(self) -> pd.Series:

@@ -8,22 +8,25 @@ from typing import Any
 import numpy as np
 
 from attnreg._progress import Progress
-from attnreg.exceptions import OptionError, RankDeficiencyWarning
-from attnreg.timeseries.forecast import SPECTRAL, ForecastPlan, subdesign
+from attnreg.exceptions import RankDeficiencyWarning
+from attnreg.methods import get_method
+from attnreg.timeseries.forecast import ForecastPlan, subdesign
 from attnreg.timeseries.forecast_results import ForecastResults
+
+
+def checked_options(plan: ForecastPlan, tuning: float | None = None) -> dict[str, Any]:
+    """The plan's method options, validated by its estimator; ``tuning`` fixes λ or k."""
+    estimator = get_method(plan.method)
+    options = dict(plan.options)
+    if tuning is not None and estimator.tuning is not None:
+        options[estimator.tuning] = tuning
+    return estimator.check_options(options)
 
 
 def tuning_of(plan: ForecastPlan) -> tuple[float | str | None, bool]:
     """The λ/k request and the standardize flag of a spectral plan, validated like attnreg()."""
-    from attnreg.api import _check_tuning
-
-    opts = dict(plan.options)
-    std = opts.pop("standardize", None)
-    lam, k = opts.pop("lam", None), opts.pop("k", None)
-    if opts:
-        raise OptionError(f"unknown option(s) for method {plan.method!r}: {', '.join(sorted(opts))}")
-    tuning = _check_tuning(plan.method, lam, k)
-    return tuning, (plan.method != "ols") if std is None else bool(std)
+    options = checked_options(plan)
+    return options["tuning"], options["standardize"]
 
 
 def fit_window(plan: ForecastPlan, i: int, tuning: float | None = None) -> Any:
@@ -31,33 +34,26 @@ def fit_window(plan: ForecastPlan, i: int, tuning: float | None = None) -> Any:
 
     ``tuning`` fixes λ or k (to reproduce a forecast whose λ was chosen by the updater).
     """
-    from attnreg.api import fit_spectral_design
-
     sub = subdesign(plan.design, plan.rows(i))
-    if plan.method in SPECTRAL:
-        chosen, std = tuning_of(plan)
-        tuning = chosen if tuning is None else tuning  # type: ignore[assignment]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RankDeficiencyWarning)
-            return fit_spectral_design(sub, plan.method, tuning, standardize=std)
-    from attnreg.softmax_results import SoftmaxResults, _predictors
-    from attnreg.softmax import fit_softmax
-
-    return SoftmaxResults(design=sub, fit=fit_softmax(_predictors(sub), sub.y, **plan.options))
+    options = checked_options(plan, tuning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        return get_method(plan.method).fit_design(sub, options)
 
 
 def _can_update(plan: ForecastPlan, tuning: Any) -> bool:
     d = plan.design
     contiguous = bool(np.all(plan.train_start[1:] >= plan.train_start[:-1])) and bool(
         np.all(np.diff(plan.train_stop) == 1))
-    return (plan.method == "ols" or (plan.method == "ridge" and tuning != "loo")) and \
+    return get_method(plan.method).capabilities.updating and tuning != "loo" and \
         d.weights is None and plan.scheme != "fixed" and bool(plan.refit.all()) and contiguous
 
 
 def run_forecasts(plan: ForecastPlan, bar: Progress) -> ForecastResults:
     """Estimate at every origin and forecast; the fast updating path where it applies."""
-    tuning = tuning_of(plan)[0] if plan.method in SPECTRAL else None
-    if plan.method in SPECTRAL and _can_update(plan, tuning):
+    spectral = get_method(plan.method).family == "spectral"
+    tuning = tuning_of(plan)[0] if spectral else None
+    if spectral and _can_update(plan, tuning):
         out = _run_updating(plan, tuning)
         if out is not None:
             bar.update(plan.n_forecasts)
@@ -74,7 +70,7 @@ def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
     std = tuning_of(plan)[1]
     kw: dict[str, Any] = {"method": plan.method, "intercept": d.intercept, "window": plan.window,
                           "min_nobs": min(first, plan.window) if plan.window else first}
-    if plan.method == "ridge":
+    if tuning is not None:  # ridge: λ fixed or chosen by GCV at each origin
         kw.update(lam=tuning, standardize=std)
     path = recursive_ls(X[: int(plan.train_stop[-1])], d.y[: int(plan.train_stop[-1])], **kw)
     if path.n_rank_deficient:
@@ -88,25 +84,27 @@ def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
 
 
 def _run_refits(plan: ForecastPlan, bar: Progress) -> ForecastResults:
-    d = plan.design
+    d, estimator = plan.design, get_method(plan.method)
+    spectral = estimator.family == "spectral"
     pred = np.empty(plan.n_forecasts)
-    coef = np.full((plan.n_forecasts, d.n_coef), np.nan) if plan.method in SPECTRAL else None
-    tune = np.full(plan.n_forecasts, np.nan) if plan.method in ("ridge", "pcr") else None
+    coef = np.full((plan.n_forecasts, d.n_coef), np.nan) if spectral else None
+    tune = np.full(plan.n_forecasts, np.nan) if estimator.tuning is not None else None
     fit = None
+    models: dict[int, Any] | None = {} if estimator.warm is not None else None
     for i in range(plan.n_forecasts):
         if plan.refit[i] or fit is None:
-            if plan.method == "softmax" and fit is not None:
-                plan.options["warm_start"] = fit.fit  # warm start from the previous origin
+            if fit is not None:  # e.g. softmax heads start from the previous origin's
+                plan.options.update(estimator.warm_start(fit))
             fit = fit_window(plan, i)
-        X_t = d.X[plan.targets[i]][None, :]
-        if plan.method in SPECTRAL:
-            pred[i] = float((X_t @ np.nan_to_num(fit.filtered.coef))[0])
-            coef[i] = fit.filtered.coef  # type: ignore[index]
-            if tune is not None:
-                tune[i] = fit.lam if plan.method == "ridge" else fit.k
-        else:
-            pred[i] = float(fit.fit.predict(X_t[:, 1:] if d.intercept else X_t)[0])
+            if models is not None:  # a warm-started fit cannot be refitted alone: keep it
+                models[i] = fit
+        pred[i] = float(estimator.predict_design(fit, d.X[plan.targets[i]][None, :])[0])
+        if coef is not None:
+            coef[i] = fit.filtered.coef
+        if tune is not None:
+            tune[i] = getattr(fit, estimator.tuning)  # type: ignore[arg-type]
         bar.update(i + 1)
-    plan.options.pop("warm_start", None)
+    for name in estimator.warm_start(fit) if fit is not None else ():
+        plan.options.pop(name, None)
     return ForecastResults(plan=plan, predictions=pred, coef_path=coef, tuning_path=tune,
-                           engine="refit")
+                           engine="refit", models=models)

@@ -29,7 +29,6 @@ from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.timeseries.transforms import check_time_index, min_lag
 
 SCHEMES = ("recursive", "rolling", "fixed")
-SPECTRAL = ("ols", "ridge", "pcr")  # methods whose coefficients and λ/k paths are reported
 BENCHMARKS = ("mean",)
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
 STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te")
@@ -100,7 +99,9 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         regressors known at s − horizon. ``lag``, ``lags`` and ``diff`` work inside formulas.
     data : DataFrame
         Rows in time order (a PeriodIndex or DatetimeIndex is checked for order and gaps).
-    method : {"ols", "ridge", "pcr", "softmax"}
+    method : str
+        Any method of :func:`attnreg.attnreg` (:func:`attnreg.methods.method_names`): "ols",
+        "ridge", "pcr", "softmax", "block" or "ftt".
     scheme : {"recursive", "rolling", "fixed"}
     start : label, optional
         Date of the first forecast TARGET (its origin is ``horizon`` rows earlier). Default:
@@ -163,9 +164,9 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
                    known: Sequence[str], env: Any, namespace: dict[str, Any],
                    options: dict[str, Any]) -> ForecastPlan:
     """Validate every argument, build the design and decide the training rows of each forecast."""
-    from attnreg.api import METHODS
+    from attnreg.methods import get_method
 
-    _check_choice("method", method, METHODS)
+    estimator = get_method(method)
     _check_choice("scheme", scheme, SCHEMES)
     _check_choice("benchmark", benchmark, BENCHMARKS)
     horizon = _positive_int("horizon", horizon)
@@ -176,6 +177,11 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
         window = _positive_int("window", window)
     elif window is not None:
         raise OptionError(f"window applies to scheme 'rolling' only, however: {scheme=}")
+    inference = sorted({"vcov", "maxlags"} & set(options))
+    if inference:
+        raise OptionError(f"option(s) {', '.join(inference)} do not apply to forecast(): "
+                          "forecasts use no covariance")
+    estimator.check_options(options)  # every method option, before any work
     if not isinstance(data, pd.DataFrame):
         raise DataError("forecast() needs a pandas DataFrame with rows in time order")
     check_time_index(data.index)

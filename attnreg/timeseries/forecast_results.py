@@ -18,7 +18,8 @@ from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g
 from attnreg.softmax_results import SoftmaxWeights
 from attnreg.timeseries import evaluation as ev
-from attnreg.timeseries.forecast import SPECTRAL, ForecastPlan, benchmark_means
+from attnreg.methods import get_method
+from attnreg.timeseries.forecast import ForecastPlan, benchmark_means
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,10 @@ class ForecastResults:
         λ (ridge) or k (PCR) used for each forecast.
     engine : str
         ``"updating"`` (rank-one Gram updates) or ``"refit"`` (a full fit per origin).
+    models : dict of int to results, or None
+        For methods whose fit starts from the previous origin's (softmax), the model fitted
+        at each refit, by forecast position: the attention views use the very models that
+        made the forecasts. Other methods are refitted exactly from the plan when needed.
 
     Examples
     --------
@@ -55,6 +60,7 @@ class ForecastResults:
     coef_path: FloatArray | None = field(repr=False)
     tuning_path: FloatArray | None = field(repr=False)
     engine: str
+    models: dict[int, Any] | None = field(default=None, repr=False)
 
     @cached_property
     def forecasts(self) -> pd.DataFrame:
@@ -126,7 +132,7 @@ class ForecastResults:
         frame = self.coef
         if frame is None or self.tuning_path is None:
             return frame
-        name = "lambda" if self.plan.method == "ridge" else "k"
+        name = _tuning_label(self.plan.method)
         return frame.assign(**{name: self.tuning_path})
 
     @cached_property
@@ -199,10 +205,10 @@ class ForecastResults:
                   f"{p.horizon - 1} lags; CW: one-sided (model better), Newey-West "
                   f"{p.horizon - 1} lags.",
                   "Every forecast re-estimates the model from rows observed at its origin "
-                  "(centring, scaling, spectrum, lambda/k" + (", heads" if p.method == "softmax"
-                                                             else "") + ")."]
+                  "(centring, scaling, spectrum, lambda/k"
+                  + (", heads" if get_method(p.method).family == "softmax" else "") + ")."]
         if self.tuning_path is not None:
-            name = "lambda" if p.method == "ridge" else "k"
+            name = _tuning_label(p.method)
             footer.append(f"{name} over origins: min {fmt_g(float(np.nanmin(self.tuning_path)))}, "
                           f"median {fmt_g(float(np.nanmedian(self.tuning_path)))}, max "
                           f"{fmt_g(float(np.nanmax(self.tuning_path)))}")
@@ -235,11 +241,8 @@ class ForecastResults:
         >>> w.weights.shape, round(float(w.weights.to_numpy().sum()), 6)
         ((1, 198), 1.0)
         """
-        from attnreg.timeseries._running import fit_window
-
         i = self._index_of(target)
-        last_refit = int(np.flatnonzero(self.plan.refit[: i + 1])[-1])
-        fit = fit_window(self.plan, last_refit, self._tuning_at(last_refit))
+        fit = self._model_at(int(np.flatnonzero(self.plan.refit[: i + 1])[-1]))
         row = self.plan.design.X[self.plan.targets[i]][None, :]
         return _attention_of_row(fit, row, self.forecasts.index[i:i + 1], chunk_size)
 
@@ -261,24 +264,30 @@ class ForecastResults:
         2000Q1   0.046    0.181
         2000Q2   0.046    0.174
         """
-        from attnreg.timeseries._running import fit_window
-
         out = np.empty((self.plan.n_forecasts, len(recent)))
         fit = None
         for i in range(self.plan.n_forecasts):
             if self.plan.refit[i] or fit is None:
-                fit = fit_window(self.plan, i, self._tuning_at(i))
+                fit = self._model_at(i)
             row = self.plan.design.X[self.plan.targets[i]][None, :]
             w = np.abs(_attention_of_row(fit, row, pd.Index([0]), None).weights.to_numpy()[0])
             out[i] = [w[-k:].sum() / w.sum() for k in recent]
         return pd.DataFrame(out, columns=[f"last_{k}" for k in recent], index=self.forecasts.index)
+
+    def _model_at(self, i: int) -> Any:
+        """The model that forecast ``i`` (a refit position) was made with."""
+        if self.models is not None:
+            return self.models[i]
+        from attnreg.timeseries._running import fit_window
+
+        return fit_window(self.plan, i, self._tuning_at(i))
 
     def _tuning_at(self, i: int) -> float | None:
         """The λ or k forecast ``i`` used, so that refits reproduce it exactly."""
         if self.tuning_path is None:
             return None
         value = float(self.tuning_path[i])
-        return int(value) if self.plan.method == "pcr" else value
+        return int(value) if get_method(self.plan.method).tuning == "k" else value
 
     def leakage_audit(self) -> Any:
         """The same forecasts with the full-sample metric: how much better they look.
@@ -317,9 +326,18 @@ class ForecastResults:
                 f"{int(e.n_forecasts)} forecasts, OOS R²={e.oos_r2:.4f}>")
 
 
+def _tuning_label(method: str) -> str:
+    """How the summary names a method's tuning parameter (``lambda`` or ``k``)."""
+    return "lambda" if get_method(method).tuning == "lam" else "k"
+
+
 def _attention_of_row(fit: Any, row: FloatArray, labels: pd.Index,
                       chunk_size: int | None) -> AttentionWeights:
-    if fit.method in SPECTRAL:
+    family = get_method(fit.method).family
+    if family == "network":
+        raise OptionError(f"attention weights are defined for the spectral and softmax methods, "
+                          f"not for method {fit.method!r}")
+    if family == "spectral":
         from attnreg.attention import linear_weight_fn
 
         emb = fit.embedding

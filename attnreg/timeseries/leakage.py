@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import RankDeficiencyWarning
+from attnreg.exceptions import OptionError, RankDeficiencyWarning
+from attnreg.methods import get_method
 from attnreg.timeseries import evaluation as ev
 
 if TYPE_CHECKING:
@@ -102,15 +103,16 @@ def leakage_audit(res: ForecastResults) -> LeakageAudit:
     2000Q2   3.976  4.197
     """
     plan = res.plan
+    estimator = get_method(plan.method)
+    leaky_of = {"softmax": _softmax_leaky, "spectral": _linear_leaky}.get(estimator.family)
+    if leaky_of is None:
+        raise OptionError(f"the leakage audit needs the attention metric of a spectral or softmax "
+                          f"fit; method {plan.method!r} has none")
     rows = np.arange(plan.design.n_obs)
     full = _full_fit(res, rows)
-    leaky = _softmax_leaky(plan, full) if plan.method == "softmax" else _linear_leaky(plan, full)
+    leaky = leaky_of(plan, full)
     f = res.forecasts
-    rows_t = plan.design.X[plan.targets]
-    if plan.method == "softmax":
-        in_sample = full.fit.predict(rows_t[:, 1:] if plan.design.intercept else rows_t)
-    else:
-        in_sample = rows_t @ np.nan_to_num(full.filtered.coef)
+    in_sample = estimator.predict_design(full, plan.design.X[plan.targets])
     table = pd.DataFrame({"actual": f["actual"], "honest": f["forecast"], "leaky": leaky,
                           "full_sample": in_sample, "difference": leaky - f["forecast"].to_numpy(),
                           "benchmark": f["benchmark"]}, index=f.index)

@@ -117,18 +117,17 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
     >>> int(grow.nobs.iloc[-1]), str(grow.tuning.index[-1])
     (203, '2009Q3')
     """
-    from attnreg.api import SPECTRAL_METHODS, _capture_env, _check_tuning, formula_namespace
+    from attnreg.api import _capture_env, formula_namespace
     from attnreg.design import build_design
+    from attnreg.methods import get_method, method_names
 
-    if method not in SPECTRAL_METHODS:
-        raise OptionError(f"method must be one of {', '.join(map(repr, SPECTRAL_METHODS))}, "
-                          f"however: {method=}")
+    estimator = get_method(method, among=method_names("rolling"))
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
         raise OptionError(f"window must be a positive integer, however: {window=}")
-    std = options.pop("standardize", None)
-    tuning = _check_tuning(method, options.pop("lam", None), options.pop("k", None))
-    if options:
-        raise OptionError(f"unknown option(s) for rolling(): {', '.join(sorted(options))}")
+    unknown = sorted(set(options) - {"lam", "k", "standardize"})
+    if unknown:
+        raise OptionError(f"unknown option(s) for rolling(): {', '.join(unknown)}")
+    checked = estimator.check_options(options)
     if isinstance(data, pd.DataFrame):  # windows are periods: rows must be in time order
         check_time_index(data.index)
     design = build_design(formula, data, eval_env=_capture_env(eval_env),
@@ -138,13 +137,12 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
                         f"({design.n_coef})")
     if window > design.n_obs:
         raise DataError(f"window ({window}) is longer than the data ({design.n_obs} rows)")
-    standardize = method != "ols" if std is None else bool(std)
-    if method == "ols" and design.weights is None:
-        fast = _rolling_updating(design, int(window), expanding)
+    if estimator.capabilities.updating and estimator.tuning is None and design.weights is None:
+        fast = _rolling_updating(design, int(window), expanding)  # OLS: rank-one updates
         if fast is not None:
             return fast
     with Progress(design.n_obs - window + 1, f"rolling {method}", progress) as bar:
-        return _rolling_refits(design, int(window), expanding, method, tuning, standardize, bar)
+        return _rolling_refits(design, int(window), expanding, estimator, checked, bar)
 
 
 def _rolling_updating(design: Any, window: int, expanding: bool) -> RollingResults | None:
@@ -163,9 +161,8 @@ def _rolling_updating(design: Any, window: int, expanding: bool) -> RollingResul
                           window=window, expanding=expanding, engine="updating")
 
 
-def _rolling_refits(design: Any, window: int, expanding: bool, method: str, tuning: Any,
-                    standardize: bool, bar: Progress) -> RollingResults:
-    from attnreg.api import fit_spectral_design
+def _rolling_refits(design: Any, window: int, expanding: bool, estimator: Any,
+                    options: dict[str, Any], bar: Progress) -> RollingResults:
     from attnreg.timeseries.forecast import subdesign
 
     ends = np.arange(window, design.n_obs + 1)
@@ -176,10 +173,10 @@ def _rolling_refits(design: Any, window: int, expanding: bool, method: str, tuni
         warnings.simplefilter("ignore", RankDeficiencyWarning)
         for i, end in enumerate(ends):
             rows = np.arange(0 if expanding else end - window, end)
-            fit = fit_spectral_design(subdesign(design, rows), method, tuning,
-                                      standardize=standardize)
+            fit = estimator.fit_design(subdesign(design, rows), options)
             coef[i], se[i] = fit.coef.to_numpy(), fit.std_err.to_numpy()
-            tune[i] = fit.lam if method == "ridge" else (fit.k if method == "pcr" else np.nan)
+            if estimator.tuning is not None:
+                tune[i] = getattr(fit, estimator.tuning)
             bar.update(i + 1)
     labels = design.row_labels[ends - 1]
     cols = design.column_names
@@ -187,5 +184,5 @@ def _rolling_refits(design: Any, window: int, expanding: bool, method: str, tuni
         coef=pd.DataFrame(coef, index=labels, columns=cols),
         std_err=pd.DataFrame(se, index=labels, columns=cols),
         nobs=pd.Series(ends - (0 if expanding else ends - window), index=labels),
-        tuning=None if method == "ols" else pd.Series(tune, index=labels),
-        method=method, window=window, expanding=expanding)
+        tuning=None if estimator.tuning is None else pd.Series(tune, index=labels),
+        method=estimator.name, window=window, expanding=expanding)

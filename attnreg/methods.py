@@ -1,0 +1,321 @@
+"""The method registry: every estimator attnreg fits, declared once.
+
+R's ``lm()`` builds a model frame and hands it to the formula-free ``lm.fit``; attnreg's front
+doors (:func:`attnreg.attnreg`, :func:`attnreg.forecast`, :func:`attnreg.rolling`, the
+scikit-learn wrapper and the command line) build the design once and hand it to an
+:class:`Estimator` looked up here. An estimator declares its options (validated once, before
+any work), what it supports (:class:`Capabilities`) and three formula-free operations:
+``fit_design``, ``predict_design`` and, for the forecasting loop, ``warm_start``. Adding a
+method is one :func:`register` call.
+
+The softmax and network estimators import torch only when they fit, so ``import attnreg``
+stays light.
+
+Examples
+--------
+>>> method_names()
+('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt')
+>>> method_names("weights")
+('ols', 'ridge', 'pcr')
+>>> get_method("ridge").check_options({"lam": 0.5})["tuning"]
+0.5
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from attnreg._typing import FloatArray
+from attnreg.design import Design
+from attnreg.exceptions import OptionError
+
+__all__ = ["METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Estimator", "call_string",
+           "get_method", "method_names", "register"]
+
+#: The front door's keywords for the spectral family (``attnreg(..., lam=, k=, ...)``).
+SPECTRAL_KEYWORDS = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an estimator supports.
+
+    Attributes
+    ----------
+    weights : bool
+        Prior weights (``weights=``, ``sample_weight``).
+    wide : bool
+        Designs with no more rows than coefficients.
+    vcov : bool
+        Covariance estimators (``vcov=``, ``with_vcov``) and the inference that uses them.
+    rolling : bool
+        :func:`attnreg.rolling`.
+    updating : bool
+        The forecasting engine's rank-one updating path (expanding and rolling windows).
+    torch : bool
+        Fitted with torch (the ``device``/``threads`` options apply).
+    """
+
+    weights: bool = False
+    wide: bool = False
+    vcov: bool = False
+    rolling: bool = False
+    updating: bool = False
+    torch: bool = False
+
+
+Checker = Callable[[str, dict[str, Any]], dict[str, Any]]
+Fitter = Callable[[str, Design, dict[str, Any], str], Any]
+Predictor = Callable[[Any, FloatArray], FloatArray]
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """One registered method.
+
+    Attributes
+    ----------
+    name : str
+        The ``method=`` string.
+    family : {"spectral", "softmax", "network"}
+    title : str
+        One line for help texts.
+    capabilities : Capabilities
+    tuning : str or None
+        The option chosen by a criterion inside every fit (``"lam"``, ``"k"``), if any.
+    call_options : tuple of str
+        Options shown in the R-style call string when given.
+    """
+
+    name: str
+    family: str
+    title: str
+    capabilities: Capabilities
+    check: Checker = field(repr=False)
+    fit: Fitter = field(repr=False)
+    predict: Predictor = field(repr=False)
+    warm: Callable[[Any], dict[str, Any]] | None = field(default=None, repr=False)
+    tuning: str | None = None
+    call_options: tuple[str, ...] = ()
+
+    def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate the options given (names and values) and return them resolved.
+
+        Parameters
+        ----------
+        options : mapping
+            The options the caller gave, front-door keywords included (``lam=...``); a
+            keyword left at its default is not "given".
+
+        Returns
+        -------
+        dict
+            What :meth:`fit_design` takes.
+
+        Raises
+        ------
+        OptionError
+            Naming the option that does not apply or has an invalid value.
+        """
+        return self.check(self.name, dict(options))
+
+    def fit_design(self, design: Design, options: dict[str, Any], call: str = "") -> Any:
+        """Fit the method to a built design with options from :meth:`check_options`."""
+        return self.fit(self.name, design, options, call)
+
+    def predict_design(self, result: Any, X: FloatArray) -> FloatArray:
+        """Predictions of a fit of this method for design rows ``X`` (intercept column included).
+
+        Parameters
+        ----------
+        result : results object of :meth:`fit_design`
+        X : ndarray, shape (n, n_coef)
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
+        return np.asarray(self.predict(result, X), dtype=np.float64).reshape(-1)
+
+    def warm_start(self, result: Any) -> dict[str, Any]:
+        """Options that start the next fit from ``result`` (the forecasting loop)."""
+        return {} if self.warm is None else self.warm(result)
+
+
+METHODS: dict[str, Estimator] = {}
+
+
+def register(estimator: Estimator) -> Estimator:
+    """Add a method to the registry (its name must be new)."""
+    if estimator.name in METHODS:
+        raise OptionError(f"method {estimator.name!r} is already registered")
+    METHODS[estimator.name] = estimator
+    return estimator
+
+
+def method_names(capability: str | None = None) -> tuple[str, ...]:
+    """Registered method names, optionally only those with a capability (a field of
+    :class:`Capabilities`, or a family name)."""
+    if capability is None:
+        return tuple(METHODS)
+    families = {e.family for e in METHODS.values()}
+    if capability in families:
+        return tuple(n for n, e in METHODS.items() if e.family == capability)
+    if capability not in {f.name for f in fields(Capabilities)}:
+        raise OptionError(f"unknown capability {capability!r}")
+    return tuple(n for n, e in METHODS.items() if getattr(e.capabilities, capability))
+
+
+def get_method(name: Any, among: tuple[str, ...] | None = None) -> Estimator:
+    """The estimator registered as ``name``; OptionError listing the valid names otherwise.
+
+    Parameters
+    ----------
+    name : str
+    among : tuple of str, optional
+        Restrict the valid names (e.g. ``method_names("rolling")``).
+    """
+    valid = method_names() if among is None else among
+    if not isinstance(name, str) or name not in valid:
+        raise OptionError(f"method must be one of {', '.join(map(repr, valid))}, "
+                          f"however: method={name!r}")
+    return METHODS[name]
+
+
+def call_string(formula: str, method: str, options: Mapping[str, Any], *,
+                weighted: bool = False) -> str:
+    """The R-style call a result prints: ``attnreg(formula = y ~ x, data = data, ...)``.
+
+    Examples
+    --------
+    >>> call_string("y ~ x", "ridge", {"lam": 0.5})
+    "attnreg(formula = y ~ x, data = data, method = 'ridge', lam = 0.5)"
+    """
+    parts = [f"formula = {formula.strip()}", "data = data"]
+    if method != "ols":
+        parts.append(f"method = {method!r}")
+    shown = METHODS[method].call_options if method in METHODS else ()
+    parts += [f"{name} = {options[name]!r}" for name in shown if options.get(name) is not None]
+    if weighted:
+        parts.append("weights = weights")
+    return "attnreg(" + ", ".join(parts) + ")"
+
+
+# ------------------------------------------------------------------------------ spectral
+
+def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    from attnreg.inference import make_vcov_spec
+    from attnreg.spectral import ALIAS_TOL
+    from attnreg.spectral_fit import check_tuning
+
+    lam, k, std = options.pop("lam", None), options.pop("k", None), options.pop("standardize", None)
+    vcov, maxlags = options.pop("vcov", "classical"), options.pop("maxlags", None)
+    tol = options.pop("tol", ALIAS_TOL)
+    if options:
+        raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(sorted(options))}")
+    tuning = check_tuning(name, lam, k)
+    if std is not None and not isinstance(std, bool):
+        raise OptionError(f"standardize must be True or False, however: standardize={std!r}")
+    if not isinstance(tol, numbers.Real) or not 0 <= float(tol) < 1:
+        raise OptionError(f"tol must be in [0, 1), however: {tol=}")
+    make_vcov_spec(vcov, maxlags=maxlags)  # validated before any work
+    return {"tuning": tuning, "standardize": name != "ols" if std is None else std,
+            "vcov": vcov, "maxlags": maxlags, "tol": float(tol)}
+
+
+def _fit_spectral(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
+    from attnreg.inference import make_vcov_spec
+    from attnreg.spectral_fit import fit_spectral_design
+
+    spec = make_vcov_spec(options["vcov"], maxlags=options["maxlags"], n_obs=design.n_obs)
+    return fit_spectral_design(design, name, options["tuning"], standardize=options["standardize"],
+                               tol=options["tol"], call=call, vcov_spec=spec)
+
+
+def _predict_spectral(result: Any, X: FloatArray) -> FloatArray:
+    return X @ np.nan_to_num(result.filtered.coef)
+
+
+register(Estimator("ols", "spectral", "ordinary (or weighted) least squares",
+                   Capabilities(weights=True, vcov=True, rolling=True, updating=True),
+                   _check_spectral, _fit_spectral, _predict_spectral))
+register(Estimator("ridge", "spectral", "ridge regression, lambda by GCV or leave-one-out",
+                   Capabilities(weights=True, wide=True, vcov=True, rolling=True, updating=True),
+                   _check_spectral, _fit_spectral, _predict_spectral, tuning="lam",
+                   call_options=("lam",)))
+register(Estimator("pcr", "spectral", "principal-component regression, k by GCV or LOO",
+                   Capabilities(weights=True, wide=True, vcov=True, rolling=True),
+                   _check_spectral, _fit_spectral, _predict_spectral, tuning="k",
+                   call_options=("k",)))
+
+
+# ------------------------------------------------------------------------------ softmax
+
+def _check_softmax(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    from attnreg.softmax_results import _check_softmax_options
+
+    given = [k for k in SPECTRAL_KEYWORDS if k != "lam" and k in options]
+    if given:
+        raise OptionError(f"option(s) {', '.join(given)} do not apply to method {name!r}")
+    _check_softmax_options(options)
+    return options
+
+
+def _fit_softmax(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
+    from attnreg.softmax import fit_softmax
+    from attnreg.softmax_results import SoftmaxResults
+
+    fit = fit_softmax(design.predictor_matrix(name), design.y, **options)
+    return SoftmaxResults(design=design, fit=fit, call=call)
+
+
+def _drop_intercept(result: Any, X: FloatArray) -> FloatArray:
+    return X[:, 1:] if result.design.intercept else X
+
+
+def _predict_softmax(result: Any, X: FloatArray) -> FloatArray:
+    return result.fit.predict(np.ascontiguousarray(_drop_intercept(result, X)))
+
+
+register(Estimator("softmax", "softmax", "softmax attention regression (L-BFGS)",
+                   Capabilities(torch=True), _check_softmax, _fit_softmax, _predict_softmax,
+                   warm=lambda result: {"warm_start": result.fit}))
+
+
+# ------------------------------------------------------------------------------ networks
+
+def _check_network(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    from attnreg.nn.results import resolve_network_options
+
+    if any(k in options for k in SPECTRAL_KEYWORDS):
+        raise OptionError(f"lam, k, standardize, vcov and maxlags do not apply to method {name!r}")
+    variant = options.get("variant")
+    config, fit_options = resolve_network_options(name, options)
+    return {"config": config, "fit_options": fit_options, "variant": variant}
+
+
+def _fit_network(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
+    from attnreg.nn.results import NetworkResults
+    from attnreg.nn.train import fit_network
+
+    fit = fit_network(design.predictor_matrix(name), design.y, config=options["config"],
+                      **options["fit_options"])
+    return NetworkResults(design=design, fit=fit, call=call, method=name,
+                          variant=options["variant"])
+
+
+def _predict_network(result: Any, X: FloatArray) -> FloatArray:
+    return result.fit.predict(np.ascontiguousarray(_drop_intercept(result, X)))
+
+
+register(Estimator("block", "network", "the paper's Regression Block (torch)",
+                   Capabilities(torch=True), _check_network, _fit_network, _predict_network,
+                   call_options=("variant",)))
+register(Estimator("ftt", "network", "FT-Transformer baseline (torch)",
+                   Capabilities(torch=True), _check_network, _fit_network, _predict_network,
+                   call_options=("variant",)))
