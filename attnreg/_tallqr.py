@@ -34,13 +34,15 @@ def take_columns(X: FloatArray, rows: Any, cols: IntArray,
 
 
 def streaming_r(X: FloatArray, y: FloatArray, cols: IntArray, center: FloatArray,
-                 sqrt_w: FloatArray | None, y_center: float) -> FloatArray:
+                sqrt_w: FloatArray | None, y_center: float,
+                col_mult: FloatArray | None = None) -> FloatArray:
     """R of the QR of [sqrt(w)(X[:, cols] − x̄) | sqrt(w)(y − ȳ)], shape (k+1, k+1), upper.
 
     Sequential tall-skinny QR: each leaf of rows is written under the R of the rows before
     it, in a small Fortran-ordered buffer, and QR-factorised in place (LAPACK geqrt); the
     reflectors are not kept. The last column of R holds Q'ỹ and, on the diagonal, the norm
-    of the part of ỹ outside the column space.
+    of the part of ỹ outside the column space. ``col_mult`` (shape (k,), powers of two, so
+    exact) multiplies the centred columns first, for designs whose scale would overflow.
     """
     n = X.shape[0]
     k = cols.size
@@ -62,6 +64,8 @@ def streaming_r(X: FloatArray, y: FloatArray, cols: IntArray, center: FloatArray
         leaf = buf[k1:]
         leaf[:, :k] = take_columns(X, slice(lo, hi), cols, span)
         leaf[:, :k] -= c
+        if col_mult is not None:
+            leaf[:, :k] *= col_mult
         leaf[:, k] = y[lo:hi]
         leaf[:, k] -= y_center
         if sqrt_w is not None:
@@ -84,6 +88,8 @@ QR_NB = 32
 class TallQR:
     """Tall-skinny Householder QR of the centred, weighted columns ``cols`` of ``X``.
 
+    ``col_mult`` (powers of two) optionally multiplies the centred columns, exactly.
+
     The rows are cut into leaves of about ``QR_LEAF_ROWS`` rows (at least 4 × the number of
     columns). Each leaf is written, centred and weighted, straight into its slot of one flat
     buffer and QR-factorised there (LAPACK geqrt, in place); the leaves' R factors are stacked
@@ -103,12 +109,13 @@ class TallQR:
     bounds: list[tuple[int, int]]  # bottom level only: the leaves' rows
 
     def __init__(self, X: FloatArray | None, cols: IntArray, center: FloatArray | None,
-                 sqrt_w: FloatArray | None, *, blocks: list[FloatArray] | None = None) -> None:
+                 sqrt_w: FloatArray | None, *, blocks: list[FloatArray] | None = None,
+                 col_mult: FloatArray | None = None) -> None:
         if blocks is None:
             assert X is not None and center is not None
             self.k = cols.size
             n_blocks = self._plan_leaves(X.shape[0], self.k)
-            source: Iterable[FloatArray] = self._fill_leaves(X, cols, center, sqrt_w)
+            source: Iterable[FloatArray] = self._fill_leaves(X, cols, center, sqrt_w, col_mult)
         else:
             self.k, n_blocks, source = blocks[0].shape[1], len(blocks), blocks
         geqrt, self._gemqrt = _qr_lapack()
@@ -152,8 +159,9 @@ class TallQR:
         return n_leaves
 
     def _fill_leaves(self, X: FloatArray, cols: IntArray, center: FloatArray,
-                     sqrt_w: FloatArray | None) -> Iterator[FloatArray]:
-        """Write each leaf (centred, weighted columns) into its slot of the buffer; yields it."""
+                     sqrt_w: FloatArray | None,
+                     col_mult: FloatArray | None) -> Iterator[FloatArray]:
+        """Write each leaf (centred, weighted columns, times ``col_mult``) into its slot; yields it."""
         k = cols.size
         c = center[cols]
         span = column_span(cols)
@@ -161,6 +169,8 @@ class TallQR:
             leaf = self.buffer[lo * k:hi * k].reshape(k, hi - lo).T  # Fortran-ordered view
             leaf[...] = take_columns(X, slice(lo, hi), cols, span)
             leaf -= c  # (copy, then subtract in place: a transposing subtract is twice as slow)
+            if col_mult is not None:
+                leaf *= col_mult
             if sqrt_w is not None:
                 leaf *= sqrt_w[lo:hi, None]
             yield leaf

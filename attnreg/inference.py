@@ -9,6 +9,20 @@ so Var(coef) = M [c U]' Σ [c U] M' for any Cov(ỹ) = Σ. Classical inference u
 squared residuals (HC0–HC3) or a Bartlett-kernel long-run covariance (Newey–West HAC).
 For OLS this is exactly (X'WX)⁻¹ and the usual sandwiches; for ridge and PCR it is the
 covariance conditional on the chosen λ or k.
+
+Scale. The covariance is computed as V = diag(2^E) V_z diag(2^E) with integer exponents E
+(one per coefficient: the response's scale over the column's), so V_z is of the order of
+the residual variance of the rescaled response, and standard errors, intervals and the Wald
+test are computed from V_z and E: they are right even where an entry of V itself (a square
+of the response's scale over a column's) lies outside the float64 range. With E = 0 nothing
+changes, and multiplying by powers of two is exact.
+
+The joint test. :func:`wald_f` is b' V⁻¹ b / q for the non-intercept coefficients under the
+covariance in use (statsmodels' ``fvalue`` with a ``cov_type``, R's ``lmtest::waldtest`` with
+``vcov=``). The slopes are b = B a with a = U'ỹ over the components the filter keeps and B of
+full column rank, so b' V⁻¹ b = a' Ω⁻¹ a with Ω the covariance of a (a small positive definite
+solve; aliased columns are not in b, and q is the number of components: the rank for OLS and
+ridge, k for PCR).
 """
 
 from __future__ import annotations
@@ -16,11 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
+import warnings
 
-from attnreg._typing import FloatArray
-from attnreg.exceptions import OptionError
-from attnreg.spectral import Spectrum
+import numpy as np
+import scipy.linalg as sla
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import InferenceWarning, OptionError
+from attnreg.spectral import Spectrum, binary_exponents
 
 VcovType = Literal["classical", "HC0", "HC1", "HC2", "HC3", "HAC"]
 VCOV_TYPES: tuple[str, ...] = ("classical", "HC0", "HC1", "HC2", "HC3", "HAC")
@@ -83,15 +100,84 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
     return VcovSpec("HAC", int(maxlags), bool(adjust))
 
 
-def coef_map(sp: Spectrum, f: FloatArray, n_coef: int) -> FloatArray:
-    """The matrix M, shape (n_coef, 1 + rank), with coef = M [c'ỹ ; U'ỹ] (aliased rows zero)."""
-    M = np.zeros((n_coef, 1 + sp.rank))
-    B = (sp.V * (f / sp.s)) / sp.scale[sp.kept][:, None]  # (n_kept, rank)
-    M[sp.kept, 1:] = B
+def coef_map(sp: Spectrum, f: FloatArray, n_coef: int) -> tuple[FloatArray, IntArray]:
+    """M_z, shape (n_coef, 1 + rank), and E with coef = diag(2^E) M_z [c'ỹ ; U'ỹ].
+
+    ỹ is the spectrum's (rescaled) response, and c = sqrt(w)/Σw. The coefficient map M
+    (coef = M [c'ỹ ; U'ỹ] on the response's own scale; aliased rows zero) has row j equal to
+    2^(E_j) times row j of M_z / y_scale, with E_j (the response's binary exponent plus that
+    of the row's largest entry) chosen so that M_z is of order one: the entries of M itself
+    are ratios of the response's scale to the columns' and may lie outside float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> from attnreg.inference import coef_map
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> sp = spectral.decompose(X, df["TOTEMP"].to_numpy(), intercept=0, weights=None,
+    ...                         scaling="sd")
+    >>> Mz, E = coef_map(sp, spectral.ols_filter(sp.s), 6)
+    >>> coef = np.ldexp(Mz @ np.r_[0.0, sp.uty], E)
+    >>> print(f"{coef[2]:.4f}")  # the UNEMP slope (the intercept's own part is in c'ỹ)
+    -1.9721
+    """
+    Mz = np.zeros((n_coef, 1 + sp.rank))
+    E = np.zeros(n_coef, dtype=np.int64)
+    B = sp.V * (f / sp.s)  # (n_kept, rank); M[kept] = B / d
+    d = sp.scale[sp.kept]
+    big = np.abs(B).max(axis=1, initial=0.0)
+    t = np.where(big > 0, binary_exponents(big) - binary_exponents(d), 0)
+    Mz[sp.kept, 1:] = B / np.ldexp(d, t)[:, None]  # = (B / d) / 2^t, exactly
+    E[sp.kept] = t
     if sp.intercept is not None:
-        M[sp.intercept, 0] = 1.0
-        M[sp.intercept, 1:] = -sp.center[sp.kept] @ B
-    return M
+        row = np.r_[1.0, -(sp.center[sp.kept] / d) @ B]  # x̄/d: of order one at any scale
+        t0 = int(binary_exponents(np.abs(row).max()))
+        Mz[sp.intercept] = np.ldexp(row, -t0)
+        E[sp.intercept] = t0
+    return Mz, E + sp.y_exponent
+
+
+def middle_matrix(sp: Spectrum, *, spec: VcovSpec, sigma2: float, resid_w: FloatArray,
+                  hat: FloatArray, df_resid: float) -> FloatArray:
+    """Covariance of [c'ỹ ; U'ỹ] / y_scale, shape (1 + rank, 1 + rank), under ``spec``.
+
+    ``sigma2`` and ``resid_w`` are on the rescaled response (divided by ``sp.y_scale``).
+    Classical: σ² diag(1/Σw, I) (no intercept part without one); HC0–HC3 and HAC: the
+    meat of the sandwich, times n/df_resid for HC1 and adjusted HAC.
+    """
+    n = sp.n_obs
+    if spec.kind == "classical":
+        middle = np.eye(1 + sp.rank) * sigma2
+        middle[0, 0] = sigma2 / sp.sum_w if sp.intercept is not None else 0.0
+        return middle
+    middle = _meat(sp, _residual_scale(spec.kind, resid_w, hat), spec.maxlags or 0)
+    if spec.kind == "HC1" or (spec.kind == "HAC" and spec.adjust):
+        middle *= n / df_resid if df_resid > 0 else np.nan
+    return middle
+
+
+def vcov_scaled(sp: Spectrum, f: FloatArray, n_coef: int,
+                middle: FloatArray) -> tuple[FloatArray, IntArray]:
+    """V_z and E with Var(coef) = diag(2^E) V_z diag(2^E); NaN rows/columns for aliased ones.
+
+    ``middle`` is :func:`middle_matrix` of the covariance wanted.
+    """
+    Mz, E = coef_map(sp, f, n_coef)
+    V = Mz @ middle @ Mz.T
+    dead = np.setdiff1d(np.arange(n_coef), np.r_[sp.kept, [] if sp.intercept is None
+                                                   else [sp.intercept]].astype(int))
+    V[dead, :] = np.nan
+    V[:, dead] = np.nan
+    return (V + V.T) / 2.0, E
+
+
+def scale_back(Vz: FloatArray, E: IntArray) -> FloatArray:
+    """diag(2^E) V_z diag(2^E), exactly (inf or 0 only where an entry leaves float64)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(Vz, E[:, None] + E[None, :])
 
 
 def vcov_matrix(sp: Spectrum, f: FloatArray, n_coef: int, *, spec: VcovSpec, sigma2: float,
@@ -133,21 +219,71 @@ def vcov_matrix(sp: Spectrum, f: FloatArray, n_coef: int, *, spec: VcovSpec, sig
     classical 0.3861
     HC3 0.7378
     """
-    M = coef_map(sp, f, n_coef)
-    n = sp.n_obs
-    if spec.kind == "classical":
-        middle = np.eye(1 + sp.rank) * sigma2
-        middle[0, 0] = sigma2 / sp.sum_w if sp.intercept is not None else 0.0
-    else:
-        middle = _meat(sp, _residual_scale(spec.kind, resid_w, hat), spec.maxlags or 0)
-        if spec.kind == "HC1" or (spec.kind == "HAC" and spec.adjust):
-            middle *= n / df_resid
-    V = M @ middle @ M.T
-    dead = np.setdiff1d(np.arange(n_coef), np.r_[sp.kept, [] if sp.intercept is None
-                                                   else [sp.intercept]].astype(int))
-    V[dead, :] = np.nan
-    V[:, dead] = np.nan
-    return (V + V.T) / 2.0
+    e = sp.y_exponent
+    middle = middle_matrix(sp, spec=spec, sigma2=float(np.ldexp(sigma2, -2 * e)),
+                           resid_w=np.ldexp(resid_w, -e) if e else resid_w, hat=hat,
+                           df_resid=df_resid)
+    return scale_back(*vcov_scaled(sp, f, n_coef, middle))
+
+
+def wald_f(sp: Spectrum, f: FloatArray, coef: FloatArray,
+           middle: FloatArray) -> tuple[float, int]:
+    """The Wald statistic b' V⁻¹ b / q of the non-intercept coefficients, and q.
+
+    Parameters
+    ----------
+    sp : Spectrum
+    f : ndarray, shape (rank,)
+        Filter factors of the fit.
+    coef : ndarray, shape (n_coef,)
+        The coefficients (as reported: refined for OLS); only the kept ones are used.
+    middle : ndarray, shape (1 + rank, 1 + rank)
+        :func:`middle_matrix` of the covariance in use.
+
+    Returns
+    -------
+    statistic : float
+        NaN, with an :class:`~attnreg.exceptions.InferenceWarning`, when the covariance of
+        the slopes is singular (e.g. HC residuals that vanish on a component).
+    q : int
+        Number of restrictions: the components the filter keeps (f > 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> from attnreg.inference import make_vcov_spec, middle_matrix, wald_f
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> f = spectral.ols_filter(sp.s)
+    >>> coef = spectral.apply_filter(sp, f, 6).coef
+    >>> e = y - X @ coef
+    >>> mid = middle_matrix(sp, spec=make_vcov_spec("classical"), sigma2=e @ e / 10,
+    ...                     resid_w=e, hat=spectral.hat_diagonal(sp, f), df_resid=10.0)
+    >>> stat, q = wald_f(sp, f, coef, mid)
+    >>> print(f"{stat:.1f} on {q}")  # classical OLS: the usual F statistic
+    438.8 on 5
+    """
+    act = np.flatnonzero(f > 0)
+    q = int(act.size)
+    if not q:
+        return float("nan"), 0
+    # the components a = U'ỹ / y_scale behind the reported slopes: b = V diag(f/s) a / d
+    with np.errstate(over="ignore", invalid="ignore"):
+        bd = coef[sp.kept] * sp.scale[sp.kept]
+    a = (sp.V[:, act].T @ np.ldexp(bd, -sp.y_exponent)) * (sp.s[act] / f[act])
+    omega = middle[1:, 1:][np.ix_(act, act)]
+    try:
+        factor = sla.cho_factor(omega, lower=True)
+    except (np.linalg.LinAlgError, ValueError):
+        warnings.warn("the covariance of the coefficients is singular (or not finite) on the "
+                      "components of the fit, so the joint Wald F test is not defined: NaN",
+                      InferenceWarning, stacklevel=3)
+        return float("nan"), q
+    return float(a @ sla.cho_solve(factor, a)) / q, q
 
 
 def _residual_scale(kind: str, resid_w: FloatArray, hat: FloatArray) -> FloatArray:

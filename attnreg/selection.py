@@ -8,21 +8,28 @@ The LOO shortcut is the leave-one-out error of the smoother H(f) with the filter
 For ridge that is exactly the error of refitting without row i at the same λ (and the same
 standardisation). For PCR it is not a refit: the components stay those of all n rows, while a
 refit would recompute them without row i.
+
+The criteria are computed on the spectrum's rescaled response (``Spectrum.y_scale``: the
+choice does not depend on the response's scale) and reported on the response's own scale.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import warnings
+
 import numpy as np
 from scipy.optimize import minimize_scalar
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import OptionError
+from attnreg.exceptions import OptionError, ScaleWarning
 from attnreg.spectral import Spectrum, hat_diagonal, pcr_filter, ridge_filter, rss_of_filter
 
 CRITERIA = ("gcv", "loo")
 _GRID_SIZE = 100
+#: Brent's refinement of ridge's λ stops within this distance in log λ
+LOG_LAMBDA_XATOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -38,13 +45,30 @@ class Selection:
     grid : ndarray, shape (G,)
         Candidate values evaluated (empty when fixed).
     scores : ndarray, shape (G,)
-        Criterion at each candidate.
+        Criterion at each candidate (on the response's scale: inf or 0, with a
+        :class:`~attnreg.exceptions.ScaleWarning`, where that leaves the float64 range).
     """
 
     criterion: str
     value: float
     grid: FloatArray
     scores: FloatArray
+
+
+def _unscaled_scores(sp: Spectrum, scores: FloatArray) -> FloatArray:
+    """Criterion values (mean squares of the rescaled response) on the response's scale."""
+    e = sp.y_exponent
+    if not e:
+        return scores
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(scores, 2 * e)
+    ok = np.isfinite(scores) & (scores > 0)
+    if np.any(ok & ~((out >= np.finfo(np.float64).tiny) & np.isfinite(out))):
+        warnings.warn("the selection criterion's values are outside the float64 range at the "
+                      "response's scale: reported as inf or 0; the choice was made on the "
+                      "response divided by a power of two and is unaffected", ScaleWarning,
+                      stacklevel=4)
+    return out
 
 
 def _intercept_hat(sp: Spectrum) -> FloatArray:
@@ -126,8 +150,14 @@ def select_lambda(sp: Spectrum, criterion: str) -> Selection:
     if criterion == "loo":
         sp = sp.with_stored_u()
     scores_fn = gcv_scores if criterion == "gcv" else loo_scores
-    s2 = sp.s**2
-    top = float(s2.max()) if s2.size else 1.0
+    with np.errstate(over="ignore"):
+        s2 = sp.s**2
+        top = float(s2.max()) if s2.size else 1.0
+        searchable = np.isfinite(top * 1e2)
+    if not searchable:
+        raise OptionError(f"no ridge penalty can be searched: the largest singular value of the "
+                          f"unstandardised predictors ({float(sp.s[0]):.3g}) squares to beyond "
+                          "the float64 range; use standardize=True or rescale the predictors")
     grid = np.logspace(np.log10(top) - 8, np.log10(top) + 2, _GRID_SIZE)
     F = s2[:, None] / (s2[:, None] + grid[None, :])
     scores = scores_fn(sp, F, grid[None, :] / (s2[:, None] + grid[None, :]))
@@ -142,10 +172,10 @@ def select_lambda(sp: Spectrum, criterion: str) -> Selection:
     value = float(grid[best])
     if hi > lo:
         res = minimize_scalar(objective, bounds=(lo, hi), method="bounded",
-                              options={"xatol": 1e-6})
+                              options={"xatol": LOG_LAMBDA_XATOL})
         if res.fun <= scores[best]:
             value = float(np.exp(res.x))
-    return Selection(criterion, value, grid, scores)
+    return Selection(criterion, value, grid, _unscaled_scores(sp, scores))
 
 
 def select_k(sp: Spectrum, criterion: str) -> Selection:
@@ -170,11 +200,14 @@ def select_k(sp: Spectrum, criterion: str) -> Selection:
         raise OptionError("PCR needs at least one non-constant predictor: the predictors have rank 0")
     F = np.stack([pcr_filter(sp.s, int(k)) for k in ks], axis=1) if ks.size else np.zeros((0, 0))
     scores = (gcv_scores if criterion == "gcv" else loo_scores)(sp, F)
-    return Selection(criterion, float(ks[int(np.argmin(scores))]), ks.astype(float), scores)
+    return Selection(criterion, float(ks[int(np.argmin(scores))]), ks.astype(float),
+                     _unscaled_scores(sp, scores))
 
 
 def loo_residuals(sp: Spectrum, f: FloatArray) -> FloatArray:
     """Weighted leave-one-out residuals ẽ_i / (1 − h_ii) of one filter, shape (n_obs,).
+
+    On the response's own scale.
 
     Examples
     --------
@@ -191,4 +224,5 @@ def loo_residuals(sp: Spectrum, f: FloatArray) -> FloatArray:
     160076.3
     """
     resid = sp.ytilde - sp.U.dot(f * sp.uty)
-    return resid / (1.0 - hat_diagonal(sp, f))
+    out = resid / (1.0 - hat_diagonal(sp, f))
+    return np.ldexp(out, sp.y_exponent) if sp.y_exponent else out

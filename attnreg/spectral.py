@@ -13,6 +13,13 @@ Every linear method here is a filter f_k on the same spectrum (DESIGN.md §2):
 X'X is never formed or inverted on the solve path; the QR of Z is backward stable, so the
 accuracy is governed by cond(Z), not cond(Z)².
 
+Extreme scales. Every decision (aliasing, rank) is taken on the column-scaled design, and
+column norms are computed so that their squares neither overflow nor underflow, so a column
+multiplied by 1e300 or 1e-300 gives the same decisions and the coefficients scaled back. A
+response whose squares would leave the float64 range is divided by a power of two (exactly)
+and the spectrum records it (:attr:`Spectrum.y_scale`); a design whose QR overflows (a value
+near 1e308) is refactorised with its columns multiplied by powers of two.
+
 Tall designs (more rows than columns) are reduced by a streaming Householder QR of [Z | ỹ]
 that keeps nothing of size n_obs: U' ỹ comes out of the appended column, and U itself is
 never stored. Its rows are recomputed on demand, block by block, as U = Z V S⁻¹ (one matrix
@@ -26,15 +33,18 @@ is only n_obs × n_obs.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 import scipy.linalg as sla
 
 from attnreg._tallqr import TallQR, column_span, streaming_r, take_columns
 from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import DataError
 
 Scaling = Literal["sd", "norm", "none"]
 
@@ -46,11 +56,19 @@ class _Centring(TypedDict):
     sqrt_w: FloatArray  # (n,) sqrt(w); a stride-0 vector of ones when unweighted
     sum_w: float
     intercept: int | None  # column of the intercept
-    y_center: float
+    y_center: float  # (in units of y_scale, as the next two)
     yss: float  # ||sqrt(w)(y - ȳ)||²
     y: FloatArray
+    y_scale: float  # a power of two: the response is y * y_scale
+    tol: float  # the aliasing tolerance used
+
+
 #: relative size of a column's QR diagonal below which the column is aliased (R's lm uses 1e-7)
 ALIAS_TOL = 1e-10
+#: column norms and the weighted, centred response are rescaled (by powers of two, exactly)
+#: when their size leaves [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]: inside it their squares, and sums
+#: of up to 2^200 of them, are normal float64 numbers
+SAFE_EXPONENT = 400
 #: U is recomputed from the design (U = Z V S⁻¹, error about eps · cond(Z)) up to this
 #: condition number of Z; above it, U = Q U_R is formed from the Householder reflectors and kept
 LAZY_U_MAX_COND = 1e4
@@ -64,6 +82,85 @@ _LAZY_BLOCK_BYTES = 1 << 18  # rows of U recomputed at a time: 256 KiB (L2 sized
 def _row_block(width: int) -> int:
     """Rows per block of an (n, width) float64 array so that a block is about 2 MiB."""
     return max(256, _BLOCK_BYTES // (8 * max(width, 1)))
+
+
+def _is_safe(size: FloatArray) -> npt.NDArray[np.bool_]:
+    """Whether sizes (norms, largest entries) are inside the range where squaring is exact enough."""
+    return (size >= 2.0**-SAFE_EXPONENT) & (size <= 2.0**SAFE_EXPONENT)
+
+
+def binary_exponents(size: FloatArray) -> IntArray:
+    """e with size = m · 2^e, 0.5 ≤ m < 1 (0 for zeros), so ``np.ldexp(x, -e)`` is of order one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnreg.spectral import binary_exponents
+    >>> binary_exponents(np.array([1e300, 1.0, 0.0, 3e-300])).tolist()
+    [997, 1, 0, -994]
+    """
+    return np.frexp(size)[1].astype(np.int64)
+
+
+def column_norms(A: FloatArray) -> FloatArray:
+    """Euclidean norms of the columns of ``A``, without overflow or underflow of the squares.
+
+    The plain sum of squares is used where the norm lies safely inside float64's range (bit for
+    bit the usual result); the other columns are first divided by a power of two near their
+    largest entry, exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnreg.spectral import column_norms
+    >>> A = np.array([[3.0, 3e300, 3e-300], [4.0, 4e300, 4e-300]])
+    >>> print(column_norms(A))  # the plain sums of squares overflow to inf and underflow to 0
+    [5.e+000 5.e+300 5.e-300]
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.sqrt(np.einsum("ij,ij->j", A, A))
+    bad = ~_is_safe(out)
+    if bad.any():
+        sub = A[:, bad]
+        e = binary_exponents(np.abs(sub).max(axis=0))
+        sub = np.ldexp(sub, -e)
+        out[bad] = np.ldexp(np.sqrt(np.einsum("ij,ij->j", sub, sub)), e)
+    return out
+
+
+def _weighted_means(w: FloatArray, A: FloatArray, sum_w: float) -> FloatArray:
+    """Σ_i w_i A_ij / Σ w for a matrix (or vector) ``A``, without overflow of the sums.
+
+    ``w @ A`` (one BLAS pass) unless a sum overflows; those columns are summed again with the
+    normalised weights w / Σw, whose partial sums are bounded by the largest entry.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.atleast_1d(np.asarray(w @ A, dtype=np.float64) / sum_w)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        out[bad] = (w / sum_w) @ (A[:, bad] if A.ndim == 2 else A)
+    return out
+
+
+def _column_exponents(X: FloatArray, cols: IntArray, center: FloatArray,
+                      sqrt_w: FloatArray | None) -> IntArray:
+    """Binary exponents of max_i |sqrt(w_i)(X_ij − x̄_j)| over ``cols``, one block of rows at a time."""
+    big = np.zeros(cols.size)
+    span = column_span(cols)
+    n = X.shape[0]
+    step = _row_block(cols.size)
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        B = take_columns(X, slice(lo, hi), cols, span) - center[cols]
+        if sqrt_w is not None:
+            B *= sqrt_w[lo:hi, None]
+        np.maximum(big, np.abs(B).max(axis=0), out=big)
+    return binary_exponents(big)
+
+
+def _multipliers(e: IntArray) -> FloatArray | None:
+    """2^-e for the pre-scaled QR (None when no column needs it)."""
+    return np.ldexp(1.0, -e) if e.any() else None
 
 
 def unit_weights(n: int) -> FloatArray:
@@ -265,9 +362,16 @@ class Spectrum:
     yss : float
         ‖ỹ‖², the (weighted, centred when there is an intercept) total sum of squares.
     y : ndarray, shape (n_obs,)
-        The response (a reference, not a copy).
+        The response (a reference, not a copy, when ``y_scale`` is 1).
     y_outside : float
         ‖ỹ − U U' ỹ‖², the part of ỹ outside the column space (the OLS RSS; from the QR).
+    y_scale : float
+        A power of two, 1 unless the response's squares would leave the float64 range: then
+        ``y``, ``y_center``, ``uty``, ``yss`` and ``y_outside`` are those of the response
+        divided by ``y_scale`` (exactly), and so are the sums of squares computed from them.
+        :func:`apply_filter` returns coefficients on the response's own scale.
+    tol : float
+        The aliasing tolerance the decomposition used.
 
     Examples
     --------
@@ -301,6 +405,13 @@ class Spectrum:
     yss: float
     y: FloatArray
     y_outside: float
+    y_scale: float = 1.0
+    tol: float = ALIAS_TOL
+
+    @property
+    def y_exponent(self) -> int:
+        """e with ``y_scale`` = 2^e."""
+        return int(np.frexp(self.y_scale)[1]) - 1
 
     @property
     def n_obs(self) -> int:
@@ -330,9 +441,7 @@ class Spectrum:
         if self.U.is_stored:
             return self
         U = LeftVectors(self.n_obs, self.rank, stored=self.U.materialize())
-        return Spectrum(U, self.s, self.V, self.kept, self.aliased, self.center, self.scale,
-                        self.sqrt_w, self.sum_w, self.intercept, self.y_center, self.uty,
-                        self.yss, self.y, self.y_outside)
+        return dataclasses.replace(self, U=U)
 
 
 def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: FloatArray | None,
@@ -394,30 +503,64 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     y_center = 0.0
     if intercept is not None:
         w = weights if weights is not None else np.ones(n)
-        center[cols] = (w @ X)[cols] / sum_w  # w @ X[:, cols] would copy the design
-        y_center = float(w @ y / sum_w)
+        center[cols] = _weighted_means(w, X, sum_w)[cols]  # w @ X[:, cols] would copy X
+        y_center = float(_weighted_means(w, y, sum_w)[0])
         del w
     yt = y - y_center
     if weighted:
         yt *= sqrt_w
+    big = max(float(yt.max(initial=0.0)), -float(yt.min(initial=0.0)))
+    y_exp = 0 if big == 0.0 or _is_safe(np.array(big)) else int(binary_exponents(np.array(big)))
+    if y_exp:  # squares would overflow or underflow: the response / 2^y_exp, exactly
+        y, y_center, yt = np.ldexp(y, -y_exp), float(np.ldexp(y_center, -y_exp)), np.ldexp(yt, -y_exp)
     yss = float(yt @ yt)
     del yt
     common: _Centring = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w,
-                         "intercept": intercept, "y_center": y_center, "yss": yss, "y": y}
+                         "intercept": intercept, "y_center": y_center, "yss": yss, "y": y,
+                         "y_scale": float(np.ldexp(1.0, y_exp)), "tol": float(tol)}
     if n <= cols.size:
         return _decompose_wide(X, cols, scaling, tol, common)
     return _decompose_tall(X, cols, scaling, tol, lazy_u, common)
 
 
-def _scales(norms: FloatArray, scaling: Scaling, sum_w: float) -> FloatArray:
+def _scales(norms: FloatArray, scaling: Scaling, sum_w: float, e: IntArray) -> FloatArray:
+    """Column scales d from the norms of the columns divided by 2^e (the QR's pre-scaling).
+
+    A norm that overflows (values near 1e308 in several rows) falls back to the standard
+    deviation, which cannot: OLS, the only user of ``"norm"``, does not depend on d.
+    """
     if scaling == "norm":
-        scale = norms.copy()
+        with np.errstate(over="ignore"):
+            scale = np.ldexp(norms, e)  # (exact: e = 0 unless the QR was pre-scaled)
+        if not np.isfinite(scale).all():
+            scale = np.where(np.isfinite(scale), scale, np.ldexp(norms / np.sqrt(sum_w), e))
     elif scaling == "sd":
-        scale = norms / np.sqrt(sum_w)
+        scale = np.ldexp(norms / np.sqrt(sum_w), e)
     else:
         scale = np.ones(norms.size)
     scale[~(scale > 0)] = 1.0
     return scale
+
+
+def _scaled_r(R: FloatArray, col_scale: FloatArray, e: IntArray) -> FloatArray:
+    """R of the design divided by the column scales, from the R of the design divided by 2^e."""
+    out = R / np.ldexp(col_scale, -e)
+    if not np.isfinite(out).all():
+        raise DataError("the unstandardised design is too large for float64 arithmetic (values "
+                        "near 1e308); standardise the predictors or rescale them")
+    return out
+
+
+def _tall_qr(X: FloatArray, cols: IntArray, center: FloatArray, sqrt_w: FloatArray | None,
+             e: IntArray | None = None) -> tuple[TallQR, IntArray]:
+    """TallQR of the centred columns, each divided by 2^e; e found (and the QR redone) when the
+    plain QR overflows. Returns the QR and e (zeros when no column needed it)."""
+    if e is None:
+        qr = TallQR(X, cols, center, sqrt_w)
+        if np.isfinite(qr.R).all():
+            return qr, np.zeros(cols.size, dtype=np.int64)
+        e = _column_exponents(X, cols, center, sqrt_w)
+    return TallQR(X, cols, center, sqrt_w, col_mult=_multipliers(e)), e
 
 
 def _weights_or_none(c: _Centring) -> FloatArray | None:
@@ -450,22 +593,26 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     if lazy_u is False or (lazy_u is None and n * cols.size <= LAZY_U_MIN_CELLS):
         return _decompose_tall_stored(X, cols, scaling, tol, c)
     keep = np.zeros(0, dtype=bool)
+    e = np.zeros(cols.size, dtype=np.int64)
     if cols.size:
         R_aug = streaming_r(X, y, cols, center, sw, c["y_center"])
         k = cols.size
-        norms = np.sqrt(np.einsum("ij,ij->j", R_aug[:k, :k], R_aug[:k, :k]))
+        if not np.isfinite(R_aug[:k, :k]).all():  # overflow: columns / 2^e, exactly
+            e = _column_exponents(X, cols, center, sw)
+            R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], _multipliers(e))
+        norms = column_norms(R_aug[:k, :k])
         keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
         if keep.any() and not keep.all():  # drop the aliased columns: re-triangularise R
             R_aug = np.triu(sla.qr(R_aug[:, np.r_[np.flatnonzero(keep), k]], mode="r")[0])
-            norms = norms[keep]
+            norms, e = norms[keep], e[keep]
     kept, aliased = cols[keep], cols[~keep]
     scale = np.ones(p)
     if not kept.size:  # intercept-only (or every column aliased)
         return _no_columns(n, scale, kept, aliased, c)
     m = kept.size
-    col_scale = _scales(norms, scaling, c["sum_w"])
+    col_scale = _scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
-    Ur, s, Vt = np.linalg.svd(R_aug[:m, :m] / col_scale)
+    Ur, s, Vt = np.linalg.svd(_scaled_r(R_aug[:m, :m], col_scale, e))
     y_outside = float(R_aug[m, m] ** 2)
     use_lazy = lazy_u if lazy_u is not None else (
         n * cols.size > LAZY_U_MIN_CELLS and s[0] <= LAZY_U_MAX_COND * s[-1])
@@ -475,8 +622,8 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         return Spectrum(U=U, s=s, V=Vt.T, kept=kept, aliased=aliased, scale=scale,
                         uty=Ur.T @ R_aug[:m, m], y_outside=y_outside, **c)
     # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
-    qr = TallQR(X, kept, center, sw)
-    Ur, s, Vt = np.linalg.svd(qr.R / col_scale)
+    qr, _ = _tall_qr(X, kept, center, sw, e)
+    Ur, s, Vt = np.linalg.svd(_scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, kept=kept, aliased=aliased,
                     scale=scale, uty=U_arr.T @ _weighted_yc(c), y_outside=y_outside, **c)
@@ -493,9 +640,10 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     sw, center = _weights_or_none(c), c["center"]
     keep = np.zeros(0, dtype=bool)
     qr: TallQR | None = None
+    e = np.zeros(cols.size, dtype=np.int64)
     if cols.size:
-        qr = TallQR(X, cols, center, sw)
-        norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
+        qr, e = _tall_qr(X, cols, center, sw)
+        norms = column_norms(qr.R)
         diag = np.zeros(cols.size)
         diag[: min(qr.R.shape)] = np.diag(qr.R)
         keep = (np.abs(diag) > tol * norms) & (norms > 0)
@@ -504,11 +652,11 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     if not kept.size or qr is None:
         return _no_columns(n, scale, kept, aliased, c)
     if not keep.all():
-        qr = TallQR(X, kept, center, sw)
-        norms = np.sqrt(np.einsum("ij,ij->j", qr.R, qr.R))
-    col_scale = _scales(norms, scaling, c["sum_w"])
+        qr, e = _tall_qr(X, kept, center, sw, e[keep])
+        norms = column_norms(qr.R)
+    col_scale = _scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
-    Ur, s, Vt = np.linalg.svd(qr.R / col_scale)
+    Ur, s, Vt = np.linalg.svd(_scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     yt = _weighted_yc(c)
     uty = U_arr.T @ yt
@@ -529,17 +677,17 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     sw = _weights_or_none(c)
     Zc = X[:, cols] - c["center"][cols]
     Xw = X[:, cols] if sw is None else X[:, cols] * sw[:, None]
-    raw = np.sqrt(np.einsum("ij,ij->j", Xw, Xw))
+    raw = column_norms(Xw)
     del Xw
     if sw is not None:
         Zc *= sw[:, None]
-    norms = np.sqrt(np.einsum("ij,ij->j", Zc, Zc))
+    norms = column_norms(Zc)
     keep = (norms > tol * raw) & (norms > 0)
     kept, aliased = cols[keep], cols[~keep]
     scale = np.ones(p)
     if not kept.size:
         return _no_columns(n, scale, kept, aliased, c)
-    col_scale = _scales(norms[keep], scaling, c["sum_w"])
+    col_scale = _scales(norms[keep], scaling, c["sum_w"], np.zeros(int(keep.sum()), dtype=np.int64))
     scale[kept] = col_scale
     Z = Zc[:, keep] / col_scale
     del Zc
@@ -558,6 +706,77 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         y_outside = float(out @ out)
     return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, kept=kept, aliased=aliased,
                     scale=scale, uty=uty, y_outside=y_outside, **c)
+
+
+# ---------------------------------------------------------------- estimability
+
+
+@dataclass(frozen=True)
+class AliasRelations:
+    """How each aliased column of the training design depends on the kept columns.
+
+    Attributes
+    ----------
+    gamma : ndarray, shape (n_kept, n_aliased)
+        Least-squares coefficients of each centred, weighted aliased column on the kept
+        columns divided by their scales d (so of order one at any scale).
+    spread : ndarray, shape (n_aliased,)
+        Each aliased column's weighted standard deviation (its root mean square without an
+        intercept; its absolute mean when it is constant).
+    """
+
+    gamma: FloatArray
+    spread: FloatArray
+
+
+def alias_relations(sp: Spectrum, X: FloatArray) -> AliasRelations:
+    """The relations that made the aliased columns of ``X`` aliased (one pass over their rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnreg import spectral
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(20, 2))
+    >>> X = np.column_stack([np.ones(20), x, x[:, 0] - 2 * x[:, 1]])
+    >>> sp = spectral.decompose(X, rng.normal(size=20), intercept=0, weights=None,
+    ...                         scaling="norm")
+    >>> rel = spectral.alias_relations(sp, X)
+    >>> print(np.round(rel.gamma[:, 0] / sp.scale[sp.kept], 12))  # x3 = x1 − 2 x2
+    [ 1. -2.]
+    """
+    al = sp.aliased
+    Za = X[:, al] - sp.center[al]
+    if sp.weighted:
+        Za *= sp.sqrt_w[:, None]
+    gamma = sp.V @ (sp.U.t_dot(Za) / sp.s[:, None]) if sp.rank else np.zeros((0, al.size))
+    spread = column_norms(Za) / np.sqrt(sp.sum_w)
+    spread = np.where(spread > 0, spread, np.abs(sp.center[al]))
+    return AliasRelations(gamma=gamma, spread=spread)
+
+
+def outside_span(sp: Spectrum, rel: AliasRelations,
+                 Xq: FloatArray) -> npt.NDArray[np.bool_]:
+    """Which query rows lie outside the training design's column span, per aliased column.
+
+    A query's part outside the span along aliased column j is δ_j = (x_j − x̄_j) − ξ'γ_j with
+    ξ = (x_kept − x̄_kept)/d. Training rows have |δ_j| ≤ tol·sqrt(Σw/w_i)·spread_j (the
+    aliasing rule), and rounding gives about eps·cond(Z) times the size of the terms; a row is
+    flagged when |δ_j| exceeds sqrt(tol) (sqrt(eps) at least) times spread_j plus those terms:
+    far above both, and scale invariant.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_queries, n_aliased)
+    """
+    al = sp.aliased
+    xa = Xq[:, al] - sp.center[al]
+    xi = (Xq[:, sp.kept] - sp.center[sp.kept]) / sp.scale[sp.kept]
+    with np.errstate(over="ignore", invalid="ignore"):
+        delta = xa - xi @ rel.gamma
+        size = np.abs(xa) + np.abs(xi) @ np.abs(rel.gamma)
+    tau = np.sqrt(max(sp.tol, float(np.finfo(np.float64).eps)))
+    return ~(np.abs(delta) <= tau * (rel.spread + size))
 
 
 # ---------------------------------------------------------------- filters
@@ -590,8 +809,11 @@ def ridge_filter(s: FloatArray, lam: float) -> FloatArray:
     >>> ridge_filter(s, 0.0).tolist(), ridge_filter(s, 4.0).tolist()
     ([1.0, 1.0], [0.5, 0.2])
     """
-    s2 = s * s
-    return s2 / (s2 + lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s2 = s * s
+        f = s2 / (s2 + lam)
+    f[np.isinf(s2)] = 1.0  # s² beyond float64 (unstandardised huge columns): the limit
+    return f
 
 
 def pcr_filter(s: FloatArray, k: int) -> FloatArray:
@@ -652,6 +874,9 @@ def apply_filter(sp: Spectrum, f: FloatArray, n_coef: int) -> Filtered:
     coef[sp.kept] = beta
     if sp.intercept is not None:
         coef[sp.intercept] = sp.y_center - sp.center[sp.kept] @ beta
+    if sp.y_scale != 1.0:  # back to the response's scale (exact; inf only if it overflows)
+        with np.errstate(over="ignore"):
+            coef = np.ldexp(coef, sp.y_exponent)
     edf = float(f.sum()) + (1.0 if sp.intercept is not None else 0.0)
     return Filtered(coef=coef, f=f, edf=edf)
 
@@ -757,7 +982,8 @@ def rss_of_filter(sp: Spectrum, f: FloatArray, fc: FloatArray | None = None) -> 
     """Weighted residual sum of squares for one or many filters (f shape (rank,) or (rank, G)).
 
     RSS = Σ_k (1 − f_k)² (U'ỹ)_k² + ‖ỹ − U U'ỹ‖² (the last term from the QR); ``fc`` is
-    1 − f when it is known more accurately than by subtraction.
+    1 − f when it is known more accurately than by subtraction. In units of ``sp.y_scale``²,
+    as every sum of squares of the spectrum.
 
     Examples
     --------
