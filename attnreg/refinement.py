@@ -3,36 +3,86 @@
 The spectral fit is backward stable; its forward error still grows like cond(Z)² ‖r‖ for
 least squares, and centring rounds the design. :func:`refine_ols` corrects the coefficients
 on the augmented system with residuals in ``np.longdouble``, reusing the decomposition of
-:mod:`attnreg.spectral`. :func:`attnreg.attnreg` applies it to OLS when cond(Z) exceeds
-``REFINE_COND`` or the design has at most ``REFINE_MAX_SIZE`` cells.
+:mod:`attnreg.spectral`, until the corrections stop shrinking. :func:`attnreg.attnreg`
+applies it to OLS when cond(Z) exceeds ``REFINE_COND`` or the design has at most
+``REFINE_MAX_SIZE`` cells.
+
+The corrections shrink geometrically while the iterate is far from the solution and then
+settle at the level of the rounding errors of the extended-precision residuals. A fixed
+number of steps stops somewhere on that descent, at a point that depends on the accuracy of
+the starting solution, and so on how the BLAS blocked its sums; iterating until the
+corrections stop shrinking stops at the floor instead, which does not depend on where it
+started. The stopping rule follows LAPACK's extra-precise refinement (``xGERFSX``; Demmel
+et al., "Error bounds from extra-precise iterative refinement", ACM TOMS 32, 2006): stop when
+a correction falls below the unit roundoff of the coefficients, when the corrections stop
+shrinking by at least half, or after ``REFINE_MAX_STEPS`` corrections. "Stop shrinking" is
+two corrections in a row that fail to halve the smallest one before them, not one: a step
+that does not shrink can come just before one that does.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from attnreg._tallqr import column_span, take_columns
-from attnreg._typing import FloatArray
+from attnreg._typing import FloatArray, IntArray
 from attnreg.spectral import _BLOCK_BYTES, Spectrum
 
 #: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
-#: design has at most REFINE_MAX_SIZE cells (there the refinement costs under a millisecond;
-#: at 1e4 x 11 it was a fifth of the whole fit-plus-summary)
+#: design has at most REFINE_MAX_SIZE cells (there the refinement costs well under a
+#: millisecond; at 1e4 x 11 it was a fifth of the whole fit-plus-summary)
 REFINE_COND = 1e5
 REFINE_MAX_SIZE = 20_000
+#: most corrections one refinement computes (LAPACK's xGERFSX uses 10 as well); each costs
+#: one pass over the design with three extended-precision products (A dc, A c, A'r)
+REFINE_MAX_STEPS = 10
 _REFINE_WHOLE_BYTES = 16 * 200_000  # refine_ols converts X once up to this size
+_ROUNDING = 2.0 ** -53  # unit roundoff of float64: a smaller relative correction changes nothing
+_SHRINK = 0.5  # a correction "shrinks" when it is at most this times the smallest before it
+_PATIENCE = 2  # corrections in a row that do not shrink before the refinement stops
+
+Stop = Literal["converged", "stalled", "max_steps"]
+_LongArray = npt.NDArray[np.longdouble]
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """What :func:`refine_ols_trace` did.
+
+    Attributes
+    ----------
+    coef : ndarray, shape (n_coef,)
+        Refined coefficients (NaN where aliased, as given).
+    corrections : tuple of float
+        Size of each correction computed, max_j |Δc_j| / |c_j| over the nonzero
+        coefficients; its length is the number of residual evaluations (at most
+        ``max_steps``).
+    stop : {"converged", "stalled", "max_steps"}
+        Why the refinement stopped: a correction fell below the unit roundoff of float64
+        (it was applied), the corrections stopped shrinking (the iterate with the smallest
+        correction is returned), or ``max_steps`` corrections were computed (the last is
+        applied if it shrank, else the iterate with the smallest correction is returned).
+    """
+
+    coef: FloatArray
+    corrections: tuple[float, ...]
+    stop: Stop
 
 
 def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
-               steps: int = 2) -> FloatArray:
+               max_steps: int = REFINE_MAX_STEPS) -> FloatArray:
     """Iterative refinement of the least-squares solution on the augmented system.
 
     Björck's refinement of [I A; A' 0][r; c] = [y; 0] with A = sqrt(w)[X_kept] (intercept
     included): residuals of both block equations are computed in extended precision
     (``np.longdouble``) on the ORIGINAL, uncentred design, and each correction is solved with
     the existing factorisation. This removes the cond(Z)²‖r‖ term and the rounding of the
-    centring, e.g. NIST's Wampler5 goes from 6.5 to 13 correct digits.
+    centring, e.g. NIST's Wampler5 goes from 6 to 13 correct digits. It stops when the
+    corrections stop shrinking (see :func:`refine_ols_trace`).
 
     Parameters
     ----------
@@ -41,8 +91,8 @@ def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
     y : ndarray, shape (n_obs,)
     coef : ndarray, shape (n_coef,)
         Coefficients from :func:`apply_filter` with the OLS filter (NaN where aliased).
-    steps : int
-        Refinement steps (each costs two extended-precision products with X).
+    max_steps : int
+        Most corrections to compute (each costs one pass over X in extended precision).
 
     Returns
     -------
@@ -63,51 +113,133 @@ def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
     >>> print(f"{refined[5]:.8f}")  # residuals in extended precision, uncentred X
     1814.10135683
     """
-    cols = sp.kept if sp.intercept is None else np.r_[sp.intercept, sp.kept]
-    n = X.shape[0]
-    span = column_span(cols)
-    unit = not sp.weighted
+    return refine_ols_trace(sp, X, y, coef, max_steps).coef
 
-    def convert(lo: int, hi: int) -> npt.NDArray[np.longdouble]:
-        part = take_columns(X, slice(lo, hi), cols, span)
-        if not unit:
-            part = part * sp.sqrt_w[lo:hi, None]
+
+def refine_ols_trace(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
+                     max_steps: int = REFINE_MAX_STEPS) -> Refinement:
+    """:func:`refine_ols`, also reporting the size of each correction and why it stopped.
+
+    The correction computed at an iterate estimates its error. The refinement stops when a
+    correction is below the unit roundoff of float64 relative to every coefficient (it is
+    applied: the iterate has converged), when two corrections in a row fail to halve the
+    smallest one before them (the corrections have reached the rounding errors of the
+    residuals; the iterate whose correction was smallest is returned, so a refinement that
+    diverges returns the iterate it estimates best, not its last), or after ``max_steps``
+    corrections (the last is applied if it shrank).
+
+    Parameters
+    ----------
+    sp, X, y, coef, max_steps
+        As for :func:`refine_ols`.
+
+    Returns
+    -------
+    Refinement
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg import spectral
+    >>> from attnreg.refinement import refine_ols_trace
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> y = df["TOTEMP"].to_numpy()
+    >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
+    >>> coef = spectral.apply_filter(sp, spectral.ols_filter(sp.s), 6).coef
+    >>> out = refine_ols_trace(sp, X, y, coef, max_steps=1)
+    >>> len(out.corrections), out.stop
+    (1, 'max_steps')
+    """
+    cols = sp.kept if sp.intercept is None else np.r_[sp.intercept, sp.kept]
+    out = coef.copy()
+    if max_steps < 1 or cols.size == 0:
+        return Refinement(out, (), "max_steps")
+    res = _Residuals(sp, X, y, cols, coef[cols])
+    f, g = res.residuals(None)
+    sizes: list[float] = []
+    best, best_size, misses = res.c, np.inf, 0
+    while True:
+        dc = _solve_augmented(sp, f, g)
+        size = _relative_size(dc, res.c)
+        sizes.append(size)
+        misses = 0 if size <= _SHRINK * best_size else misses + 1
+        if size < best_size:
+            best, best_size = res.c, size
+        if size <= _ROUNDING or misses == _PATIENCE or len(sizes) == max_steps:
+            break
+        f, g = res.residuals(dc)
+    stop: Stop = ("converged" if size <= _ROUNDING
+                  else "stalled" if misses == _PATIENCE else "max_steps")
+    # the last correction is applied unless it failed to shrink: then the iterate with the
+    # smallest correction is the best estimate the refinement has
+    out[cols] = res.c + dc if stop == "converged" or misses == 0 else best
+    return Refinement(out, tuple(sizes), stop)
+
+
+def _relative_size(dc: FloatArray, c: FloatArray) -> float:
+    """max_j |dc_j| / |c_j| over the nonzero coefficients (0 when all are zero)."""
+    mag = np.abs(c)
+    nonzero = mag > 0
+    if not nonzero.any():
+        return 0.0 if not np.any(dc) else float("inf")
+    return float(np.max(np.abs(dc[nonzero]) / mag[nonzero]))
+
+
+class _Residuals:
+    """The refinement's iterate (c and r in float64) and its residuals in extended precision.
+
+    A = sqrt(w) X[:, cols] in extended precision is converted once when small, else a block
+    of rows at a time (a full extended-precision copy would be twice the size of X). A c is
+    formed afresh at each iterate, so the rounding errors of the residuals do not accumulate
+    from one step to the next (an accumulated A c would carry them into the fixed point
+    unseen, and the corrections would then understate the error).
+    """
+
+    def __init__(self, sp: Spectrum, X: FloatArray, y: FloatArray, cols: IntArray,
+                 c: FloatArray) -> None:
+        n = X.shape[0]
+        self._X, self._cols, self._span = X, cols, column_span(cols)
+        self._sqrt_w = None if not sp.weighted else sp.sqrt_w
+        self._whole = self._convert(0, n) if 16 * n * cols.size <= _REFINE_WHOLE_BYTES else None
+        step = n if self._whole is not None else max(1, _BLOCK_BYTES // (16 * cols.size))
+        self._blocks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+        self._y = (sp.sqrt_w * y).astype(np.longdouble)
+        self.c = c.copy()
+        self._r = np.empty(n)  # the residual iterate
+        self._f = np.empty(n)  # y − r − A c, the residual of the first block equation
+
+    def _convert(self, lo: int, hi: int) -> _LongArray:
+        part = take_columns(self._X, slice(lo, hi), self._cols, self._span)
+        if self._sqrt_w is not None:
+            part = part * self._sqrt_w[lo:hi, None]
         return part.astype(np.longdouble)
 
-    # A in extended precision: converted once when small, else a block of rows at a time (a
-    # full extended-precision copy would be twice the size of X)
-    whole = convert(0, n) if 16 * n * cols.size <= _REFINE_WHOLE_BYTES else None
-    step = n if whole is not None else max(1, _BLOCK_BYTES // (16 * max(cols.size, 1)))
-    blocks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    def residuals(self, dc: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+        """Apply the correction ``dc`` (None: start), then return f = y − r − A c, g = −A'r.
 
-    def a_block(lo: int, hi: int) -> npt.NDArray[np.longdouble]:
-        return whole[lo:hi] if whole is not None else convert(lo, hi)
-
-    def a_times(v: FloatArray) -> npt.NDArray[np.longdouble]:
-        vl = v.astype(np.longdouble)
-        out = np.empty(n, dtype=np.longdouble)
-        for lo, hi in blocks:
-            out[lo:hi] = a_block(lo, hi) @ vl
-        return out
-
-    yl = (sp.sqrt_w * y).astype(np.longdouble)
-    c = coef[cols].copy()
-    r = (yl - a_times(c)).astype(np.float64)
-    for _ in range(steps):
-        cl = c.astype(np.longdouble)
-        f = np.empty(n)
-        gl = np.zeros(cols.size, dtype=np.longdouble)
-        for lo, hi in blocks:  # one pass for both block equations' residuals
-            A = a_block(lo, hi)
-            rl = r[lo:hi].astype(np.longdouble)
-            f[lo:hi] = yl[lo:hi] - rl - A @ cl
-            gl -= A.T @ rl
-        dc = _solve_augmented(sp, f, gl.astype(np.float64))
-        r = r + f - a_times(dc).astype(np.float64)
-        c = c + dc
-    out = coef.copy()
-    out[cols] = c
-    return out
+        One pass over the rows: A dc updates r (r += f − A dc, Björck's update of the
+        residual; at the start r = y − A c), then both block equations' residuals are formed
+        in extended precision. The returned f is a buffer that the next call overwrites.
+        """
+        if dc is None:
+            V = self.c.astype(np.longdouble)[:, None]
+        else:
+            self.c = self.c + dc
+            V = np.column_stack([dc, self.c]).astype(np.longdouble)
+        g = np.zeros(self.c.size, dtype=np.longdouble)
+        for lo, hi in self._blocks:
+            A = self._whole[lo:hi] if self._whole is not None else self._convert(lo, hi)
+            P = np.dot(A, V)  # [A dc,] A c (np.dot: numpy's matmul loop is slower on longdouble)
+            if dc is None:
+                self._r[lo:hi] = self._y[lo:hi] - P[:, 0]
+            else:
+                self._r[lo:hi] = self._r[lo:hi] + (self._f[lo:hi] - P[:, 0])
+            rl = self._r[lo:hi].astype(np.longdouble)
+            self._f[lo:hi] = self._y[lo:hi] - rl - P[:, -1]
+            g -= np.dot(rl, A)
+        return self._f, g.astype(np.float64)
 
 
 def _solve_augmented(sp: Spectrum, f: FloatArray, g: FloatArray) -> FloatArray:
