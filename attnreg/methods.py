@@ -257,7 +257,7 @@ register(Estimator("pcr", "spectral", "principal-component regression, k by GCV 
 # ------------------------------------------------------------------------------ softmax
 
 def _check_softmax(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.softmax_results import _check_softmax_options
+    from attnreg.softmax.results import _check_softmax_options
 
     given = [k for k in SPECTRAL_KEYWORDS if k != "lam" and k in options]
     if given:
@@ -267,8 +267,8 @@ def _check_softmax(name: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fit_softmax(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.softmax import fit_softmax
-    from attnreg.softmax_results import SoftmaxResults
+    from attnreg.softmax.fit import fit_softmax
+    from attnreg.softmax.results import SoftmaxResults
 
     fit = fit_softmax(design.predictor_matrix(name), design.y, **options)
     return SoftmaxResults(design=design, fit=fit, call=call)

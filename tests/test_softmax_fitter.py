@@ -10,8 +10,8 @@ import torch
 
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
 from attnreg.softmax import SoftmaxFit, fit_softmax, marginal_effects
-from attnreg.softmax_kernel import ChunkedAttention
-from attnreg.softmax_train import FitStep, Problem, _Objective, attention_heads
+from attnreg.softmax.kernel import ChunkedAttention
+from attnreg.softmax.train import FitStep, Problem, _Objective, attention_heads
 
 F64 = torch.float64
 

@@ -16,7 +16,7 @@ from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g
-from attnreg.softmax_results import SoftmaxWeights
+from attnreg.softmax.results import SoftmaxWeights
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
 from attnreg.timeseries.forecast import ForecastPlan, benchmark_means

@@ -27,7 +27,7 @@ re-optimised on the full sample.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,15 +35,15 @@ import torch
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
-from attnreg.softmax_kernel import iter_weight_blocks
-from attnreg.softmax_opts import as_design, check_options, choose_chunk, torch_device
-from attnreg.softmax_train import (
+from attnreg.softmax.kernel import iter_weight_blocks
+from attnreg.softmax.options import as_design, choose_chunk, torch_device
+from attnreg.softmax.train import (
     FitStep,
     attention_heads,
     project,
 )
 
-__all__ = ["LAM_GRID", "FitStep", "SoftmaxFit", "fit_softmax", "marginal_effects"]
+__all__ = ["LAM_GRID", "FitStep", "SoftmaxFit", "marginal_effects"]
 
 #: penalties tried by ``lam="auto"``
 LAM_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3)
@@ -236,84 +236,3 @@ def marginal_effects(fit: SoftmaxFit, X: FloatArray, *, average: bool = True) ->
         grads[a : a + chunk] = g.cpu().numpy()
     out = grads * (fit.y_scale / fit.x_scale)
     return out.mean(axis=0) if average else out
-
-
-def fit_softmax(
-    X: FloatArray,
-    y: FloatArray,
-    *,
-    heads: int = 5,
-    lam: float | str = 1e-3,
-    rank: int | None = None,
-    value: str = "ridge",
-    kernel: str = "distance",
-    mask_self: bool = True,
-    val_frac: float = 0.15,
-    max_iter: int = 300,
-    tol: float = 1e-4,
-    patience: int = 4,
-    restarts: int = 1,
-    seed: int = 0,
-    device: str = "cpu",
-    dtype: str = "float64",
-    score_dtype: str = "float32",
-    chunk_size: int | None = None,
-    init_noise: float = 0.05,
-    refit: bool = False,
-    threads: int | None = None,
-    warm_start: SoftmaxFit | None = None,
-    progress: bool | Callable[[FitStep], None] = False,
-) -> SoftmaxFit:
-    """Fit softmax attention regression by full-batch L-BFGS (strong Wolfe line search).
-
-    Parameters
-    ----------
-    X : (N, P) predictors, original scale, no intercept column.
-    y : (N,) outcome.
-    heads : number of heads M.
-    lam : penalty on Σ_m ‖L_m‖²_F, or ``"auto"`` to choose from :data:`LAM_GRID` on the
-        validation split. The default 1e-3 keeps the linear Monte Carlo design within 0.01 of
-        OLS at N = 500; 1e-5 fits large real datasets better (Table 1 mean 0.856 vs 0.814 over
-        seven datasets) but loses up to 0.036 R² to OLS on small linear samples.
-    rank : columns r of each factor (None: P, i.e. full lower-triangular).
-    value : ``"ridge"`` (ridge base + attention over its residuals) or ``"y"``.
-    kernel : ``"dot"`` (x*'Ωx, the paper's score) or ``"distance"`` (−½‖x* − x‖²_Ω).
-    mask_self : leave-one-out training (a row never attends to itself); False reproduces
-        the paper's in-sample fit.
-    val_frac : share of the training rows held out for penalty choice, early stopping and
-        restarts (seeded split).
-    max_iter : L-BFGS iteration budget per run; tol : relative validation improvement
-        that counts as progress; patience : validation checks (5 iterations apart)
-        without progress before stopping.
-    restarts : runs per penalty from differently seeded noise; the best on validation wins.
-    seed : seeds the split and the initial noise: same seed, same fit, bit for bit (on the
-        same machine, device and thread count).
-    device : ``"cpu"``, ``"cuda"`` or ``"auto"``. dtype : parameters, loss and gradient
-        accumulation. score_dtype : the N×N scores and exponentials (float32: fast;
-        float64: exact).
-    chunk_size : query rows per score block (None: automatic); memory is O(M·chunk·N).
-    init_noise : noise sd of the warm start, relative to its mean |diagonal|.
-    refit : after selection, re-run the selected penalty and restart on *all* training rows
-        for the selected number of L-BFGS iterations (no validation left to stop on);
-        default False keeps the metric learned on the train part (keys are all rows).
-    threads : torch CPU threads for this fit (restored afterwards); None leaves the
-        current setting. One thread is often faster on a busy machine.
-    warm_start : start every run from this fit's factors and weights instead.
-    progress : True writes a single updating line to stderr; a callable receives each
-        :class:`FitStep`.
-
-    Returns
-    -------
-    SoftmaxFit
-    """
-    opts = check_options(
-        heads=heads, lam=lam, rank=rank, value=value, kernel=kernel, val_frac=val_frac,
-        max_iter=max_iter, tol=tol, patience=patience, restarts=restarts, device=device,
-        dtype=dtype, score_dtype=score_dtype, chunk_size=chunk_size, init_noise=init_noise,
-        mask_self=mask_self, seed=seed, lam_grid=LAM_GRID, refit=refit, threads=threads,
-    )
-    from attnreg.softmax_fit import run_fit  # local: softmax_fit imports SoftmaxFit from here
-
-    if warm_start is not None and not isinstance(warm_start, SoftmaxFit):
-        raise OptionError("warm_start must be a SoftmaxFit or None")
-    return run_fit(X, y, opts, warm_start, progress)

@@ -38,8 +38,9 @@ def _check_softmax_options(options: dict[str, Any]) -> None:
     """Validate ``fit_softmax`` keyword arguments (names and values) without fitting."""
     import inspect
 
-    from attnreg.softmax import LAM_GRID, fit_softmax
-    from attnreg.softmax_opts import check_options
+    from attnreg.softmax.fit import fit_softmax
+    from attnreg.softmax.model import LAM_GRID
+    from attnreg.softmax.options import check_options
 
     params = inspect.signature(fit_softmax).parameters
     defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
@@ -230,7 +231,7 @@ class SoftmaxResults(DesignResultsMixin):
     def marginal_effects(self, newdata: Any = None) -> pd.DataFrame:
         """Average partial effects ∂ŷ/∂x (autograd, original scale) over the rows of ``newdata``
         (default: the training rows), with their standard deviation across rows."""
-        from attnreg.softmax import marginal_effects
+        from attnreg.softmax.model import marginal_effects
 
         X, _ = self._query(newdata)
         per_row = marginal_effects(self.fit, X, average=False)

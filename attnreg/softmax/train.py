@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from attnreg._typing import FloatArray
-from attnreg.softmax_kernel import CACHE_BYTES, ChunkedAttention
+from attnreg.softmax.kernel import CACHE_BYTES, ChunkedAttention
 
 
 @dataclass(frozen=True)

@@ -28,31 +28,10 @@ from typing import Any
 
 import torch
 
-#: bytes a single (heads × chunk × keys) score block may take when the chunk size is automatic
-CHUNK_BYTES = 256 * 2**20
 #: bytes of exponentials the forward pass may keep for the backward pass (else: recompute).
 #: Off by default: recomputing each chunk into one reused, cache-sized buffer measured as
 #: fast as keeping the exponentials (N = 3,400, 5 heads), and memory stays O(M·chunk·N).
 CACHE_BYTES = 0
-
-
-def auto_chunk(n_heads: int, n_queries: int, n_keys: int, itemsize: int) -> int:
-    """Number of query rows per chunk so that one score block stays under ``CHUNK_BYTES``.
-
-    Parameters
-    ----------
-    n_heads, n_queries, n_keys : int
-        Block dimensions M, J and N.
-    itemsize : int
-        Bytes per score entry (4 for float32, 8 for float64).
-
-    Returns
-    -------
-    int
-        Chunk size in ``[1, n_queries]``.
-    """
-    per_row = max(1, n_heads * n_keys * itemsize)
-    return int(max(1, min(n_queries, CHUNK_BYTES // per_row)))
 
 
 def _spans(n: int, chunk: int) -> Iterator[tuple[int, int]]:
