@@ -19,8 +19,8 @@ from attnreg.methods import call_string, get_method, method_names
 from attnreg.spectral import ALIAS_TOL
 from attnreg.spectral_fit import fit_spectral_design
 
-__all__ = ["METHODS", "SPECTRAL_METHODS", "attnreg", "fit_spectral_design", "formula_namespace",
-           "front_door_options"]
+__all__ = ["METHODS", "SPECTRAL_METHODS", "attnreg", "fit_network_formula", "fit_softmax_formula",
+           "fit_spectral_design", "formula_namespace", "front_door_options"]
 
 SPECTRAL_METHODS = method_names("spectral")
 METHODS = tuple(REGISTRY)
@@ -128,6 +128,59 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
                           eval_env=env, extra_names=formula_namespace())
     call = call_string(design.formula, method, given, weighted=weights is not None)
     return estimator.fit_design(design, checked, call)
+
+
+def fit_softmax_formula(formula: str, data: Any, *, weights: Any = None, subset: Any = None,
+                        na_action: NaAction = "drop", eval_env: Any = None,
+                        **options: Any) -> Any:
+    """``attnreg(formula, data, method="softmax", **options)``; see :func:`attnreg.softmax.fit_softmax`."""
+    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
+    return attnreg(formula, data, "softmax", weights=weights, subset=subset,
+                   na_action=na_action, eval_env=env, **options)
+
+
+def fit_network_formula(formula: str, data: Any, *, method: str = "block", weights: Any = None,
+                        subset: Any = None, na_action: NaAction = "drop", eval_env: Any = None,
+                        **options: Any) -> Any:
+    """``attnreg(formula, data, method="block" | "ftt", **options)``: a neural regression.
+
+    Parameters
+    ----------
+    formula : str
+        R-style formula; the intercept column, if any, is dropped (the networks have biases).
+    data : DataFrame or dict of columns
+    method : {"block", "ftt"}
+        The paper's Regression Block or its FT-Transformer baseline.
+    weights : None
+        Not supported (an error if given).
+    subset, na_action, eval_env
+        As for :func:`attnreg.attnreg`; ``eval_env`` defaults to the caller's scope.
+    **options
+        ``variant`` (a key of :data:`attnreg.nn.config.VARIANTS`: "RB", "A0"–"A7",
+        "trimmed") or ``config`` (a ``BlockConfig``/``FTTConfig``); any configuration field
+        (``d_model``, ``pca_components``, ``n_mixers``, ``ffn``, …) to override it; and the
+        fitting options of :func:`attnreg.nn.train.fit_network` (``seed``, ``device``,
+        ``dtype``, ``val_fraction``, ``progress``, ``lr``, ``max_epochs``, ``patience``, …).
+
+    Returns
+    -------
+    NetworkResults
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
+    >>> df["y"] = df.a * df.b + 0.1 * rng.normal(size=200)
+    >>> fit = fit_network_formula("y ~ a + b", df, variant="trimmed", pca_components=10, max_epochs=5)
+    >>> fit.predict(df.head(3)).shape, fit.n_params > 0
+    ((3,), True)
+    """
+    if method not in ("block", "ftt"):
+        raise OptionError(f"method must be 'block' or 'ftt', however: {method=}")
+    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
+    return attnreg(formula, data, method, weights=weights, subset=subset,
+                   na_action=na_action, eval_env=env, **options)
 
 
 def _capture_env(eval_env: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
 import keyword
@@ -20,6 +19,7 @@ from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.model_frame import (
     align_to_rows,
     check_factor_code,
+    names_in,
     numeric_columns,
     prepare_frame,
     string_labels,
@@ -556,29 +556,13 @@ def expand_dot(formula: str, frame: pd.DataFrame, exclude: list[Any] | tuple[()]
     lhs, rhs = formula.split("~", 1)
     if not _DOT.search(rhs):
         return formula
-    lhs_names = _names_in(lhs)
+    lhs_names = names_in(lhs)
     skip = set(lhs_names) | {e for e in exclude if isinstance(e, str)}
     skip |= {c for c in frame.columns if lhs.strip() == str(c)}
     cols = [_quote(str(c)) for c in frame.columns if str(c) not in skip]
     if not cols:
         raise FormulaError(f"'.' in {formula!r} expands to no columns: data has only the response")
     return lhs + "~" + _DOT.sub("(" + " + ".join(cols) + ")", rhs)
-
-
-def _names_in(code: str) -> list[str]:
-    """Free variable names in a Python expression (Q("name") counts as a name)."""
-    try:
-        tree = ast.parse(code.strip(), mode="eval")
-    except SyntaxError:
-        return []
-    out: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            out.append(node.id)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Q"
-              and node.args and isinstance(node.args[0], ast.Constant)):
-            out.append(str(node.args[0].value))
-    return out
 
 
 def _parse(formula: str) -> Any:
@@ -594,7 +578,7 @@ def _check_names(factors: Any, frame: pd.DataFrame, env: Any, what: str) -> None
     known = set(columns)
     for factor in factors:
         code = factor.code if hasattr(factor, "code") else str(factor)
-        for name in _names_in(code):
+        for name in names_in(code):
             if name in known or name in _BUILTIN_NAMES or _in_env(env, name):
                 continue
             close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
@@ -714,7 +698,7 @@ def _check_finite(X: FloatArray, names: list[str], labels: pd.Index, what: str) 
 def _na_message(frame: pd.DataFrame, dropped: pd.Index, desc: Any,
                 weights: FloatArray | None = None) -> str:
     used = {n for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors
-            for n in _names_in(f.code) if n in frame.columns}
+            for n in names_in(f.code) if n in frame.columns}
     first = dropped[0]
     row = frame.loc[first]
     cols = [c for c in frame.columns if c in used and bool(pd.isna(row[c]))]

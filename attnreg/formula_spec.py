@@ -194,10 +194,10 @@ class _Scope:
 
     @classmethod
     def capture(cls, env: Any, codes: list[str], formula: str) -> _Scope:
-        from attnreg.design import _names_in
+        from attnreg.model_frame import names_in
 
         ns = env.namespace
-        names = dict.fromkeys(n for code in codes for n in _names_in(code) if n in ns)
+        names = dict.fromkeys(n for code in codes for n in names_in(code) if n in ns)
         return cls({n: _portable(n, ns[n], formula) for n in names}, int(env.flags))
 
     def restore(self, formula: str) -> Any:

@@ -32,8 +32,8 @@ import pandas as pd
 from attnreg.exceptions import DataError, FormulaError, OptionError
 
 __all__ = ["MAX_LEVEL_SHARE", "MIN_LEVELS_CHECKED", "TIME_OPERATORS", "align_to_rows",
-           "check_factor_code", "numeric_columns", "prepare_frame", "string_labels", "uses_time_operator",
-           "variable_uses"]
+           "check_factor_code", "names_in", "numeric_columns", "prepare_frame", "string_labels",
+           "uses_time_operator", "variable_uses"]
 
 #: A text column used as a factor without ``C()`` may have at most this share of its
 #: non-missing rows as distinct values (and at least :data:`MIN_LEVELS_CHECKED` levels before
@@ -70,6 +70,28 @@ def check_factor_code(code: str, columns: Iterable[str]) -> None:
         hint = (f"; to use the column {quoted[0]!r}, quote it: Q({quoted[0]!r})" if quoted else
                 "; quote a column whose name is not a Python identifier with Q(\"name\")")
         raise FormulaError(f"the term {code!r} is not a valid Python expression{hint}") from None
+
+
+def names_in(code: str) -> list[str]:
+    """Every name a Python expression uses, functions included (``Q("name")`` counts as one).
+
+    Examples
+    --------
+    >>> names_in("np.log(x) + center(Q('a b'))")
+    ['x', 'center', 'a b', 'np', 'Q']
+    """
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.append(node.id)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Q"
+              and node.args and isinstance(node.args[0], ast.Constant)):
+            out.append(str(node.args[0].value))
+    return out
 
 
 def _func_name(node: ast.Call) -> str | None:

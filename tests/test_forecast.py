@@ -12,7 +12,7 @@ import attnreg as ar
 from attnreg._progress import Progress
 from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.api import fit_spectral_design
-from attnreg.timeseries.forecast import subdesign
+from attnreg.timeseries.plan import subdesign
 from attnreg.timeseries._running import _run_refits
 from tests.conftest import RTOL_SM
 

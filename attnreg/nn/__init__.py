@@ -17,11 +17,21 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
 from attnreg.nn.blocks import FTTransformer, RegressionBlock, build_model, count_parameters
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig
-from attnreg.nn.results import NetworkResults, fit_network_formula
+from attnreg.nn.results import NetworkResults
 from attnreg.nn.train import History, NetworkFit, fit_network, train_model
 
 __all__ = ["VARIANTS", "BlockConfig", "FTTConfig", "FTTransformer", "History", "NetworkFit",
            "NetworkResults", "RegressionBlock", "build_model", "count_parameters", "fit_network",
            "fit_network_formula", "train_model"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "fit_network_formula":  # the formula front end lives with attnreg()
+        from attnreg.api import fit_network_formula
+
+        return fit_network_formula
+    raise AttributeError(f"module 'attnreg.nn' has no attribute {name!r}")

@@ -1,9 +1,9 @@
 """Formula front end and results of the neural fits (``method="block"`` and ``"ftt"``).
 
-:func:`fit_network_formula` builds the design from the formula (dropping the intercept
-column: both networks carry their own biases), fits the network on the standardised
-predictors and response (:func:`attnreg.nn.train.fit_network`) and wraps it in a
-:class:`NetworkResults`: predictions, the training history, permutation importance of the
+:func:`attnreg.attnreg` (or :func:`attnreg.api.fit_network_formula`) builds the design from
+the formula, and the method registry fits the network on the predictors without the
+intercept column (both networks carry their own biases; :func:`attnreg.nn.train.fit_network`)
+and wraps it in a :class:`NetworkResults`: predictions, the training history, permutation importance of the
 design columns and an R-style ``summary()`` without standard errors.
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 import patsy
 
 from attnreg._typing import FloatArray
-from attnreg.design import Design, DesignResultsMixin, NaAction
+from attnreg.design import Design, DesignResultsMixin
 from attnreg.exceptions import DataError, OptionError
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig, config_fields
 from attnreg.nn.train import NetworkFit, check_fit_options
@@ -27,51 +27,6 @@ from attnreg.report import Summary, fmt_g, residual_lines
 
 Method = Literal["block", "ftt"]
 CONFIGS: dict[str, type[BlockConfig] | type[FTTConfig]] = {"block": BlockConfig, "ftt": FTTConfig}
-
-
-def fit_network_formula(formula: str, data: Any, *, method: Method = "block", weights: Any = None,
-                        subset: Any = None, na_action: NaAction = "drop", eval_env: Any = None,
-                        **options: Any) -> NetworkResults:
-    """``attnreg(formula, data, method="block" | "ftt", **options)``: a neural regression.
-
-    Parameters
-    ----------
-    formula : str
-        R-style formula; the intercept column, if any, is dropped (the networks have biases).
-    data : DataFrame or dict of columns
-    method : {"block", "ftt"}
-        The paper's Regression Block or its FT-Transformer baseline.
-    weights : None
-        Not supported (an error if given).
-    subset, na_action, eval_env
-        As for :func:`attnreg.attnreg`; ``eval_env`` defaults to the caller's scope.
-    **options
-        ``variant`` (a key of :data:`attnreg.nn.config.VARIANTS`: "RB", "A0"–"A7",
-        "trimmed") or ``config`` (a ``BlockConfig``/``FTTConfig``); any configuration field
-        (``d_model``, ``pca_components``, ``n_mixers``, ``ffn``, …) to override it; and the
-        fitting options of :func:`attnreg.nn.train.fit_network` (``seed``, ``device``,
-        ``dtype``, ``val_fraction``, ``progress``, ``lr``, ``max_epochs``, ``patience``, …).
-
-    Returns
-    -------
-    NetworkResults
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
-    >>> df["y"] = df.a * df.b + 0.1 * rng.normal(size=200)
-    >>> fit = fit_network_formula("y ~ a + b", df, variant="trimmed", pca_components=10, max_epochs=5)
-    >>> fit.predict(df.head(3)).shape, fit.n_params > 0
-    ((3,), True)
-    """
-    from attnreg.api import attnreg
-
-    if method not in CONFIGS:
-        raise OptionError(f"method must be 'block' or 'ftt', however: {method=}")
-    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
-    return attnreg(formula, data, method, weights=weights, subset=subset,  # type: ignore[no-any-return]
-                   na_action=na_action, eval_env=env, **options)
 
 
 def resolve_network_options(method: str, options: dict[str, Any]) -> tuple[BlockConfig | FTTConfig,
@@ -126,7 +81,9 @@ class NetworkResults(DesignResultsMixin):
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
     >>> df["y"] = df.a - df.b + 0.1 * rng.normal(size=200)
-    >>> fit = fit_network_formula("y ~ a + b", df, d_model=16, pca_components=10, max_epochs=5)
+    >>> import attnreg as ar
+    >>> fit = ar.attnreg("y ~ a + b", df, method="block", d_model=16, pca_components=10,
+    ...                  max_epochs=5)
     >>> isinstance(fit, NetworkResults), fit.history.shape[1]
     (True, 4)
     """

@@ -14,24 +14,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import patsy
 
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
-from attnreg.design import Design, DesignResultsMixin, NaAction
+from attnreg.design import Design, DesignResultsMixin
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g, residual_lines
-
-
-def fit_softmax_formula(formula: str, data: Any, *, weights: Any = None, subset: Any = None,
-                        na_action: NaAction = "drop", eval_env: Any = None,
-                        **options: Any) -> SoftmaxResults:
-    """``attnreg(formula, data, method="softmax", **options)``; see :func:`attnreg.softmax.fit_softmax`."""
-    from attnreg.api import attnreg
-
-    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
-    return attnreg(formula, data, "softmax", weights=weights, subset=subset,  # type: ignore[no-any-return]
-                   na_action=na_action, eval_env=env, **options)
 
 
 def _check_softmax_options(options: dict[str, Any]) -> None:

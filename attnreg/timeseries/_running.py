@@ -2,43 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from attnreg._progress import Progress
-from attnreg.exceptions import RankDeficiencyWarning
 from attnreg.methods import get_method
-from attnreg.timeseries.forecast import ForecastPlan, subdesign
+from attnreg.timeseries.plan import ForecastPlan, fit_window, tuning_of
 from attnreg.timeseries.forecast_results import ForecastResults
-
-
-def checked_options(plan: ForecastPlan, tuning: float | None = None) -> dict[str, Any]:
-    """The plan's method options, validated by its estimator; ``tuning`` fixes λ or k."""
-    estimator = get_method(plan.method)
-    options = dict(plan.options)
-    if tuning is not None and estimator.tuning is not None:
-        options[estimator.tuning] = tuning
-    return estimator.check_options(options)
-
-
-def tuning_of(plan: ForecastPlan) -> tuple[float | str | None, bool]:
-    """The λ/k request and the standardize flag of a spectral plan, validated like attnreg()."""
-    options = checked_options(plan)
-    return options["tuning"], options["standardize"]
-
-
-def fit_window(plan: ForecastPlan, i: int, tuning: float | None = None) -> Any:
-    """The model of forecast ``i``, estimated from its training rows only.
-
-    ``tuning`` fixes λ or k (to reproduce a forecast whose λ was chosen by the updater).
-    """
-    sub = subdesign(plan.design, plan.rows(i))
-    options = checked_options(plan, tuning)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RankDeficiencyWarning)
-        return get_method(plan.method).fit_design(sub, options)
 
 
 def _can_update(plan: ForecastPlan, tuning: Any) -> bool:

@@ -13,76 +13,24 @@ window use rank-one updates of the Gram matrix (:mod:`attnreg.timeseries.updatin
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from attnreg._progress import Progress
-from attnreg._typing import FloatArray, IntArray
+from attnreg._typing import IntArray
 from attnreg.design import Design, build_design
 from attnreg.exceptions import DataError, LeakageError, OptionError
+from attnreg.timeseries.plan import ForecastPlan
 from attnreg.timeseries.transforms import check_time_index, min_lag
 
 SCHEMES = ("recursive", "rolling", "fixed")
 BENCHMARKS = ("mean",)
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
 STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te")
-
-
-@dataclass(frozen=True)
-class ForecastPlan:
-    """Which rows train the model for which forecast (all positions are design rows).
-
-    Attributes
-    ----------
-    design : Design
-        Built once on the full data; lags only look backwards, so each row's regressors
-        are known at its own date.
-    targets : ndarray of int, shape (n_forecasts,)
-        Design rows that are forecast.
-    train_stop : ndarray of int, shape (n_forecasts,)
-        Training rows of forecast i are design rows ``train_start[i]:train_stop[i]``.
-    train_start : ndarray of int, shape (n_forecasts,)
-    refit : ndarray of bool, shape (n_forecasts,)
-        Whether the model is re-estimated for forecast i (else the previous fit is reused).
-    origin_labels : pandas.Index
-        Data label of each forecast's origin.
-    """
-
-    design: Design
-    targets: IntArray
-    train_start: IntArray
-    train_stop: IntArray
-    refit: np.ndarray
-    origin_labels: pd.Index
-    method: str
-    scheme: str
-    horizon: int
-    window: int | None
-    options: dict[str, Any]
-
-    @property
-    def n_forecasts(self) -> int:
-        """Number of forecasts."""
-        return int(self.targets.size)
-
-    def rows(self, i: int) -> IntArray:
-        """Training rows of forecast ``i``."""
-        return np.arange(self.train_start[i], self.train_stop[i])
-
-
-def subdesign(design: Design, rows: IntArray) -> Design:
-    """The design restricted to ``rows`` (same columns, transforms and factor levels)."""
-    return dataclasses.replace(
-        design, y=design.y[rows], X=np.ascontiguousarray(design.X[rows]),
-        row_labels=design.row_labels[rows],
-        weights=None if design.weights is None else design.weights[rows],
-        dropped_labels=design.dropped_labels[:0])
 
 
 def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
@@ -254,9 +202,9 @@ def _guard_leakage(design: Design, horizon: int, known: set[str]) -> None:
 
 
 def _factor_names(code: str) -> set[str]:
-    from attnreg.design import _names_in
+    from attnreg.model_frame import names_in
 
-    return set(_names_in(code)) - {"lag", "lags", "diff", "np", "C", "I", "Q"}
+    return set(names_in(code)) - {"lag", "lags", "diff", "np", "C", "I", "Q"}
 
 
 def _check_choice(name: str, value: Any, valid: Sequence[str]) -> None:
@@ -269,15 +217,3 @@ def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise OptionError(f"{name} must be a positive integer, however: {name}={value!r}")
     return int(value)
-
-
-def benchmark_means(y: FloatArray, start: IntArray, stop: IntArray) -> FloatArray:
-    """Prevailing mean of ``y[start:stop]`` for every forecast, by cumulative sums.
-
-    Examples
-    --------
-    >>> benchmark_means(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1]), np.array([2, 4]))
-    array([1.5, 3. ])
-    """
-    c = np.r_[0.0, np.cumsum(y)]
-    return (c[stop] - c[start]) / (stop - start)

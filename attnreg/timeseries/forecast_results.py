@@ -19,7 +19,7 @@ from attnreg.report import Summary, fmt_g
 from attnreg.softmax.results import SoftmaxWeights
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
-from attnreg.timeseries.forecast import ForecastPlan, benchmark_means
+from attnreg.timeseries.plan import ForecastPlan, benchmark_means
 
 
 @dataclass(frozen=True)
@@ -278,7 +278,7 @@ class ForecastResults:
         """The model that forecast ``i`` (a refit position) was made with."""
         if self.models is not None:
             return self.models[i]
-        from attnreg.timeseries._running import fit_window
+        from attnreg.timeseries.plan import fit_window
 
         return fit_window(self.plan, i, self._tuning_at(i))
 

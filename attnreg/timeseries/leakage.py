@@ -122,8 +122,8 @@ def leakage_audit(res: ForecastResults) -> LeakageAudit:
 
 
 def _full_fit(res: ForecastResults, rows: np.ndarray) -> Any:
-    from attnreg.timeseries.forecast import ForecastPlan
-    from attnreg.timeseries._running import fit_window
+    from attnreg.timeseries.plan import ForecastPlan
+    from attnreg.timeseries.plan import fit_window
 
     p = res.plan
     whole = ForecastPlan(design=p.design, targets=p.targets[:1], train_start=np.array([0]),

@@ -163,7 +163,7 @@ def _rolling_updating(design: Any, window: int, expanding: bool) -> RollingResul
 
 def _rolling_refits(design: Any, window: int, expanding: bool, estimator: Any,
                     options: dict[str, Any], bar: Progress) -> RollingResults:
-    from attnreg.timeseries.forecast import subdesign
+    from attnreg.timeseries.plan import subdesign
 
     ends = np.arange(window, design.n_obs + 1)
     coef = np.empty((ends.size, design.n_coef))

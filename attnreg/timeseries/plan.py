@@ -1,0 +1,115 @@
+"""The forecasting plan: which rows train the model of which forecast, and that fit.
+
+A :class:`ForecastPlan` is what :func:`attnreg.forecast` decides before estimating anything;
+:func:`fit_window` estimates the model of one forecast from its training rows only, through
+the method registry. The engine (``_running``), the results and the leakage audit all start
+from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg.design import Design
+from attnreg.exceptions import RankDeficiencyWarning
+from attnreg.methods import get_method
+
+__all__ = ["ForecastPlan", "benchmark_means", "checked_options", "fit_window", "subdesign",
+           "tuning_of"]
+
+
+@dataclass(frozen=True)
+class ForecastPlan:
+    """Which rows train the model for which forecast (all positions are design rows).
+
+    Attributes
+    ----------
+    design : Design
+        Built once on the full data; lags only look backwards, so each row's regressors
+        are known at its own date.
+    targets : ndarray of int, shape (n_forecasts,)
+        Design rows that are forecast.
+    train_stop : ndarray of int, shape (n_forecasts,)
+        Training rows of forecast i are design rows ``train_start[i]:train_stop[i]``.
+    train_start : ndarray of int, shape (n_forecasts,)
+    refit : ndarray of bool, shape (n_forecasts,)
+        Whether the model is re-estimated for forecast i (else the previous fit is reused).
+    origin_labels : pandas.Index
+        Data label of each forecast's origin.
+    """
+
+    design: Design
+    targets: IntArray
+    train_start: IntArray
+    train_stop: IntArray
+    refit: np.ndarray
+    origin_labels: pd.Index
+    method: str
+    scheme: str
+    horizon: int
+    window: int | None
+    options: dict[str, Any]
+
+    @property
+    def n_forecasts(self) -> int:
+        """Number of forecasts."""
+        return int(self.targets.size)
+
+    def rows(self, i: int) -> IntArray:
+        """Training rows of forecast ``i``."""
+        return np.arange(self.train_start[i], self.train_stop[i])
+
+
+def subdesign(design: Design, rows: IntArray) -> Design:
+    """The design restricted to ``rows`` (same columns, transforms and factor levels)."""
+    return dataclasses.replace(
+        design, y=design.y[rows], X=np.ascontiguousarray(design.X[rows]),
+        row_labels=design.row_labels[rows],
+        weights=None if design.weights is None else design.weights[rows],
+        dropped_labels=design.dropped_labels[:0])
+
+
+def checked_options(plan: ForecastPlan, tuning: float | None = None) -> dict[str, Any]:
+    """The plan's method options, validated by its estimator; ``tuning`` fixes λ or k."""
+    estimator = get_method(plan.method)
+    options = dict(plan.options)
+    if tuning is not None and estimator.tuning is not None:
+        options[estimator.tuning] = tuning
+    return estimator.check_options(options)
+
+
+def tuning_of(plan: ForecastPlan) -> tuple[float | str | None, bool]:
+    """The λ/k request and the standardize flag of a spectral plan, validated like attnreg()."""
+    options = checked_options(plan)
+    return options["tuning"], options["standardize"]
+
+
+def fit_window(plan: ForecastPlan, i: int, tuning: float | None = None) -> Any:
+    """The model of forecast ``i``, estimated from its training rows only.
+
+    ``tuning`` fixes λ or k (to reproduce a forecast whose λ was chosen by the updater).
+    """
+    sub = subdesign(plan.design, plan.rows(i))
+    options = checked_options(plan, tuning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        return get_method(plan.method).fit_design(sub, options)
+
+
+def benchmark_means(y: FloatArray, start: IntArray, stop: IntArray) -> FloatArray:
+    """Prevailing mean of ``y[start:stop]`` for every forecast, by cumulative sums.
+
+    Examples
+    --------
+    >>> benchmark_means(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1]), np.array([2, 4]))
+    array([1.5, 3. ])
+    """
+    c = np.r_[0.0, np.cumsum(y)]
+    return (c[stop] - c[start]) / (stop - start)
