@@ -18,6 +18,7 @@ class Progress:
         self._start = time.perf_counter()
         self._last = 0.0
         self._width = 0
+        self._pending: tuple[int, str] | None = None
 
     def update(self, done: int, extra: str = "") -> None:
         """Report ``done`` of ``total`` steps."""
@@ -25,15 +26,19 @@ class Progress:
             return
         now = time.perf_counter()
         if now - self._last < 0.1 and done < self.total:
+            self._pending = (done, extra)  # shown at the next report or when closed
             return
-        self._last = now
+        self._last, self._pending = now, None
         msg = f"{self.label}: {done}/{self.total} ({now - self._start:.1f} s){' ' + extra if extra else ''}"
         sys.stderr.write("\r" + msg.ljust(self._width))
         sys.stderr.flush()
         self._width = max(self._width, len(msg))
 
     def close(self) -> None:
-        """End the line."""
+        """End the line (after the last step reported, if it was held back)."""
+        if self._pending is not None:
+            self._last = -1.0
+            self.update(*self._pending)
         if self.enabled and self._width:
             sys.stderr.write("\n")
             sys.stderr.flush()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, OptionError
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit
@@ -26,7 +27,6 @@ from attnreg.softmax.options import (
 from attnreg.softmax.train import (
     FitStep,
     Problem,
-    ProgressLine,
     RunResult,
     Schedule,
     attention_heads,
@@ -171,8 +171,8 @@ def run_fit(
     perm = np.random.default_rng(opts.seed).permutation(n)
     tr, va = np.sort(perm[:n_tr]), np.sort(perm[n_tr:])
     dev = torch_device(opts.device)
-    line = ProgressLine(len(opts.lams) * opts.restarts) if progress is True else None
-    report = line if line is not None else (progress if callable(progress) else None)
+    line = Progress(len(opts.lams) * opts.restarts, "softmax fit") if progress is True else None
+    report = _StepLine(line, opts) if line is not None else (progress if callable(progress) else None)
     with _threads(opts.threads):
         prob = _problem(d, tr, va, opts, dev)
         if warm is not None:
@@ -185,6 +185,20 @@ def run_fit(
             if line is not None:
                 line.close()
         return _assemble(d, prob, best, runs, path, opts, dev, warm)
+
+
+@dataclass
+class _StepLine:
+    """Each :class:`FitStep` on the shared progress line (runs done of penalties × restarts)."""
+
+    bar: Progress
+    opts: Options
+
+    def __call__(self, rec: FitStep) -> None:
+        done = self.opts.lams.index(rec.lam) * self.opts.restarts + rec.restart
+        self.bar.update(done, f"lam={rec.lam:.3g} restart {rec.restart + 1} step {rec.step + 1} "
+                              f"iter {rec.n_iter} evals {rec.n_evals} train {rec.train_loss:.4f} "
+                              f"val {rec.val_loss:.4f}")
 
 
 def _final_state(

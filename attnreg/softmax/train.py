@@ -7,7 +7,6 @@ point, argument checking and the result class live in :mod:`attnreg.softmax`.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -321,24 +320,3 @@ def ridge_loo(x: FloatArray, y: FloatArray) -> tuple[FloatArray, float]:
     k = best[1]
     beta = vt.T @ (s / (s**2 + k) * uty)
     return np.concatenate([[ym - float(xm @ beta)], beta]), k
-
-
-class ProgressLine:
-    """Single-line progress on stderr (carriage-return updates, newline on close)."""
-
-    def __init__(self, total_runs: int) -> None:
-        self.total, self.width = total_runs, 0
-
-    def __call__(self, rec: FitStep) -> None:
-        msg = (
-            f"softmax fit: lam={rec.lam:.3g} restart {rec.restart + 1} step {rec.step + 1} "
-            f"iter {rec.n_iter} evals {rec.n_evals} train {rec.train_loss:.4f} val {rec.val_loss:.4f}"
-        )
-        sys.stderr.write("\r" + msg.ljust(self.width))
-        sys.stderr.flush()
-        self.width = max(self.width, len(msg))
-
-    def close(self) -> None:
-        if self.width:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
