@@ -14,7 +14,7 @@ import torch
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, OptionError
-from attnreg.softmax.model import LAM_GRID, SoftmaxFit
+from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
 from attnreg.softmax.options import (
     Options,
     as_design,
@@ -81,14 +81,10 @@ def _base(z: FloatArray, ys: FloatArray, value: str) -> tuple[FloatArray | None,
     return ridge_loo(z, ys)
 
 
-def _fitted_base(z: FloatArray, coef: FloatArray | None) -> FloatArray:
-    return np.zeros(z.shape[0]) if coef is None else coef[0] + z @ coef[1:]
-
-
 def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.device) -> Problem:
     """Tensors of the train-part / validation-part problem; the base is fitted on ``tr``."""
     coef, _ = _base(d.z[tr], d.ys[tr], opts.value)
-    base = _fitted_base(d.z, coef)
+    base = ridge_base(d.z, coef)
     t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=opts.dtype, device=dev)  # noqa: E731
     itemsize = torch.empty((), dtype=opts.score_dtype).element_size()
     return Problem(
@@ -228,7 +224,7 @@ def _assemble(
     theta = (theta * prob.tril).to(torch.float64)
     alpha = torch.softmax(logits.to(torch.float64), dim=0)
     coef, pen = _base(d.z, d.ys, opts.value)
-    base = _fitted_base(d.z, coef)
+    base = ridge_base(d.z, coef)
     values = d.ys - base
     keys, vals = torch.as_tensor(d.z, device=dev), torch.as_tensor(values, device=dev)
     train_pred = base + _in_sample(theta, alpha, keys, vals, opts, mask=False)

@@ -114,9 +114,27 @@ class SoftmaxFit:
         return (x - self.x_mean) / self.x_scale
 
     def _base(self, z: FloatArray) -> FloatArray:
+        return ridge_base(z, self.ridge_coef)
+
+    def base(self, X_new: FloatArray) -> FloatArray | None:
+        """The ridge base b(x*) on the original scale (None for ``value="y"``).
+
+        Parameters
+        ----------
+        X_new : ndarray, shape (J, P)
+            Predictors on the original scale.
+        """
         if self.ridge_coef is None:
-            return np.zeros(z.shape[0])
-        return self.ridge_coef[0] + z @ self.ridge_coef[1:]
+            return None
+        return self.y_mean + self.y_scale * self._base(self._standardise(X_new))
+
+    @property
+    def attended_values(self) -> FloatArray:
+        """The values v_i the attention averages, on the original scale, shape (N,).
+
+        The ridge residuals for ``value="ridge"`` (a prediction is base + Σ ω v), else y.
+        """
+        return self.y_scale * self.values + (self.y_mean if self.ridge_coef is None else 0.0)
 
     def _queries(self, x_new: FloatArray | None) -> tuple[torch.Tensor, bool]:
         _, _, keys, _ = self._tensors()
@@ -203,6 +221,11 @@ class SoftmaxFit:
         zq = torch.matmul(xq.unsqueeze(0), factors)
         chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[1], keys.shape[0], 8)
         return iter_weight_blocks(zq, zk, bias, mask, chunk)
+
+
+def ridge_base(z: FloatArray, coef: FloatArray | None) -> FloatArray:
+    """The ridge base on the standardised scale: ``coef[0] + z @ coef[1:]`` (zeros without one)."""
+    return np.zeros(z.shape[0]) if coef is None else coef[0] + z @ coef[1:]
 
 
 def marginal_effects(fit: SoftmaxFit, X: FloatArray, *, average: bool = True) -> FloatArray:

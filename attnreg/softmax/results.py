@@ -168,23 +168,23 @@ class SoftmaxResults(DesignResultsMixin):
         prediction is base + Σ ω r; with ``value="y"`` they average y. Without ``newdata``
         the queries are the training rows, each masked from attending to itself.
         """
-        fit = self.fit
-        X, labels = (None, self.design.row_labels) if newdata is None else self._query(newdata)
-        n_q = self.nobs if X is None else X.shape[0]
-        weight_fn = (SoftmaxWeights(fit, self._X, training=True, chunk_size=chunk_size)
-                     if X is None else SoftmaxWeights(fit, X, chunk_size=chunk_size))
-        values = fit.y_scale * fit.values + (fit.y_mean if fit.ridge_coef is None else 0.0)
-        base = self._base(self._X if X is None else X)
-        return AttentionWeights(weight_fn=weight_fn, n_queries=n_q, query_labels=labels,
-                                train_labels=self.design.row_labels, y_train=values,
-                                kind="softmax", chunk_size=chunk_size, base=base)
+        if newdata is None:
+            return self.attention_of(None, self.design.row_labels, chunk_size)
+        X, labels = self._query(newdata)
+        return self.attention_of(X, labels, chunk_size)
 
-    def _base(self, X: FloatArray) -> FloatArray | None:
+    def attention_of(self, X: FloatArray | None, labels: pd.Index,
+                     chunk_size: int | None = None) -> AttentionWeights:
+        """Attention weights of query rows ``X`` (predictors, original scale) over the training
+        rows; ``X=None``: the training rows themselves, each masked from attending to itself."""
         fit = self.fit
-        if fit.ridge_coef is None:
-            return None
-        z = (X - fit.x_mean) / fit.x_scale
-        return fit.y_mean + fit.y_scale * (fit.ridge_coef[0] + z @ fit.ridge_coef[1:])
+        training = X is None
+        queries = self._X if X is None else X
+        return AttentionWeights(
+            weight_fn=SoftmaxWeights(fit, queries, training=training, chunk_size=chunk_size),
+            n_queries=queries.shape[0], query_labels=labels, train_labels=self.design.row_labels,
+            y_train=fit.attended_values, kind="softmax", chunk_size=chunk_size,
+            base=fit.base(queries))
 
     @cached_property
     def heads(self) -> pd.DataFrame:

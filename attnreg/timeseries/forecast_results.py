@@ -16,7 +16,6 @@ from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g
-from attnreg.softmax.results import SoftmaxWeights
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
 from attnreg.timeseries.plan import ForecastPlan, benchmark_means
@@ -346,10 +345,4 @@ def _attention_of_row(fit: Any, row: FloatArray, labels: pd.Index,
         return AttentionWeights(weight_fn=fn, n_queries=1, query_labels=labels,
                                 train_labels=fit.design.row_labels, y_train=fit.design.y,
                                 chunk_size=chunk_size)
-    X = row[:, 1:] if fit.design.intercept else row
-    sm = fit.fit
-    values = sm.y_scale * sm.values + (sm.y_mean if sm.ridge_coef is None else 0.0)
-    return AttentionWeights(weight_fn=SoftmaxWeights(sm, X), n_queries=1,
-                            query_labels=labels, train_labels=fit.design.row_labels,
-                            y_train=values, kind="softmax", chunk_size=chunk_size,
-                            base=fit._base(X))
+    return fit.attention_of(row[:, 1:] if fit.design.intercept else row, labels, chunk_size)

@@ -162,7 +162,7 @@ def _softmax_leaky(plan: Any, full: Any) -> FloatArray:
         p = sm.head_weights(q)[:, 0, a:b]  # (M, n_S): restrict keys to the past ...
         p = p / p.sum(axis=1, keepdims=True)  # ... and renormalise each head
         w = sm.alpha @ p
-        base = full._base(q)
+        base = sm.base(q)
         att = float(w @ sm.values[a:b])
         out[i] = (base[0] if base is not None else sm.y_mean) + sm.y_scale * att
     return out
