@@ -3,27 +3,66 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import os
+import sys
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import FrameType
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from attnreg._typing import FloatArray
+from attnreg._typing import FloatArray, IntArray
 from attnreg.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.design import Design
-from attnreg.exceptions import OptionError
-from attnreg.inference import VcovSpec, make_vcov_spec, vcov_matrix
+from attnreg.exceptions import (
+    DegenerateInferenceWarning,
+    EstimabilityWarning,
+    InferenceWarning,
+    OptionError,
+    ScaleWarning,
+)
+from attnreg.inference import (
+    VcovSpec,
+    make_vcov_spec,
+    middle_matrix,
+    scale_back,
+    vcov_scaled,
+    wald_f,
+)
 from attnreg.selection import Selection
-from attnreg.spectral import Filtered, Spectrum, hat_and_weight_stats
+from attnreg.spectral import (
+    AliasRelations,
+    Filtered,
+    Spectrum,
+    alias_relations,
+    binary_exponents,
+    hat_and_weight_stats,
+    outside_span,
+)
 
 INTERVALS = ("none", "confidence", "prediction")
+#: standard errors, tests and intervals need at least this many residual degrees of freedom
+#: n − tr(H); with fewer (ridge or PCR on a handful of rows) they are NaN, with a warning
+MIN_DF_RESID = 1.0
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 class FTest(NamedTuple):
-    """Overall F test of the model against the intercept-only model (or the null model)."""
+    """Overall F test of the model against the intercept-only model (or the null model).
+
+    Classical covariance: R's ``summary.lm`` F (ridge: with the effective df tr(H) − 1).
+    Any other covariance: the Wald test b' V⁻¹ b / q of the non-intercept coefficients under
+    it, on (q, df_resid) degrees of freedom, as statsmodels' ``fvalue`` with a ``cov_type``
+    and R's ``lmtest::waldtest(fit, vcov=)``; q is the rank (k for PCR), and for ridge and
+    PCR the test is conditional on λ or k.
+    """
 
     statistic: float
     df1: float
@@ -111,28 +150,110 @@ class LinearResults:
     @cached_property
     def coef(self) -> pd.Series:
         """Coefficients on the original scale of the design (NaN where aliased)."""
-        return pd.Series(self.filtered.coef, index=self.names, name="coef")
+        c = self.filtered.coef
+        est = self._estimable
+        if not np.isfinite(c[est]).all():
+            bad = [self.names[j] for j in est[~np.isfinite(c[est])]]
+            _warn(f"coefficient(s) {', '.join(bad)} exceed the float64 range: the "
+                  "response's scale over the column's is beyond 1.8e308; reported as "
+                  "inf (rescale the column or the response)", ScaleWarning)
+        return pd.Series(c, index=self.names, name="coef")
+
+    @property
+    def _estimable(self) -> IntArray:
+        """Positions of the estimable coefficients (the intercept and the kept columns)."""
+        sp = self.spectrum
+        return np.sort(np.r_[sp.kept, [] if sp.intercept is None else [sp.intercept]]
+                       ).astype(np.int64)
 
     @cached_property
     def fitted(self) -> pd.Series:
-        """Fitted values, indexed by the row labels of the data."""
-        return pd.Series(self.design.X @ np.nan_to_num(self.filtered.coef), name="fitted",
-                         index=self.design.row_labels)
+        """Fitted values, indexed by the row labels of the data.
+
+        Rows of prior weight zero are included, though not part of the fit (as in R).
+        """
+        b = self._coef_zeroed
+        fit, zero = self.design.X @ b, self.design.zero_weight
+        if zero is None:
+            return pd.Series(fit, name="fitted", index=self.design.row_labels)
+        return zero.all_rows(fit, self.design.row_labels, zero.X @ b, "fitted")
 
     @cached_property
     def resid(self) -> pd.Series:
-        """Response residuals y − ŷ (unweighted), indexed by row labels."""
-        if "fitted" in self.__dict__:
-            e = self.design.y - self.fitted.to_numpy()
-        else:  # without caching the fitted values (one vector of n_obs less held)
-            e = self.design.X @ np.nan_to_num(self.filtered.coef)
-            np.subtract(self.design.y, e, out=e)
-        return pd.Series(e, index=self.design.row_labels, name="resid", copy=False)
+        """Response residuals y − ŷ (unweighted), indexed by row labels (zero weights included)."""
+        e, zero = self._resid_fit, self.design.zero_weight
+        if zero is None:
+            return pd.Series(e, index=self.design.row_labels, name="resid", copy=False)
+        return zero.all_rows(e, self.design.row_labels,
+                             zero.y - zero.X @ self._coef_zeroed, "resid")
+
+    @cached_property
+    def _coef_zeroed(self) -> FloatArray:
+        """Coefficients with the aliased (NaN) ones set to 0 (an overflowed one stays inf)."""
+        coef = self.filtered.coef
+        return np.where(np.isnan(coef), 0.0, coef)
+
+    @cached_property
+    def _resid_fit(self) -> FloatArray:
+        """Residuals of the rows in the fit (rows of weight zero left out)."""
+        if "fitted" in self.__dict__ and self.design.zero_weight is None:
+            return self.design.y - self.fitted.to_numpy()
+        e = self.design.X @ self._coef_zeroed  # without caching the fitted values
+        np.subtract(self.design.y, e, out=e)
+        return e
 
     @cached_property
     def _resid_w(self) -> FloatArray:
-        e = self.resid.to_numpy()
+        e = self._resid_fit
         return self.spectrum.sqrt_w * e if self.spectrum.weighted else e
+
+    @cached_property
+    def _resid_ws(self) -> FloatArray:
+        """sqrt(w) e divided by the spectrum's ``y_scale`` (exactly): what sums of squares use."""
+        e = self.spectrum.y_exponent
+        return np.ldexp(self._resid_w, -e) if e else self._resid_w
+
+    @cached_property
+    def _rss_s(self) -> float:
+        r = self._resid_ws
+        return float(r @ r)
+
+    @property
+    def _sigma2_s(self) -> float:
+        """σ² on the rescaled response (NaN without a residual degree of freedom).
+
+        Formed as the square of σ's square root, so it is bit for bit ``sigma ** 2`` when the
+        response is not rescaled.
+        """
+        return float(np.sqrt(self._rss_s / self.df_resid)) ** 2 if self._df_ok else float("nan")
+
+    @cached_property
+    def _df_ok(self) -> bool:
+        """Whether inference is defined (at least MIN_DF_RESID residual df); warns once if not."""
+        if self.df_resid >= MIN_DF_RESID:
+            return True
+        _warn(f"inference is not defined: the residual degrees of freedom n - tr(H) = "
+              f"{self.df_resid:.3g} are fewer than {MIN_DF_RESID:g} ({self.nobs} rows, "
+              f"effective df {self.edf:.3g}); sigma, standard errors, t and p values, "
+              "the F test, adjusted R-squared, intervals and studentised residuals are "
+              "NaN", DegenerateInferenceWarning)
+        return False
+
+    def _unscaled_square(self, value: float, what: str) -> float:
+        """A sum of squares of the rescaled response on the response's own scale (warns when
+        that leaves the float64 range)."""
+        e = self.spectrum.y_exponent
+        if not e:
+            return value
+        with np.errstate(over="ignore", under="ignore"):
+            out = float(np.ldexp(value, 2 * e))
+        if value != 0.0 and math.isfinite(value) and not _TINY <= abs(out) < math.inf:
+            size = math.log10(abs(value)) + 2 * e * math.log10(2.0)
+            _warn(f"{what} is about 1e{size:.0f}, outside the float64 range at the "
+                  f"response's scale: reported as {out:g}; sigma, R-squared, standard "
+                  "errors and tests are computed on the response divided by a power of "
+                  "two and are unaffected", ScaleWarning)
+        return out
 
     @cached_property
     def _row_pass(self) -> tuple[FloatArray, FloatArray, FloatArray, int]:
@@ -154,7 +275,7 @@ class LinearResults:
     @cached_property
     def rss(self) -> float:
         """(Weighted) residual sum of squares."""
-        return float(self._resid_w @ self._resid_w)
+        return self._unscaled_square(self._rss_s, "the residual sum of squares")
 
     @property
     def df_model(self) -> float:
@@ -168,36 +289,71 @@ class LinearResults:
 
     @cached_property
     def sigma(self) -> float:
-        """Residual standard error sqrt(RSS / df_resid)."""
-        return float(np.sqrt(self.rss / self.df_resid)) if self.df_resid > 0 else float("nan")
+        """Residual standard error sqrt(RSS / df_resid) (NaN with less than one residual df)."""
+        if not self._df_ok:
+            return float("nan")
+        return float(np.ldexp(np.sqrt(self._rss_s / self.df_resid), self.spectrum.y_exponent))
+
+    @property
+    def _tss_s(self) -> float:
+        # ||sqrt(w)(y − ȳ)||², with ȳ = 0 without an intercept: R's centred or uncentred TSS
+        return self.spectrum.yss
 
     @cached_property
     def tss(self) -> float:
         """Total sum of squares: centred with an intercept, uncentred without (as R)."""
-        if self.design.intercept:
-            return self.spectrum.yss
-        yw = self.spectrum.sqrt_w * self.design.y
-        return float(yw @ yw)
+        return self._unscaled_square(self._tss_s, "the total sum of squares")
 
-    @property
+    @cached_property
     def r_squared(self) -> float:
         """R² = 1 − RSS/TSS (uncentred when there is no intercept, as in R)."""
-        return 1.0 - self.rss / self.tss
+        if self._tss_s == 0.0:
+            _warn("R-squared is not defined: the response has no variation (the total "
+                  "sum of squares is 0); NaN", InferenceWarning)
+            return float("nan")
+        return 1.0 - self._rss_s / self._tss_s
 
     @property
     def adj_r_squared(self) -> float:
-        """Adjusted R² = 1 − (1 − R²)(n − intercept)/df_resid."""
+        """Adjusted R² = 1 − (1 − R²)(n − intercept)/df_resid (NaN with less than one df)."""
+        if not self._df_ok:
+            return float("nan")
         n0 = self.nobs - (1 if self.design.intercept else 0)
         return 1.0 - (1.0 - self.r_squared) * n0 / self.df_resid
 
     @cached_property
     def f_test(self) -> FTest:
-        """Overall F statistic (approximate for ridge/PCR: uses effective df)."""
+        """Overall F test (see :class:`FTest`): R's F, or the Wald F under a robust covariance.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> print(f"{fit.f_test.statistic:.1f}")  # classical: (ESS / 5) / sigma²
+        438.8
+        >>> ft = fit.with_vcov("HC1").f_test  # Wald: b' V⁻¹ b / 5 with V the HC1 covariance
+        >>> print(f"{ft.statistic:.1f} on {ft.df1:g} and {ft.df2:g} DF")
+        538.6 on 5 and 10 DF
+        """
         df1, df2 = self.df_model, self.df_resid
-        if df1 <= 0 or df2 <= 0:
-            return FTest(float("nan"), df1, df2, float("nan"))
-        stat = ((self.tss - self.rss) / df1) / (self.rss / df2)
-        return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
+        nan = float("nan")
+        if df1 <= 0 or not self._df_ok:
+            return FTest(nan, df1, df2, nan)
+        if self.vcov_spec.kind == "classical":
+            rss, tss = self._rss_s, self._tss_s
+            if rss == 0.0:  # F = (ESS / df1) / 0: infinite, or 0/0 when ESS is 0 too
+                explained = tss > 0.0
+                _warn("essentially perfect fit (the residual sum of squares is 0): the F "
+                      f"statistic is {'infinite' if explained else 'not defined (NaN)'}",
+                      InferenceWarning)
+                return FTest(math.inf if explained else nan, float(df1), float(df2),
+                             0.0 if explained else nan)
+            stat = ((tss - rss) / df1) / (rss / df2)
+            return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
+        stat, q = wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
+        return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
 
     @cached_property
     def loglik(self) -> float:
@@ -205,7 +361,8 @@ class LinearResults:
         n = self.nobs
         w = self.design.weights
         log_w = float(np.sum(np.log(w))) if w is not None else 0.0
-        return 0.5 * (log_w - n * (np.log(2 * np.pi) + 1.0 - np.log(n) + np.log(self.rss)))
+        log_rss = np.log(self._rss_s) + 2 * self.spectrum.y_exponent * np.log(2.0)
+        return 0.5 * (log_w - n * (np.log(2 * np.pi) + 1.0 - np.log(n) + log_rss))
 
     @property
     def aic(self) -> float:
@@ -219,17 +376,42 @@ class LinearResults:
 
     # ------------------------------------------------------------ inference
     @cached_property
+    def _middle(self) -> FloatArray:
+        """Covariance of the spectrum's components (rescaled response) under the vcov in use."""
+        if not self._df_ok:
+            return np.full((1 + self.spectrum.rank,) * 2, np.nan)
+        return middle_matrix(self.spectrum, spec=self.vcov_spec, sigma2=self._sigma2_s,
+                             resid_w=self._resid_ws, hat=self._hat, df_resid=self.df_resid)
+
+    @cached_property
+    def _vcov_z(self) -> tuple[FloatArray, IntArray]:
+        """(V_z, E) with vcov = diag(2^E) V_z diag(2^E) (all NaN with less than one df)."""
+        Vz, E = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
+        if not self._df_ok:
+            Vz = np.full_like(Vz, np.nan)
+        return Vz, E
+
+    @cached_property
     def vcov(self) -> pd.DataFrame:
         """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
-        V = vcov_matrix(self.spectrum, self.filtered.f, len(self.names), spec=self.vcov_spec,
-                        sigma2=self.sigma**2, resid_w=self._resid_w, hat=self._hat,
-                        df_resid=self.df_resid)
+        Vz, E = self._vcov_z
+        V = scale_back(Vz, E)
+        lost = _out_of_range(Vz, V)
+        if lost.any():
+            bad = [self.names[j] for j in np.flatnonzero(lost.any(axis=1))]
+            _warn(f"covariance entries of {', '.join(bad)} are outside the float64 range "
+                  "at the data's scale (products of the response's scale over the "
+                  "columns'): reported as inf or 0; std_err, t and p values, intervals "
+                  "and the F test are computed without them and are unaffected", ScaleWarning)
         return pd.DataFrame(V, index=self.names, columns=self.names)
 
     @cached_property
     def std_err(self) -> pd.Series:
-        """Standard errors of the coefficients."""
-        return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.names, name="std_err")
+        """Standard errors of the coefficients (NaN with less than one residual df)."""
+        Vz, E = self._vcov_z
+        with np.errstate(invalid="ignore"):
+            se = np.ldexp(np.sqrt(np.diag(Vz)), E)
+        return pd.Series(se, index=self.names, name="std_err")
 
     @cached_property
     def t_value(self) -> pd.Series:
@@ -377,16 +559,47 @@ class LinearResults:
             raise OptionError(f"interval must be one of {INTERVALS}, however: {interval=}")
         _check_level(level)
         X, labels = self._query_design(newdata)
-        fit = X @ np.nan_to_num(self.filtered.coef)
+        if newdata is not None:
+            self._warn_outside_span(X, labels, "predictions" if interval == "none"
+                                    else f"predictions and {interval} intervals")
+        c = self.filtered.coef
+        fit = X @ np.where(np.isnan(c), 0.0, c)
         if interval == "none":
             return pd.Series(fit, index=labels, name="fit")
-        V = np.nan_to_num(self.vcov.to_numpy())
-        var = np.einsum("ij,jk,ik->i", X, V, X)
-        if interval == "prediction":
-            var = var + self.sigma**2
-        q = stats.t.ppf(0.5 + level / 2.0, self.df_resid)
-        half = q * np.sqrt(var)
+        if not self._df_ok:
+            half = np.full(fit.shape, np.nan)
+        else:  # x' V x = (x ∘ 2^E)' V_z (x ∘ 2^E), on the rescaled response
+            Vz, E = self._vcov_z
+            e = self.spectrum.y_exponent
+            Xs = np.ldexp(X, (E - e)[None, :])
+            var = np.einsum("ij,jk,ik->i", Xs, np.where(np.isnan(Vz), 0.0, Vz), Xs)
+            if interval == "prediction":
+                var = var + self._sigma2_s
+            q = stats.t.ppf(0.5 + level / 2.0, self.df_resid)
+            half = q * np.ldexp(np.sqrt(var), e)
         return pd.DataFrame({"fit": fit, "lwr": fit - half, "upr": fit + half}, index=labels)
+
+    @cached_property
+    def _alias_relations(self) -> AliasRelations | None:
+        if not self.spectrum.aliased.size:
+            return None
+        return alias_relations(self.spectrum, self.design.X)
+
+    def _warn_outside_span(self, X: FloatArray, labels: pd.Index, what: str) -> None:
+        """Warn (naming them) about query rows whose result depends on the dropped columns."""
+        rel = self._alias_relations
+        if rel is None:
+            return
+        off = outside_span(self.spectrum, rel, X)
+        rows = np.flatnonzero(off.any(axis=1))
+        if not rows.size:
+            return
+        aliased = [self.names[j] for j in self.spectrum.aliased[off.any(axis=0)]]
+        shown = ", ".join(repr(labels[i]) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
+        _warn(f"prediction from a rank-deficient fit: {rows.size} of {len(labels)} "
+              "row(s) lie outside the column space of the training design, where the "
+              f"aliased coefficient(s) {', '.join(aliased)} are not estimable, so their "
+              f"{what} depend on which columns were dropped: rows {shown}", EstimabilityWarning)
 
     def _query_design(self, newdata: Any) -> tuple[FloatArray, pd.Index]:
         if newdata is None:
@@ -421,7 +634,20 @@ class LinearResults:
         names = (["const"] if sp.intercept is not None else []) + [
             f"F{i + 1}" for i in range(n_fac - col)]
         enc = pd.DataFrame(W, index=self.names, columns=names)
-        return Embedding(encoder=enc, omega=pd.DataFrame(W @ W.T, index=self.names,
+        # Ω = W W' from rows divided by powers of two (exact), so that only entries that are
+        # themselves outside float64 (ratios of very different column scales) overflow
+        t = binary_exponents(np.abs(W).max(axis=1, initial=0.0))
+        Wz = np.ldexp(W, -t[:, None])
+        omega_z = Wz @ Wz.T
+        omega = scale_back(omega_z, t)
+        lost = _out_of_range(omega_z, omega)
+        if lost.any():
+            bad = [self.names[j] for j in np.flatnonzero(lost.any(axis=1))]
+            _warn(f"entries of the attention metric omega for {', '.join(bad)} are outside the "
+                  "float64 range at the data's scale (products of inverse column scales): "
+                  "reported as inf or 0; the encoder, factors and weights are unaffected",
+                  ScaleWarning)
+        return Embedding(encoder=enc, omega=pd.DataFrame(omega, index=self.names,
                                                          columns=self.names),
                          train_factors=pd.DataFrame(F_train, index=self.design.row_labels,
                                                     columns=names, copy=False))
@@ -465,6 +691,7 @@ class LinearResults:
             F_q, labels = emb.train_factors.to_numpy(), self.design.row_labels
         else:
             X, labels = self.design.rebuild(newdata)
+            self._warn_outside_span(X, labels, "attention weights")
             F_q = X @ emb.encoder.to_numpy()
         fn = linear_weight_fn(F_q, emb.train_factors.to_numpy(), self.spectrum.sqrt_w**2)
         return AttentionWeights(weight_fn=fn, n_queries=F_q.shape[0], query_labels=labels,
@@ -504,6 +731,23 @@ class LinearResults:
     def __repr__(self) -> str:
         coefs = ", ".join(f"{n}={v:.4g}" for n, v in self.coef.items())
         return f"<attnreg {self.method} fit: {self.design.formula}; n={self.nobs}; {coefs}>"
+
+
+def _out_of_range(scaled: FloatArray, value: FloatArray) -> npt.NDArray[np.bool_]:
+    """Entries whose exact rescaling ``value`` of a finite nonzero ``scaled`` left float64."""
+    return (np.isfinite(scaled) & (scaled != 0)
+            & ~((np.abs(value) >= _TINY) & np.isfinite(value)))
+
+
+def _warn(message: str, category: type[Warning]) -> None:
+    """Warn from the first frame outside attnreg (and functools' cached_property)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and (frame.f_code.co_filename.startswith(package)
+                                 or frame.f_code.co_filename == functools.__file__):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)
 
 
 def _check_level(level: float) -> None:

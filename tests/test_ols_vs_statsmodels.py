@@ -183,3 +183,79 @@ def test_large_design_recomputes_u_and_matches_statsmodels() -> None:
     f = np.ones(lazy.rank)
     assert_allclose(spectral.hat_diagonal(lazy, f), spectral.hat_diagonal(exact, f),
                     rtol=1e-12)
+
+
+# ---------------------------------------------------------------- the F test under a vcov
+# statsmodels' fvalue under a cov_type (and R's lmtest::waldtest(fit, vcov=)) is the Wald
+# test b' V⁻¹ b / q of the non-intercept coefficients on (q, df_resid) degrees of freedom.
+
+
+def _check_f(got, expected) -> None:
+    assert_allclose(got.statistic, expected.fvalue, rtol=RTOL_SM)
+    assert_allclose(got.p_value, expected.f_pvalue, rtol=RTOL_SM)
+    assert (got.df1, got.df2) == (expected.df_model, expected.df_resid)
+
+
+KINDS = ["classical", "HC0", "HC1", "HC2", "HC3"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_f_test_is_the_wald_test_under_the_covariance(pair, kind: str) -> None:
+    fit, ref = pair
+    _check_f(fit.with_vcov(kind).f_test, ref if kind == "classical" else
+             ref.get_robustcov_results(kind))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_wls_f_test_is_the_wald_test_under_the_covariance(wls_pair, kind: str) -> None:
+    fit, ref = wls_pair
+    _check_f(fit.with_vcov(kind).f_test, ref if kind == "classical" else
+             ref.get_robustcov_results(kind))
+
+
+def _check_hac(fit, ref, maxlags: int, adjust: bool) -> None:
+    """attnreg's HAC is statsmodels' (Bartlett kernel, the same lags); adjust=True is its
+    use_correction=True (n / (n − k)), the default adjust=False its use_correction=False."""
+    hac = fit.with_vcov("HAC", maxlags=maxlags, adjust=adjust)
+    expected = ref.get_robustcov_results("HAC", maxlags=maxlags, use_correction=adjust)
+    assert_allclose(hac.vcov.to_numpy(), expected.cov_params(), rtol=RTOL_SM)
+    _check_f(hac.f_test, expected)
+
+
+@pytest.mark.parametrize("maxlags", [0, 1, 4])
+@pytest.mark.parametrize("adjust", [False, True])
+def test_f_test_under_hac(pair, maxlags: int, adjust: bool) -> None:
+    _check_hac(*pair, maxlags, adjust)
+
+
+@pytest.mark.parametrize("maxlags", [0, 1, 4])
+@pytest.mark.parametrize("adjust", [False, True])
+def test_wls_f_test_under_hac(wls_pair, maxlags: int, adjust: bool) -> None:
+    _check_hac(*wls_pair, maxlags, adjust)
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.RankDeficiencyWarning")
+@pytest.mark.filterwarnings("ignore:covariance of constraints does not have full rank")
+@pytest.mark.parametrize("kind", ["classical", "HC1", "HAC"])
+def test_f_test_with_an_aliased_column(mixed_frame: pd.DataFrame, kind: str) -> None:
+    """x3 = x1 + x2: q is the rank (statsmodels: the rank of the restrictions' covariance)."""
+    data = mixed_frame.assign(x3=mixed_frame["x1"] + np.log(mixed_frame["x2"]))
+    formula = "y ~ x1 + np.log(x2) + x3 + C(g)"
+    fit = ar.attnreg(formula, data=data)
+    assert fit.aliased == ["x3"]
+    ref = smf.ols(formula, data=data).fit()
+    extra = {"maxlags": 2} if kind == "HAC" else {}
+    expected = ref if kind == "classical" else ref.get_robustcov_results(
+        kind, **extra, **({"use_correction": False} if kind == "HAC" else {}))
+    got = fit.with_vcov(kind, **extra).f_test
+    assert got.df1 == 4 and got.df2 == ref.df_resid
+    assert_allclose(got.statistic, expected.fvalue, rtol=RTOL_SM)
+    assert_allclose(got.p_value, expected.f_pvalue, rtol=RTOL_SM)
+
+
+@pytest.mark.parametrize("kind", ["HC1", "HC3"])
+def test_f_test_without_intercept_tests_every_coefficient(mixed_frame: pd.DataFrame,
+                                                          kind: str) -> None:
+    fit = ar.attnreg("y ~ 0 + x1 + x2", data=mixed_frame)
+    ref = smf.ols("y ~ 0 + x1 + x2", data=mixed_frame).fit().get_robustcov_results(kind)
+    _check_f(fit.with_vcov(kind).f_test, ref)
