@@ -13,7 +13,7 @@ from attnreg.datasets import load_dataset
 from attnreg.report import compare
 from attnreg.timeseries.forecast import forecast
 from attnreg.timeseries.rolling import rolling
-from attnreg.timeseries.transforms import diff, lag, lags
+from attnreg.formula.lags import diff, lag, lags
 
 __version__ = "0.1.0"
 

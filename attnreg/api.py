@@ -1,7 +1,7 @@
 """``attnreg()``: the front door. Check the options, build the design once, fit the method.
 
 Every method goes the same way: :func:`attnreg.methods.get_method` looks the estimator up,
-its ``check_options`` validates everything before any work, :func:`attnreg.design.build_design`
+its ``check_options`` validates everything before any work, :func:`attnreg.formula.design.build_design`
 builds the model frame, and the estimator's ``fit_design`` fits it.
 """
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import patsy
 
-from attnreg.design import NaAction, build_design
+from attnreg.formula.design import NaAction, build_design
 from attnreg.exceptions import OptionError
 from attnreg.methods import METHODS as REGISTRY
 from attnreg.methods import call_string, get_method, method_names
-from attnreg.spectral import ALIAS_TOL
-from attnreg.spectral_fit import fit_spectral_design
+from attnreg.linear.spectral import ALIAS_TOL
+from attnreg.linear.fit import fit_spectral_design
 
 __all__ = ["METHODS", "SPECTRAL_METHODS", "attnreg", "fit_network_formula", "fit_softmax_formula",
            "fit_spectral_design", "formula_namespace", "front_door_options"]
@@ -30,14 +30,14 @@ def formula_namespace() -> dict[str, Callable[..., Any]]:
     """Helper functions available inside every formula.
 
     Time-series lags and differences, and NaN-aware ``center`` / ``standardize`` / ``scale``
-    (:mod:`attnreg.formula_transforms`) in place of patsy's.
+    (:mod:`attnreg.formula.transforms`) in place of patsy's.
     """
-    from attnreg.formula_transforms import center, scale, standardize
+    from attnreg.formula.transforms import center, scale, standardize
 
     names: dict[str, Callable[..., Any]] = {"center": center, "standardize": standardize,
                                             "scale": scale}
     try:
-        from attnreg.timeseries.transforms import diff, lag, lags
+        from attnreg.formula.lags import diff, lag, lags
     except ImportError:  # pragma: no cover - the time-series layer is optional at import time
         return names
     return {**names, "lag": lag, "lags": lags, "diff": diff}

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from attnreg._typing import FloatArray
-from attnreg.design import Design
+from attnreg.formula.design import Design
 from attnreg.exceptions import OptionError
 
 __all__ = ["METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Estimator", "call_string",
@@ -209,9 +209,9 @@ def call_string(formula: str, method: str, options: Mapping[str, Any], *,
 # ------------------------------------------------------------------------------ spectral
 
 def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.inference import make_vcov_spec
-    from attnreg.spectral import ALIAS_TOL
-    from attnreg.spectral_fit import check_tuning
+    from attnreg.linear.inference import make_vcov_spec
+    from attnreg.linear.spectral import ALIAS_TOL
+    from attnreg.linear.fit import check_tuning
 
     lam, k, std = options.pop("lam", None), options.pop("k", None), options.pop("standardize", None)
     vcov, maxlags = options.pop("vcov", "classical"), options.pop("maxlags", None)
@@ -229,8 +229,8 @@ def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fit_spectral(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.inference import make_vcov_spec
-    from attnreg.spectral_fit import fit_spectral_design
+    from attnreg.linear.inference import make_vcov_spec
+    from attnreg.linear.fit import fit_spectral_design
 
     spec = make_vcov_spec(options["vcov"], maxlags=options["maxlags"], n_obs=design.n_obs)
     return fit_spectral_design(design, name, options["tuning"], standardize=options["standardize"],

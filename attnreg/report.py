@@ -17,7 +17,7 @@ import pandas as pd
 from tabulate import tabulate
 
 if TYPE_CHECKING:
-    from attnreg.results import LinearResults
+    from attnreg.linear.results import LinearResults
 
 SIGNIF_LEGEND = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
 _EPS = 2.220446049250313e-16

@@ -9,7 +9,8 @@ import statsmodels.formula.api as smf
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg import report, spectral
+from attnreg import report
+from attnreg.linear import spectral
 from tests.conftest import ATOL_IDENTITY
 
 FORMULA = "y ~ x1 + np.log(x2) + C(g)"

@@ -8,7 +8,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.design import expand_dot
+from attnreg.formula.design import expand_dot
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_public_patsy_route_equals_fast_builder(mixed_frame: pd.DataFrame, formu
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # the fast builder relies on patsy private helpers; without them the public dmatrices
     # route must give the same design, rows, labels and fit
-    from attnreg import design
+    from attnreg.formula import design
 
     data = mixed_frame.copy()
     data.loc[data.index[[3, 10]], "x1"] = np.nan

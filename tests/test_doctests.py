@@ -110,7 +110,7 @@ def _result_classes() -> list[type]:
     from attnreg.attention import AttentionWeights, Embedding
     from attnreg.nn.results import NetworkResults
     from attnreg.report import Comparison, Summary
-    from attnreg.results import LinearResults
+    from attnreg.linear.results import LinearResults
     from attnreg.softmax.results import SoftmaxResults
     from attnreg.timeseries.forecast_results import ForecastResults
     from attnreg.timeseries.rolling import RollingResults

@@ -24,7 +24,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import attnreg as ar
-from attnreg import spectral
+from attnreg.linear import spectral
 from attnreg.exceptions import (
     DegenerateInferenceWarning,
     EstimabilityWarning,
@@ -33,8 +33,8 @@ from attnreg.exceptions import (
     RankDeficiencyWarning,
     ScaleWarning,
 )
-from attnreg.inference import make_vcov_spec, middle_matrix, wald_f
-from attnreg.selection import LOG_LAMBDA_XATOL
+from attnreg.linear.inference import make_vcov_spec, middle_matrix, wald_f
+from attnreg.linear.selection import LOG_LAMBDA_XATOL
 from tests.conftest import RTOL_EXACT, RTOL_SM
 
 FORMULA = "y ~ x1 + x2 + x3"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.formula_transforms import _Center, _Scale, _Standardize
+from attnreg.formula.transforms import _Center, _Scale, _Standardize
 
 from tests.conftest import REPO, RTOL_R
 

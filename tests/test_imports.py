@@ -86,7 +86,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_relative_and_function_level_imports_are_seen() -> None:
     graph = imports_of("attnreg.api")
-    assert {"attnreg.design", "attnreg.methods"} <= graph
+    assert {"attnreg.formula.design", "attnreg.methods"} <= graph
     assert "attnreg.softmax.fit" in imports_of("attnreg.methods")  # imported inside a function
 
 

@@ -8,7 +8,7 @@ read off a run (the figures quoted were measured with an 80-bit ``np.longdouble`
    printed data to float64 already commits, plus the rounding of the certified values to 15
    digits: Filip's data carry 7.6 correct digits of its coefficients, the integer Wampler
    data lose none.
-2. **The method.** :func:`attnreg.refinement.refine_ols` refines until the corrections stop
+2. **The method.** :func:`attnreg.linear.refinement.refine_ols` refines until the corrections stop
    shrinking, that is to the fixed point of Björck's refinement, whose accuracy is limited by
    the rounding errors of the residuals it forms in extended precision (unit roundoff
    ``U_EXT``) and of the float64 coefficients (``U``). To first order, those perturb c* by

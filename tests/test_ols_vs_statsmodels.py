@@ -9,7 +9,7 @@ import statsmodels.formula.api as smf
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg import spectral
+from attnreg.linear import spectral
 from tests.conftest import RTOL_SM
 
 FORMULA = "y ~ x1 + np.log(x2) + C(g)"

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import attnreg as ar
-from attnreg import refinement
-from attnreg.refinement import refine_ols, refine_ols_trace
-from attnreg.spectral import Spectrum, apply_filter, decompose, ols_filter
+from attnreg.linear import refinement
+from attnreg.linear.refinement import refine_ols, refine_ols_trace
+from attnreg.linear.spectral import Spectrum, apply_filter, decompose, ols_filter
 from tests.test_nist import NAMES, ExactOLS, coef_error_bound, exact_ols, load
 
 

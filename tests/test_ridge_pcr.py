@@ -142,7 +142,7 @@ def test_ridge_summary_states_conditional_inference(longley: pd.DataFrame) -> No
 def test_selection_is_the_same_with_u_recomputed(mixed_frame: pd.DataFrame, method: str,
                                                  criterion: str, monkeypatch) -> None:
     """Large designs recompute U from X instead of storing it: the same λ / k and scores."""
-    from attnreg import spectral
+    from attnreg.linear import spectral
 
     option = {"lam": criterion} if method == "ridge" else {"k": criterion}
     stored = ar.attnreg("y ~ x1 + x2 + C(g)", data=mixed_frame, method=method, **option)

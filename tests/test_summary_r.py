@@ -20,7 +20,7 @@ import pytest
 import attnreg as ar
 from attnreg import report
 from attnreg.exceptions import RankDeficiencyWarning
-from attnreg.results import LinearResults
+from attnreg.linear.results import LinearResults
 
 from tests.conftest import REPO
 

@@ -1,4 +1,4 @@
-"""Lag helpers, the time-index check and the minimum-lag parser of attnreg.timeseries.transforms."""
+"""Lag helpers, the time-index check and the minimum-lag parser of attnreg.formula.lags."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
 from attnreg.exceptions import DataError, FormulaError, OptionError
-from attnreg.timeseries import transforms
-from attnreg.timeseries.transforms import (
+from attnreg.formula import lags as transforms
+from attnreg.formula.lags import (
     check_time_index,
     diff,
     lag,

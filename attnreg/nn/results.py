@@ -19,7 +19,7 @@ import pandas as pd
 import patsy
 
 from attnreg._typing import FloatArray
-from attnreg.design import Design, DesignResultsMixin
+from attnreg.formula.design import Design, DesignResultsMixin
 from attnreg.exceptions import DataError, OptionError
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig, config_fields
 from attnreg.nn.train import NetworkFit, check_fit_options

@@ -3,7 +3,7 @@
 The estimator itself lives in :mod:`attnreg.softmax` (a pure fitter on arrays). This module
 builds the design from the formula (dropping the intercept column: a softmax over training
 rows is invariant to it), calls the fitter, and wraps the fit in a result object in the same
-house style as :class:`attnreg.results.LinearResults`.
+house style as :class:`attnreg.linear.results.LinearResults`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
-from attnreg.design import Design, DesignResultsMixin
+from attnreg.formula.design import Design, DesignResultsMixin
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g, residual_lines
 

@@ -20,7 +20,7 @@ from attnreg.timeseries.evaluation import (
     oos_r2,
     rmse,
 )
-from attnreg.timeseries.transforms import (
+from attnreg.formula.lags import (
     check_time_index,
     diff,
     lag,

@@ -22,10 +22,10 @@ import pandas as pd
 
 from attnreg._progress import Progress
 from attnreg._typing import IntArray
-from attnreg.design import Design, build_design
+from attnreg.formula.design import Design, build_design
 from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.timeseries.plan import ForecastPlan
-from attnreg.timeseries.transforms import check_time_index, min_lag
+from attnreg.formula.lags import check_time_index, min_lag
 
 SCHEMES = ("recursive", "rolling", "fixed")
 BENCHMARKS = ("mean",)
@@ -202,7 +202,7 @@ def _guard_leakage(design: Design, horizon: int, known: set[str]) -> None:
 
 
 def _factor_names(code: str) -> set[str]:
-    from attnreg.model_frame import names_in
+    from attnreg.formula.frame import names_in
 
     return set(names_in(code)) - {"lag", "lags", "diff", "np", "C", "I", "Q"}
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.design import Design
+from attnreg.formula.design import Design
 from attnreg.exceptions import RankDeficiencyWarning
 from attnreg.methods import get_method
 

@@ -12,7 +12,7 @@ import pandas as pd
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
-from attnreg.timeseries.transforms import check_time_index
+from attnreg.formula.lags import check_time_index
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
     (203, '2009Q3')
     """
     from attnreg.api import _capture_env, formula_namespace
-    from attnreg.design import build_design
+    from attnreg.formula.design import build_design
     from attnreg.methods import get_method, method_names
 
     estimator = get_method(method, among=method_names("rolling"))

@@ -16,7 +16,7 @@ import patsy
 
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, FormulaError, OptionError
-from attnreg.model_frame import (
+from attnreg.formula.frame import (
     align_to_rows,
     check_factor_code,
     names_in,
@@ -143,9 +143,9 @@ class Design:
     def __getstate__(self) -> dict[str, Any]:
         """Pickle support: patsy's design info and the formula's scope as plain data.
 
-        See :mod:`attnreg.formula_spec`; the scope keeps only the names the formula uses.
+        See :mod:`attnreg.formula.spec`; the scope keeps only the names the formula uses.
         """
-        from attnreg.formula_spec import FormulaSpec
+        from attnreg.formula.spec import FormulaSpec
 
         return {**self.__dict__, "design_info": FormulaSpec.from_design(self), "eval_env": None}
 
@@ -262,7 +262,7 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     _check_names(factors, frame, env, "data")
     codes = [f.code for f in factors]
     if uses_time_operator(codes):  # lag() shifts rows: rows must be periods in time order
-        from attnreg.timeseries.transforms import check_time_index
+        from attnreg.formula.lags import check_time_index
 
         check_time_index(frame.index)
     uses: dict[str, bool] = {}

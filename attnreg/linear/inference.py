@@ -37,7 +37,7 @@ import scipy.linalg as sla
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.spectral import Spectrum, binary_exponents
+from attnreg.linear.spectral import Spectrum, binary_exponents
 
 VcovType = Literal["classical", "HC0", "HC1", "HC2", "HC3", "HAC"]
 VCOV_TYPES: tuple[str, ...] = ("classical", "HC0", "HC1", "HC2", "HC3", "HAC")
@@ -77,7 +77,7 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
 
     Examples
     --------
-    >>> from attnreg.inference import make_vcov_spec
+    >>> from attnreg.linear.inference import make_vcov_spec
     >>> make_vcov_spec("HAC", n_obs=16)
     VcovSpec(kind='HAC', maxlags=2, adjust=False)
     >>> make_vcov_spec("HC3").label()
@@ -113,8 +113,8 @@ def coef_map(sp: Spectrum, f: FloatArray, n_coef: int) -> tuple[FloatArray, IntA
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
-    >>> from attnreg.inference import coef_map
+    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear.inference import coef_map
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> sp = spectral.decompose(X, df["TOTEMP"].to_numpy(), intercept=0, weights=None,
@@ -203,12 +203,12 @@ def vcov_matrix(sp: Spectrum, f: FloatArray, n_coef: int, *, spec: VcovSpec, sig
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> from attnreg.inference import make_vcov_spec, vcov_matrix
+    >>> from attnreg.linear.inference import make_vcov_spec, vcov_matrix
     >>> f = spectral.ols_filter(sp.s)
     >>> e = y - X @ spectral.apply_filter(sp, f, 6).coef
     >>> h = spectral.hat_diagonal(sp, f)
@@ -252,8 +252,8 @@ def wald_f(sp: Spectrum, f: FloatArray, coef: FloatArray,
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
-    >>> from attnreg.inference import make_vcov_spec, middle_matrix, wald_f
+    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear.inference import make_vcov_spec, middle_matrix, wald_f
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()

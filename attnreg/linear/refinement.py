@@ -3,7 +3,7 @@
 The spectral fit is backward stable; its forward error still grows like cond(Z)² ‖r‖ for
 least squares, and centring rounds the design. :func:`refine_ols` corrects the coefficients
 on the augmented system with residuals in ``np.longdouble``, reusing the decomposition of
-:mod:`attnreg.spectral`, until the corrections stop shrinking. :func:`attnreg.attnreg`
+:mod:`attnreg.linear.spectral`, until the corrections stop shrinking. :func:`attnreg.attnreg`
 applies it to OLS when cond(Z) exceeds ``REFINE_COND`` or the design has at most
 ``REFINE_MAX_SIZE`` cells.
 
@@ -28,9 +28,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from attnreg._tallqr import column_span, take_columns
+from attnreg.linear._tallqr import column_span, take_columns
 from attnreg._typing import FloatArray, IntArray
-from attnreg.spectral import _BLOCK_BYTES, Spectrum
+from attnreg.linear.spectral import _BLOCK_BYTES, Spectrum
 
 #: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
 #: design has at most REFINE_MAX_SIZE cells (there the refinement costs well under a
@@ -102,13 +102,13 @@ def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
     >>> coef = spectral.apply_filter(sp, spectral.ols_filter(sp.s), 6).coef
-    >>> from attnreg.refinement import refine_ols
+    >>> from attnreg.linear.refinement import refine_ols
     >>> refined = refine_ols(sp, X, y, coef)
     >>> print(f"{refined[5]:.8f}")  # residuals in extended precision, uncentred X
     1814.10135683
@@ -141,8 +141,8 @@ def refine_ols_trace(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArra
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
-    >>> from attnreg.refinement import refine_ols_trace
+    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear.refinement import refine_ols_trace
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()

@@ -20,7 +20,7 @@ from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.attention import AttentionWeights, Embedding, linear_weight_fn
-from attnreg.design import Design
+from attnreg.formula.design import Design
 from attnreg.exceptions import (
     DegenerateInferenceWarning,
     EstimabilityWarning,
@@ -28,7 +28,7 @@ from attnreg.exceptions import (
     OptionError,
     ScaleWarning,
 )
-from attnreg.inference import (
+from attnreg.linear.inference import (
     VcovSpec,
     make_vcov_spec,
     middle_matrix,
@@ -36,8 +36,8 @@ from attnreg.inference import (
     vcov_scaled,
     wald_f,
 )
-from attnreg.selection import Selection
-from attnreg.spectral import (
+from attnreg.linear.selection import Selection
+from attnreg.linear.spectral import (
     AliasRelations,
     Filtered,
     Spectrum,

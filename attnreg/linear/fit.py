@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from attnreg.design import Design
+from attnreg.formula.design import Design
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
-from attnreg.inference import make_vcov_spec
-from attnreg.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
-from attnreg.results import LinearResults
-from attnreg.selection import CRITERIA, Selection, select_k, select_lambda
-from attnreg.spectral import (
+from attnreg.linear.inference import make_vcov_spec
+from attnreg.linear.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
+from attnreg.linear.results import LinearResults
+from attnreg.linear.selection import CRITERIA, Selection, select_k, select_lambda
+from attnreg.linear.spectral import (
     ALIAS_TOL,
     Scaling,
     apply_filter,

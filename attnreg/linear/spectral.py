@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg as sla
 
-from attnreg._tallqr import TallQR, column_span, streaming_r, take_columns
+from attnreg.linear._tallqr import TallQR, column_span, streaming_r, take_columns
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 
@@ -73,7 +73,8 @@ SAFE_EXPONENT = 400
 #: condition number of Z; above it, U = Q U_R is formed from the Householder reflectors and kept
 LAZY_U_MAX_COND = 1e4
 #: ... and only for designs of more than this many cells (n_obs × columns): small designs keep
-#: U exactly (it costs nothing there, and OLS refines them with it; see :func:`attnreg.refinement.refine_ols`)
+#: U exactly (it costs nothing there, and OLS refines them with it; see
+#: :func:`attnreg.linear.refinement.refine_ols`)
 LAZY_U_MIN_CELLS = 200_000
 _BLOCK_BYTES = 1 << 21  # row blocks of about 2 MiB for passes over (n_obs, rank) arrays
 _LAZY_BLOCK_BYTES = 1 << 18  # rows of U recomputed at a time: 256 KiB (L2 sized, few temporaries)
@@ -95,7 +96,7 @@ def binary_exponents(size: FloatArray) -> IntArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.spectral import binary_exponents
+    >>> from attnreg.linear.spectral import binary_exponents
     >>> binary_exponents(np.array([1e300, 1.0, 0.0, 3e-300])).tolist()
     [997, 1, 0, -994]
     """
@@ -112,7 +113,7 @@ def column_norms(A: FloatArray) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.spectral import column_norms
+    >>> from attnreg.linear.spectral import column_norms
     >>> A = np.array([[3.0, 3e300, 3e-300], [4.0, 4e300, 4e-300]])
     >>> print(column_norms(A))  # the plain sums of squares overflow to inf and underflow to 0
     [5.e+000 5.e+300 5.e-300]
@@ -168,7 +169,7 @@ def unit_weights(n: int) -> FloatArray:
 
     Examples
     --------
-    >>> from attnreg.spectral import unit_weights
+    >>> from attnreg.linear.spectral import unit_weights
     >>> w = unit_weights(1_000_000)
     >>> w.shape, float(w.sum()), w.strides
     ((1000000,), 1000000.0, (0,))
@@ -188,7 +189,7 @@ class LeftVectors:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -377,7 +378,7 @@ class Spectrum:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -473,7 +474,7 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -735,7 +736,7 @@ def alias_relations(sp: Spectrum, X: FloatArray) -> AliasRelations:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=(20, 2))
     >>> X = np.column_stack([np.ones(20), x, x[:, 0] - 2 * x[:, 1]])
@@ -788,7 +789,7 @@ def ols_filter(s: FloatArray) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.spectral import ols_filter, pcr_filter, ridge_filter
+    >>> from attnreg.linear.spectral import ols_filter, pcr_filter, ridge_filter
     >>> s = np.array([3.0, 2.0, 1.0])
     >>> ols_filter(s).tolist(), pcr_filter(s, 2).tolist()
     ([1.0, 1.0, 1.0], [1.0, 1.0, 0.0])
@@ -804,7 +805,7 @@ def ridge_filter(s: FloatArray, lam: float) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.spectral import ridge_filter
+    >>> from attnreg.linear.spectral import ridge_filter
     >>> s = np.array([2.0, 1.0])
     >>> ridge_filter(s, 0.0).tolist(), ridge_filter(s, 4.0).tolist()
     ([1.0, 1.0], [0.5, 0.2])
@@ -822,7 +823,7 @@ def pcr_filter(s: FloatArray, k: int) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.spectral import pcr_filter
+    >>> from attnreg.linear.spectral import pcr_filter
     >>> pcr_filter(np.array([5.0, 3.0, 1.0, 0.5]), 1).tolist()
     [1.0, 0.0, 0.0, 0.0]
     """
@@ -857,7 +858,7 @@ def apply_filter(sp: Spectrum, f: FloatArray, n_coef: int) -> Filtered:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -891,7 +892,7 @@ def hat_diagonal(sp: Spectrum, f: FloatArray) -> FloatArray:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -924,7 +925,7 @@ def hat_and_weight_stats(sp: Spectrum, f: FloatArray,
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -989,7 +990,7 @@ def rss_of_filter(sp: Spectrum, f: FloatArray, fc: FloatArray | None = None) -> 
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()

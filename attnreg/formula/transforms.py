@@ -21,11 +21,11 @@ Examples
 >>> fit = ar.attnreg("y ~ center(x)", df)     # patsy's own center() would leave no rows
 >>> fit.nobs, round(float(fit.coef["(Intercept)"]), 4)
 (4, 3.25)
->>> from attnreg.formula_transforms import standardize
+>>> from attnreg.formula.transforms import standardize
 >>> z = standardize(np.array([1.0, 2.0, np.nan, 3.0]), ddof=1)
 >>> [round(float(v), 4) for v in z]
 [-1.0, 0.0, nan, 1.0]
->>> from attnreg.formula_transforms import scale
+>>> from attnreg.formula.transforms import scale
 >>> [round(float(v), 4) for v in scale(np.array([1.0, 2.0, np.nan, 3.0]))]  # as R's scale()
 [-1.0, 0.0, nan, 1.0]
 """

@@ -24,7 +24,7 @@ from scipy.optimize import minimize_scalar
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError, ScaleWarning
-from attnreg.spectral import Spectrum, hat_diagonal, pcr_filter, ridge_filter, rss_of_filter
+from attnreg.linear.spectral import Spectrum, hat_diagonal, pcr_filter, ridge_filter, rss_of_filter
 
 CRITERIA = ("gcv", "loo")
 _GRID_SIZE = 100
@@ -86,12 +86,12 @@ def gcv_scores(sp: Spectrum, F: FloatArray, Fc: FloatArray | None = None) -> Flo
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> from attnreg.selection import gcv_scores, loo_scores
+    >>> from attnreg.linear.selection import gcv_scores, loo_scores
     >>> F = np.column_stack([spectral.pcr_filter(sp.s, k) for k in (1, 3, 5)])
     >>> print(np.round(gcv_scores(sp, F)), np.round(loo_scores(sp, F)))
     [1537618.  314892.  134296.] [1456180.  291011.  160076.]
@@ -137,12 +137,12 @@ def select_lambda(sp: Spectrum, criterion: str) -> Selection:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> from attnreg.selection import select_lambda
+    >>> from attnreg.linear.selection import select_lambda
     >>> sel = select_lambda(sp, "gcv")
     >>> print(sel.criterion, f"{sel.value:.4g}", sel.grid.size)
     gcv 0.002015 100
@@ -185,12 +185,12 @@ def select_k(sp: Spectrum, criterion: str) -> Selection:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> from attnreg.selection import select_k
+    >>> from attnreg.linear.selection import select_k
     >>> sel = select_k(sp, "gcv")
     >>> sel.value, sel.grid.tolist()
     (5.0, [1.0, 2.0, 3.0, 4.0, 5.0])
@@ -213,12 +213,12 @@ def loo_residuals(sp: Spectrum, f: FloatArray) -> FloatArray:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg import spectral
+    >>> from attnreg.linear import spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> from attnreg.selection import loo_residuals
+    >>> from attnreg.linear.selection import loo_residuals
     >>> r = loo_residuals(sp, spectral.ols_filter(sp.s))
     >>> print(f"{np.mean(r**2):.1f}")  # the LOO score of OLS (PRESS / n)
     160076.3

@@ -2,7 +2,7 @@
 
 patsy refuses to pickle its design objects: ``DesignInfo``, ``EvalFactor``, ``Term``,
 ``ContrastMatrix``, ``EvalEnvironment`` and its stateful transforms raise
-``NotImplementedError``. A fit keeps a design so that :meth:`~attnreg.design.Design.rebuild`
+``NotImplementedError``. A fit keeps a design so that :meth:`~attnreg.formula.design.Design.rebuild`
 can build the design matrix of new rows. :class:`FormulaSpec` holds what that needs as plain
 data and builds the patsy objects again through patsy's constructors:
 
@@ -52,7 +52,7 @@ import patsy
 from attnreg.exceptions import FormulaError, FormulaPicklingError
 
 if TYPE_CHECKING:
-    from attnreg.design import Design
+    from attnreg.formula.design import Design
 
 __all__ = ["FormulaSpec"]
 
@@ -194,7 +194,7 @@ class _Scope:
 
     @classmethod
     def capture(cls, env: Any, codes: list[str], formula: str) -> _Scope:
-        from attnreg.model_frame import names_in
+        from attnreg.formula.frame import names_in
 
         ns = env.namespace
         names = dict.fromkeys(n for code in codes for n in names_in(code) if n in ns)
