@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose
 import attnreg as ar
 from attnreg import methods
 from attnreg.exceptions import OptionError
-from tests.test_forecast import FORMULA
+from tests.timeseries.test_forecast import FORMULA
 
 BLOCK = {"variant": "trimmed", "pca_components": 2, "max_epochs": 3, "seed": 3}
 

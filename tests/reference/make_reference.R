@@ -1,5 +1,5 @@
 #!/usr/bin/env Rscript
-# Generate the R golden reference values used by tests/test_against_r.py.
+# Generate the R golden reference values used by tests/linear/test_against_r.py.
 #
 # Purpose: R (stats::lm, sandwich, pls) is the reference implementation that
 # attnreg's OLS / WLS / robust-covariance / PCR results are checked against.

@@ -1,12 +1,12 @@
 #!/usr/bin/env Rscript
-# Write R's printed lm summaries, and R's scale(), for tests/test_summary_r.py.
+# Write R's printed lm summaries, and R's scale(), for tests/report/test_summary_r.py.
 #
 # For each case this script writes, under tests/reference/summaries/:
 #   <case>.csv  the data, one row per observation: the row name first (column "row"),
 #               numbers with 17 significant digits so that they read back bit for bit;
 #   <case>.txt  exactly what print(summary(lm(...))) prints, from sink().
 # and cases.json, which lists for each case the R call and the attnreg call that
-# tests/test_summary_r.py makes on the same CSV. Each fit is computed from the CSV as
+# tests/report/test_summary_r.py makes on the same CSV. Each fit is computed from the CSV as
 # read back, so R and attnreg see the same numbers. scale.json holds R's scale() of
 # a vector with a missing value. The Python tests never need R.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env Rscript
-# R's lm() with prior weights of zero: the reference for tests/test_input_rules.py.
+# R's lm() with prior weights of zero: the reference for tests/formula/test_input_rules.py.
 # Rows of weight zero are not part of the fit (nobs, df), but keep fitted values and
 # residuals; print(summary()) counts their weighted residual (0) in the quantiles.
 # Regenerate from the repository root: Rscript tests/reference/make_zero_weights.R

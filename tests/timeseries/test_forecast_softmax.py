@@ -6,7 +6,7 @@ import pandas as pd
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from tests.test_forecast import FORMULA
+from tests.timeseries.test_forecast import FORMULA
 
 
 def test_future_perturbation_softmax(series) -> None:

@@ -17,7 +17,7 @@ import attnreg as ar
 from attnreg.linear import refinement
 from attnreg.linear.refinement import refine_ols, refine_ols_trace
 from attnreg.linear.spectral import Spectrum, apply_filter, decompose, ols_filter
-from tests.test_nist import NAMES, ExactOLS, coef_error_bound, exact_ols, load
+from tests.linear.test_nist import NAMES, ExactOLS, coef_error_bound, exact_ols, load
 
 
 def _nist(nist_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray, ExactOLS]:

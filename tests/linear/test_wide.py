@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from tests.conftest import ATOL_IDENTITY, RTOL_EXACT
-from tests.test_ridge_pcr import brute_force_gcv, brute_force_loo
+from tests.linear.test_ridge_pcr import brute_force_gcv, brute_force_loo
 
 N, P = 20, 50
 
@@ -198,7 +198,7 @@ def test_tall_and_wide_agree_at_the_boundary(wide: pd.DataFrame) -> None:
 
 def test_summary_and_robust_vcov(wide: pd.DataFrame) -> None:
     # LOO leaves 6.6 residual df here; GCV interpolates (λ → 0, df → 0: NaN inference, see
-    # tests/test_edge_numerics.py)
+    # tests/linear/test_edge_numerics.py)
     fit = ar.attnreg(FORMULA, data=wide, method="ridge", lam="loo")
     text = str(fit.summary())
     assert "chosen by LOO" in text and "effective df tr(H)" in text

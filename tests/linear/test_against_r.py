@@ -55,7 +55,7 @@ import pytest
 import attnreg as ar
 from tests.conftest import RTOL_R, RTOL_R_VCOV  # 1e-8 and 1e-6
 
-REFERENCE_PATH = Path(__file__).parent / "reference" / "r_reference.json"
+REFERENCE_PATH = Path(__file__).parents[1] / "reference" / "r_reference.json"
 REF: dict[str, Any] = json.loads(REFERENCE_PATH.read_text(encoding="utf-8"))
 CASES: dict[str, dict[str, Any]] = REF["cases"]
 CASE_NAMES = sorted(CASES)

@@ -366,7 +366,7 @@ def _r_zero_weights() -> dict:
     import json
     from pathlib import Path
 
-    return json.loads((Path(__file__).parent / "reference" / "zero_weights.json").read_text())
+    return json.loads((Path(__file__).parents[1] / "reference" / "zero_weights.json").read_text())
 
 
 def test_zero_weights_match_r():
