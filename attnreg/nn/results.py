@@ -214,8 +214,8 @@ class NetworkResults(DesignResultsMixin):
                   f"{n_val} validation rows, 5 shuffles):"]
         table = self.permutation_importance().rename(columns={"importance": "Importance",
                                                               "std": "Std. Dev."})
-        return Summary(title=f"attnreg {self.method} fit", header=header, table=table,
-                       footer=self._footer(), stars=False)
+        return Summary.from_lines(f"attnreg {self.method} fit", header, table, self._footer(),
+                                  stars=False)
 
     def _footer(self) -> list[str]:
         h, o = self.fit.history, self.fit.options

@@ -248,8 +248,7 @@ class SoftmaxResults(DesignResultsMixin):
             "Classical standard errors are not available for this estimator: the metric is "
             "learned and selected on a validation split, so no t or F tests are reported.",
         ]
-        return Summary(title="attnreg softmax fit", header=header, table=table, footer=footer,
-                       stars=False)
+        return Summary.from_lines("attnreg softmax fit", header, table, footer, stars=False)
 
     def __repr__(self) -> str:
         return (f"<attnreg softmax fit: {self.design.formula}; n={self.nobs}; "

@@ -211,8 +211,8 @@ class ForecastResults:
             footer.append(f"{name} over origins: min {fmt_g(float(np.nanmin(self.tuning_path)))}, "
                           f"median {fmt_g(float(np.nanmedian(self.tuning_path)))}, max "
                           f"{fmt_g(float(np.nanmax(self.tuning_path)))}")
-        return Summary(title="attnreg forecast evaluation", header=header, table=table,
-                       footer=footer, stars=False)
+        return Summary.from_lines("attnreg forecast evaluation", header, table, footer,
+                                  stars=False)
 
     # ------------------------------------------------------------ attention over the past
     def _index_of(self, target: Any) -> int:

@@ -9,7 +9,6 @@ import statsmodels.formula.api as smf
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg import report
 from attnreg.linear import spectral
 from tests.conftest import ATOL_IDENTITY
 
@@ -131,7 +130,7 @@ def test_summary_weight_statistics_match_the_full_matrix(fit) -> None:
     assert m == fit.nobs  # small n: every training row is a query
     assert_allclose(neg, np.minimum(W, 0).sum(axis=1), atol=ATOL_IDENTITY)
     assert_allclose(lev, (W**2).sum(axis=1), atol=ATOL_IDENTITY)
-    ref_neg, ref_lev, _ = report._sampled_weight_stats(fit)
+    ref_neg, ref_lev, _ = fit._sampled_weight_stats()
     assert_allclose(neg, ref_neg, atol=ATOL_IDENTITY)
     assert_allclose(lev, ref_lev, atol=ATOL_IDENTITY)
 

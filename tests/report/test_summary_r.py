@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
-from attnreg import report
+from attnreg.report import rformat as report
 from attnreg.exceptions import RankDeficiencyWarning
 from attnreg.linear.results import LinearResults
 

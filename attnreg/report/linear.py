@@ -1,0 +1,88 @@
+"""The summary of a linear fit: what R's ``summary.lm`` computes, as sections of numbers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg.report.sections import (
+    AttentionSummary,
+    Call,
+    Coefficients,
+    FitStatistics,
+    Penalty,
+    Residuals,
+)
+from attnreg.report.summary import Summary
+
+if TYPE_CHECKING:
+    from attnreg.linear.results import LinearResults
+
+__all__ = ["linear_summary"]
+
+
+def linear_summary(res: LinearResults) -> Summary:
+    """The ``summary.lm``-style report of a spectral fit (OLS, WLS, ridge, PCR)."""
+    w = res.design.weights
+    resid_w = _summary_residuals(res)
+    residuals = Residuals(resid_w.to_numpy(), tuple(str(v) for v in resid_w.index),
+                          w is not None and bool(np.ptp(w) != 0), float(res.df_resid))
+    table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
+                          "t value": res.t_value, "Pr(>|t|)": res.p_value})
+    sections: list[Any] = [Call(res.call), residuals,
+                           Coefficients(table, n_aliased=len(res.aliased)), _fit_statistics(res)]
+    if res.selection is not None:
+        sections.append(_penalty(res))
+    sections.append(_attention(res))
+    return Summary(title=f"attnreg {res.method} fit", sections=tuple(sections))
+
+
+def _summary_residuals(res: LinearResults) -> pd.Series:
+    """Weighted residuals of every data row, 0 for rows of weight zero (as R's summary)."""
+    zero, labels = res.design.zero_weight, res.design.row_labels
+    if zero is None:
+        return pd.Series(res._resid_w, index=labels, copy=False)
+    return zero.all_rows(res._resid_w, labels, np.zeros(len(zero.labels)), "resid")
+
+
+def _fit_statistics(res: LinearResults) -> FitStatistics:
+    has_model = res.df_model > 0
+    ft = res.f_test if has_model else None
+    return FitStatistics(
+        sigma=float(res.sigma), df_resid=float(res.df_resid), effective=res.method != "ols",
+        n_deleted=int(res.design.dropped_labels.size),
+        r_squared=float(res.r_squared) if has_model else None,
+        adj_r_squared=float(res.adj_r_squared) if has_model else None,
+        f_statistic=None if ft is None else float(ft.statistic),
+        f_df1=None if ft is None else float(ft.df1),
+        f_df2=None if ft is None else float(ft.df2),
+        f_p_value=None if ft is None else float(ft.p_value),
+        covariance=res.vcov_spec.kind, covariance_label=res.vcov_spec.label())
+
+
+def _penalty(res: LinearResults) -> Penalty:
+    sel = res.selection
+    assert sel is not None
+    return Penalty(method=res.method, parameter="lambda" if res.method == "ridge" else "k",
+                   value=float(sel.value), criterion=sel.criterion,
+                   n_candidates=int(sel.grid.size), standardized=bool(res.standardize),
+                   edf=float(res.edf))
+
+
+def _row_label(label: Any) -> str:
+    """A row label as the reader wrote it: strings quoted, numbers (numpy's too) plain."""
+    return repr(label) if isinstance(label, str) else str(label)
+
+
+def _attention(res: LinearResults) -> AttentionSummary:
+    h = res._hat
+    neg, lev, m = res._sampled_weight_stats()
+    imax = int(np.argmax(h))
+    return AttentionSummary(
+        leverage_mean=float(h.mean()), leverage_max=float(h[imax]),
+        leverage_max_row=_row_label(res.design.row_labels[imax]),
+        neighbours_median=float(np.median(1 / lev)), neighbours_min=float(np.min(1 / lev)),
+        negative_median=float(np.median(neg)), negative_min=float(np.min(neg)),
+        n_sampled=int(m), n_rows=int(res.nobs))
