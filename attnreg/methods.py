@@ -31,12 +31,15 @@ from typing import Any
 import numpy as np
 
 from attnreg._typing import FloatArray
-from attnreg.formula.design import Design
 from attnreg.exceptions import OptionError
+from attnreg.formula.design import Design
+from attnreg.linear.rules import RULES
 
-__all__ = ["METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Estimator", "call_string",
+__all__ = ["DEFAULT_METHOD", "METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Estimator", "call_string",
            "get_method", "method_names", "register"]
 
+#: The method ``attnreg()`` fits when none is named (not shown in the call string).
+DEFAULT_METHOD = next(iter(RULES))
 #: The front door's keywords for the spectral family (``attnreg(..., lam=, k=, ...)``).
 SPECTRAL_KEYWORDS = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
 
@@ -197,7 +200,7 @@ def call_string(formula: str, method: str, options: Mapping[str, Any], *,
     "attnreg(formula = y ~ x, data = data, method = 'ridge', lam = 0.5)"
     """
     parts = [f"formula = {formula.strip()}", "data = data"]
-    if method != "ols":
+    if method != DEFAULT_METHOD:
         parts.append(f"method = {method!r}")
     shown = METHODS[method].call_options if method in METHODS else ()
     parts += [f"{name} = {options[name]!r}" for name in shown if options.get(name) is not None]
@@ -224,7 +227,7 @@ def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(tol, numbers.Real) or not 0 <= float(tol) < 1:
         raise OptionError(f"tol must be in [0, 1), however: {tol=}")
     make_vcov_spec(vcov, maxlags=maxlags)  # validated before any work
-    return {"tuning": tuning, "standardize": name != "ols" if std is None else std,
+    return {"tuning": tuning, "standardize": RULES[name].penalized if std is None else std,
             "vcov": vcov, "maxlags": maxlags, "tol": float(tol)}
 
 
@@ -241,17 +244,12 @@ def _predict_spectral(result: Any, X: FloatArray) -> FloatArray:
     return X @ np.nan_to_num(result.filtered.coef)
 
 
-register(Estimator("ols", "spectral", "ordinary (or weighted) least squares",
-                   Capabilities(weights=True, vcov=True, rolling=True, updating=True),
-                   _check_spectral, _fit_spectral, _predict_spectral))
-register(Estimator("ridge", "spectral", "ridge regression, lambda by GCV or leave-one-out",
-                   Capabilities(weights=True, wide=True, vcov=True, rolling=True, updating=True),
-                   _check_spectral, _fit_spectral, _predict_spectral, tuning="lam",
-                   call_options=("lam",)))
-register(Estimator("pcr", "spectral", "principal-component regression, k by GCV or LOO",
-                   Capabilities(weights=True, wide=True, vcov=True, rolling=True),
-                   _check_spectral, _fit_spectral, _predict_spectral, tuning="k",
-                   call_options=("k",)))
+for _rule in RULES.values():  # the spectral family: one entry per method in linear/rules.py
+    register(Estimator(_rule.name, "spectral", _rule.title,
+                       Capabilities(weights=True, wide=_rule.penalized, vcov=True, rolling=True,
+                                    updating=_rule.updating),
+                       _check_spectral, _fit_spectral, _predict_spectral, tuning=_rule.tuning,
+                       call_options=() if _rule.tuning is None else (_rule.tuning,)))
 
 
 # ------------------------------------------------------------------------------ softmax

@@ -135,17 +135,20 @@ def plot_selection(fit: Any, ax: Any = None) -> Any:
     if sel is None or sel.grid.size == 0:
         raise OptionError("plot_selection needs a ridge or PCR fit with lam/k chosen by 'gcv' "
                           "or 'loo'")
+    from attnreg.linear.rules import RULES
+
+    rule = RULES[fit.method]
     ax = _axes(ax)
-    ax.plot(sel.grid, sel.scores, marker="." if fit.method == "pcr" else None)
+    ax.plot(sel.grid, sel.scores, marker="." if rule.counts else None)
     ax.axvline(sel.value, color="tab:red", ls="--", lw=1)
-    if fit.method == "ridge":
+    if rule.counts:
+        ax.set_xlabel("number of components k")
+    else:
         ax.set_xscale("log")
         ax.set_xlabel("lambda (standardised scale)")
-    else:
-        ax.set_xlabel("number of components k")
     ax.set_ylabel(sel.criterion.upper())
     ax.set_title(f"{sel.criterion.upper()} curve; chosen {fit.method} "
-                 f"{'lambda' if fit.method == 'ridge' else 'k'} = {sel.value:.4g}")
+                 f"{rule.parameter} = {sel.value:.4g}")
     return ax
 
 

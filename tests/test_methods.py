@@ -29,10 +29,15 @@ def test_every_front_door_lists_the_registry() -> None:
     assert methods.method_names("torch") == ("softmax", "block", "ftt")
 
 
-def test_each_method_is_registered_once() -> None:
-    source = inspect.getsource(methods)
+def test_each_method_is_declared_once() -> None:
+    from attnreg.linear import rules
+
+    registry, spectral = inspect.getsource(methods), inspect.getsource(rules)
     for name in methods.method_names():
-        assert source.count(f'register(Estimator("{name}"') == 1
+        declared = (registry.count(f'register(Estimator("{name}"'),
+                    spectral.count(f'SpectralRule("{name}"'))
+        assert sorted(declared) == [0, 1], name
+        assert (declared[1] == 1) == (methods.METHODS[name].family == "spectral")
     with pytest.raises(OptionError, match="'ols' is already registered"):
         methods.register(methods.METHODS["ols"])
 

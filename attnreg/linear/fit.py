@@ -1,7 +1,7 @@
-"""Fitting OLS, ridge and PCR on a built design: decompose, choose lambda/k, filter, refine.
+"""Fitting a spectral method on a built design: decompose, choose lambda/k, filter, refine.
 
-The formula-free core of the spectral family (what R's ``lm.fit`` is to ``lm()``);
-:mod:`attnreg.methods` registers it for ``method="ols"``, ``"ridge"`` and ``"pcr"``.
+The formula-free core of the spectral family (what R's ``lm.fit`` is to ``lm()``); the
+methods themselves are declared in :mod:`attnreg.linear.rules`.
 """
 
 from __future__ import annotations
@@ -11,23 +11,14 @@ import numbers
 import warnings
 from typing import Any
 
-import numpy as np
-
 from attnreg.formula.design import Design
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.linear.inference import make_vcov_spec
 from attnreg.linear.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
 from attnreg.linear.results import LinearResults
-from attnreg.linear.selection import CRITERIA, Selection, select_k, select_lambda
-from attnreg.linear.spectral import (
-    ALIAS_TOL,
-    Scaling,
-    apply_filter,
-    decompose,
-    ols_filter,
-    pcr_filter,
-    ridge_filter,
-)
+from attnreg.linear.rules import RULES, SpectralRule
+from attnreg.linear.selection import CRITERIA, Selection
+from attnreg.linear.spectral import ALIAS_TOL, Scaling, apply_filter, decompose
 
 __all__ = ["check_tuning", "fit_spectral_design"]
 
@@ -35,35 +26,36 @@ __all__ = ["check_tuning", "fit_spectral_design"]
 def fit_spectral_design(design: Design, method: str, tuning: float | str | None, *,
                         standardize: bool, tol: float = ALIAS_TOL, call: str = "",
                         vcov_spec: Any = None) -> LinearResults:
-    """Fit OLS, ridge or PCR on a built design (the formula-free core of :func:`attnreg`)."""
-    if method == "ols" and design.n_obs <= design.n_coef:
+    """Fit a spectral method (:data:`attnreg.linear.rules.RULES`) on a built design.
+
+    The formula-free core of :func:`attnreg.attnreg` for OLS, ridge and PCR; ``tuning`` is
+    the λ or k to use, or the criterion (``"gcv"``, ``"loo"``) that chooses it.
+    """
+    rule = RULES[method]
+    if not rule.penalized and design.n_obs <= design.n_coef:
+        wide = " and ".join(r.label for r in RULES.values() if r.penalized)
         raise DataError(f"n_obs ({design.n_obs}) must exceed the number of coefficients "
-                        f"({design.n_coef}); use fewer terms or more rows (ridge and PCR "
-                        "accept wide designs)")
+                        f"({design.n_coef}); use fewer terms or more rows ({wide} accept wide "
+                        "designs)")
     if design.n_obs < 2:
         raise DataError(f"n_obs ({design.n_obs}) must be at least 2")
     n_pred = design.n_coef - (1 if design.intercept else 0)
-    if method == "pcr" and not isinstance(tuning, str) and int(tuning) > n_pred:  # type: ignore[arg-type]
-        raise OptionError(f"k must be between 1 and the number of predictors ({n_pred}), "
-                          f"however: k={tuning}")
+    if rule.counts and not isinstance(tuning, str) and int(tuning) > n_pred:  # type: ignore[arg-type]
+        raise OptionError(f"{rule.tuning} must be between 1 and the number of predictors "
+                          f"({n_pred}), however: {rule.tuning}={tuning}")
     intercept = 0 if design.intercept else None
-    scaling: Scaling = "norm" if method == "ols" else ("sd" if standardize else "none")
+    scaling: Scaling = "norm" if not rule.penalized else ("sd" if standardize else "none")
     sp = decompose(design.X, design.y, intercept=intercept, weights=design.weights,
                    scaling=scaling, tol=tol)
     if sp.aliased.size:
         names = [design.column_names[j] for j in sp.aliased]
         warnings.warn(f"{len(names)} coefficient(s) not defined because of singularities: "
                       f"{', '.join(names)}", RankDeficiencyWarning, stacklevel=3)
-    selection = _select(sp, method, tuning)
-    if method == "ols":
-        f = ols_filter(sp.s)
-    elif method == "ridge":
-        f = ridge_filter(sp.s, selection.value)  # type: ignore[union-attr]
-    else:
-        f = pcr_filter(sp.s, int(selection.value))  # type: ignore[union-attr]
+    selection = _select(sp, rule, tuning)
+    f = rule.filter(sp.s, None if selection is None else selection.value)
     filtered = apply_filter(sp, f, design.n_coef)
-    if method == "ols" and sp.rank and (sp.s[0] / sp.s[-1] > REFINE_COND
-                                        or design.X.size <= REFINE_MAX_SIZE):
+    if rule.refine and sp.rank and (sp.s[0] / sp.s[-1] > REFINE_COND
+                                    or design.X.size <= REFINE_MAX_SIZE):
         filtered = dataclasses.replace(
             filtered, coef=refine_ols(sp, design.X, design.y, filtered.coef))
     return LinearResults(design=design, method=method, spectrum=sp, filtered=filtered,
@@ -71,41 +63,42 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
                          call=call or design.formula, standardize=standardize)
 
 
-def _select(sp: Any, method: str, tuning: float | str | None) -> Selection | None:
-    if method == "ols":
+def _select(sp: Any, rule: SpectralRule, tuning: float | str | None) -> Selection | None:
+    if rule.select is None:
         return None
     if isinstance(tuning, str):
-        return select_lambda(sp, tuning) if method == "ridge" else select_k(sp, tuning)
-    if method == "pcr" and int(tuning) > sp.rank:  # type: ignore[arg-type]
-        raise OptionError(f"k must be between 1 and the rank of the predictors ({sp.rank}), "
-                          f"however: k={tuning}")
-    return Selection("fixed", float(tuning), np.zeros(0), np.zeros(0))  # type: ignore[arg-type]
+        return rule.select(sp, tuning)
+    if rule.counts and int(tuning) > sp.rank:  # type: ignore[arg-type]
+        raise OptionError(f"{rule.tuning} must be between 1 and the rank of the predictors "
+                          f"({sp.rank}), however: {rule.tuning}={tuning}")
+    return rule.fixed(float(tuning))  # type: ignore[arg-type]
 
 
 def check_tuning(method: str, lam: Any, k: Any) -> float | str | None:
     """Validate ``lam`` / ``k`` for a spectral method; the criterion or number to use."""
-    if method != "ridge" and lam is not None:
-        raise OptionError(f"lam applies to method 'ridge' only, however: {method=}, {lam=}")
-    if method != "pcr" and k is not None:
-        raise OptionError(f"k applies to method 'pcr' only, however: {method=}, {k=}")
-    if method == "ridge":
-        lam = "gcv" if lam is None else lam
-        if isinstance(lam, str):
-            if lam not in CRITERIA:
-                raise OptionError(f"lam must be a number >= 0 or one of {CRITERIA}, however: {lam=}")
-            return lam
-        if not isinstance(lam, numbers.Real) or isinstance(lam, bool) \
-                or not 0.0 <= float(lam) < float("inf"):
-            raise OptionError(f"lam must be a finite number >= 0 or one of {CRITERIA}, "
-                              f"however: {lam=}")
-        return float(lam)
-    if method == "pcr":
-        k = "gcv" if k is None else k
-        if isinstance(k, str):
-            if k not in CRITERIA:
-                raise OptionError(f"k must be a positive integer or one of {CRITERIA}, however: {k=}")
-            return k
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-            raise OptionError(f"k must be a positive integer or one of {CRITERIA}, however: {k=}")
-        return int(k)
-    return None
+    rule = RULES[method]
+    for option, value in (("lam", lam), ("k", k)):
+        if value is not None and option != rule.tuning:
+            owner = next(n for n, r in RULES.items() if r.tuning == option)
+            raise OptionError(f"{option} applies to method {owner!r} only, however: "
+                              f"{method=}, {option}={value!r}")
+    if rule.tuning is None:
+        return None
+    value, name = (lam if rule.tuning == "lam" else k), rule.tuning
+    value = "gcv" if value is None else value
+    kind = "a positive integer" if rule.counts else "a number >= 0"
+    if isinstance(value, str):
+        if value not in CRITERIA:
+            raise OptionError(f"{name} must be {kind} or one of {CRITERIA}, however: "
+                              f"{name}={value!r}")
+        return value
+    if rule.counts:
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise OptionError(f"{name} must be {kind} or one of {CRITERIA}, however: "
+                              f"{name}={value!r}")
+        return int(value)
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+            or not 0.0 <= float(value) < float("inf"):
+        raise OptionError(f"{name} must be a finite number >= 0 or one of {CRITERIA}, "
+                          f"however: {name}={value!r}")
+    return float(value)

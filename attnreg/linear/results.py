@@ -36,6 +36,7 @@ from attnreg.linear.inference import (
     vcov_scaled,
     wald_f,
 )
+from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import (
     AliasRelations,
@@ -130,12 +131,14 @@ class LinearResults:
     @property
     def lam(self) -> float | None:
         """Ridge penalty λ (on the standardised scale), or None."""
-        return self.selection.value if self.method == "ridge" and self.selection else None
+        tuned = self.selection is not None and RULES[self.method].tuning == "lam"
+        return self.selection.value if tuned else None  # type: ignore[union-attr]
 
     @property
     def k(self) -> int | None:
         """Number of principal components (PCR), or None."""
-        return int(self.selection.value) if self.method == "pcr" and self.selection else None
+        tuned = self.selection is not None and RULES[self.method].tuning == "k"
+        return int(self.selection.value) if tuned else None  # type: ignore[union-attr]
 
     @property
     def edf(self) -> float:

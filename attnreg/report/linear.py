@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from attnreg.linear.rules import RULES
 from attnreg.report.sections import (
     AttentionSummary,
     Call,
@@ -51,7 +52,7 @@ def _fit_statistics(res: LinearResults) -> FitStatistics:
     has_model = res.df_model > 0
     ft = res.f_test if has_model else None
     return FitStatistics(
-        sigma=float(res.sigma), df_resid=float(res.df_resid), effective=res.method != "ols",
+        sigma=float(res.sigma), df_resid=float(res.df_resid), effective=RULES[res.method].penalized,
         n_deleted=int(res.design.dropped_labels.size),
         r_squared=float(res.r_squared) if has_model else None,
         adj_r_squared=float(res.adj_r_squared) if has_model else None,
@@ -65,7 +66,7 @@ def _fit_statistics(res: LinearResults) -> FitStatistics:
 def _penalty(res: LinearResults) -> Penalty:
     sel = res.selection
     assert sel is not None
-    return Penalty(method=res.method, parameter="lambda" if res.method == "ridge" else "k",
+    return Penalty(method=res.method, parameter=RULES[res.method].parameter,
                    value=float(sel.value), criterion=sel.criterion,
                    n_candidates=int(sel.grid.size), standardized=bool(res.standardize),
                    edf=float(res.edf))
