@@ -19,7 +19,8 @@ import pandas as pd
 import patsy
 
 from attnreg._typing import FloatArray
-from attnreg.formula.design import Design, DesignResultsMixin
+from attnreg.formula.design import Design
+from attnreg.results_base import PredictorResults
 from attnreg.exceptions import DataError, OptionError
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig, config_fields
 from attnreg.nn.train import NetworkFit, check_fit_options
@@ -62,7 +63,7 @@ def resolve_network_options(method: str, options: dict[str, Any]) -> tuple[Block
 
 
 @dataclass(frozen=True)
-class NetworkResults(DesignResultsMixin):
+class NetworkResults(PredictorResults):
     """A fitted Regression Block or FT-Transformer. Immutable; derived quantities are cached.
 
     Attributes
@@ -104,21 +105,6 @@ class NetworkResults(DesignResultsMixin):
         """One row per epoch: train_loss, val_loss (standardised MSE), lr, best (bool)."""
         return self.fit.history.to_frame()
 
-    @cached_property
-    def _X(self) -> FloatArray:
-        return self.design.predictor_matrix(self.method)
-
-    @cached_property
-    def fitted(self) -> pd.Series:
-        """Predictions for every training row (the validation split included)."""
-        return pd.Series(self.fit.predict(self._X), index=self.design.row_labels, name="fitted")
-
-    @cached_property
-    def resid(self) -> pd.Series:
-        """y − fitted."""
-        return pd.Series(self.design.y - self.fitted.to_numpy(), index=self.design.row_labels,
-                         name="resid")
-
     def _r2(self, rows: np.ndarray) -> float:
         y = self.design.y[rows]
         return 1.0 - float(np.sum(self.resid.to_numpy()[rows] ** 2) / np.sum((y - y.mean()) ** 2))
@@ -137,18 +123,6 @@ class NetworkResults(DesignResultsMixin):
     def sigma(self) -> float:
         """Root mean squared residual on the rows trained on."""
         return float(np.sqrt(np.mean(self.resid.to_numpy()[self.fit.fit_rows] ** 2)))
-
-    def predict(self, newdata: Any = None) -> pd.Series:
-        """Predictions for new rows (original scale); rows with missing values give NaN."""
-        if newdata is None:
-            return self.fitted.rename("fit")
-        X, labels = self.design.rebuild(newdata)
-        X = X[:, 1:] if self.design.intercept else X
-        ok = np.isfinite(X).all(axis=1)
-        out = np.full(X.shape[0], np.nan)
-        if ok.any():
-            out[ok] = self.fit.predict(X[ok])
-        return pd.Series(out, index=labels, name="fit")
 
     def _response(self, newdata: Any) -> FloatArray:
         """The response of ``newdata``, evaluated as in the formula (NaN where missing)."""

@@ -17,7 +17,8 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
-from attnreg.formula.design import Design, DesignResultsMixin
+from attnreg.formula.design import Design
+from attnreg.results_base import PredictorResults
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g, residual_lines
 
@@ -76,7 +77,7 @@ class SoftmaxWeights:
 
 
 @dataclass(frozen=True)
-class SoftmaxResults(DesignResultsMixin):
+class SoftmaxResults(PredictorResults):
     """A fitted softmax attention regression. Immutable; derived quantities are cached.
 
     Attributes
@@ -107,21 +108,6 @@ class SoftmaxResults(DesignResultsMixin):
     call: str = ""
     method: str = "softmax"
 
-    @cached_property
-    def _X(self) -> FloatArray:
-        return self.design.predictor_matrix("softmax")
-
-    @cached_property
-    def fitted(self) -> pd.Series:
-        """In-sample predictions (every training row is a key, itself included)."""
-        return pd.Series(self.fit.predict(self._X), index=self.design.row_labels, name="fitted")
-
-    @cached_property
-    def resid(self) -> pd.Series:
-        """In-sample residuals y − fitted."""
-        return pd.Series(self.design.y - self.fitted.to_numpy(), index=self.design.row_labels,
-                         name="resid")
-
     @property
     def r_squared(self) -> float:
         """In-sample R²."""
@@ -142,24 +128,6 @@ class SoftmaxResults(DesignResultsMixin):
     def sigma(self) -> float:
         """Root mean squared in-sample residual."""
         return float(np.sqrt(np.mean(self.resid.to_numpy() ** 2)))
-
-    def predict(self, newdata: Any = None) -> pd.Series:
-        """Predictions for new rows (or the training rows), original scale.
-
-        Rows of ``newdata`` with missing values give NaN, as for the linear methods.
-        """
-        X, labels = self._query(newdata)
-        ok = np.isfinite(X).all(axis=1)
-        out = np.full(X.shape[0], np.nan)
-        if ok.any():
-            out[ok] = self.fit.predict(X if ok.all() else X[ok])
-        return pd.Series(out, index=labels, name="fit")
-
-    def _query(self, newdata: Any) -> tuple[FloatArray, pd.Index]:
-        if newdata is None:
-            return self._X, self.design.row_labels
-        X, labels = self.design.rebuild(newdata)
-        return (X[:, 1:] if self.design.intercept else X), labels
 
     def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> AttentionWeights:
         """Convex attention weights of each prediction over the training rows.

@@ -1,0 +1,229 @@
+"""Building the model matrices fast: patsy's semantics, one pass into a C-contiguous array.
+
+patsy's ``dmatrices(..., return_type="dataframe")`` evaluates every factor through pandas,
+assembles the design column by column into a C-ordered matrix (a strided write per column),
+wraps it in a DataFrame and is then copied once more to a C-contiguous array. For a large
+design that is several passes and up to three copies of the matrix. The builder here keeps
+patsy's semantics (patsy's own design infos, factor evaluation, NA rules, index checks and,
+for anything but plain numeric terms, patsy's own column builder), but evaluates numeric
+factors straight to arrays (views of the data's columns when possible) and writes the design
+once, block of rows by block of rows, into the final C-contiguous matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from attnreg._typing import BoolArray, FloatArray, IntArray
+from attnreg.exceptions import DataError
+
+__all__ = ["check_finite", "model_arrays", "model_arrays_public"]
+
+_BUILD_BLOCK_BYTES = 1 << 21  # rows per block: about 2 MiB of design (cache sized)
+
+
+@dataclass(frozen=True)
+class _Built:
+    y: FloatArray  # (n_rows, n_y) float64
+    X: FloatArray  # (n_rows, n_coef) float64, C-contiguous
+    labels: pd.Index  # row labels of the rows kept
+    rows: IntArray  # their positions in the data
+    y_info: Any
+    x_info: Any
+
+
+def model_arrays(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
+    """``patsy.dmatrices(desc, frame, eval_env=env, NA_action="drop")`` as arrays, fast.
+
+    The fast builder uses three of patsy's private helpers; should a patsy release move them,
+    the public ``patsy.dmatrices`` (slower, same result) is used instead.
+    """
+    try:
+        from patsy.build import _build_subterm, _CheckMatch, _eval_factor, _max_allowed_dim  # noqa: F401
+    except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
+        return model_arrays_public(desc, frame, env)
+    return _model_arrays_fast(desc, frame, env)
+
+
+def model_arrays_public(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
+    """The public-API route: ``patsy.dmatrices`` on a positional index, then relabelled."""
+    positional = frame.set_axis(pd.RangeIndex(len(frame)), axis=0)
+    y_df, X_df = patsy.dmatrices(desc, positional, eval_env=env, NA_action="drop",
+                                 return_type="dataframe")
+    if len(y_df.columns) == 0:  # pragma: no cover - patsy raises this itself
+        raise patsy.PatsyError("model is missing required outcome variables")
+    rows = np.asarray(X_df.index, dtype=np.int64)
+    return _Built(y=np.ascontiguousarray(y_df.to_numpy(dtype=np.float64)),
+                  X=np.ascontiguousarray(X_df.to_numpy(dtype=np.float64)),
+                  labels=frame.index[rows], rows=rows,
+                  y_info=y_df.design_info, x_info=X_df.design_info)
+
+
+def _model_arrays_fast(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
+    """The fast route (see the comment above :class:`_Built`)."""
+    from patsy.build import _CheckMatch
+
+    na = patsy.NAAction("drop")
+    y_info, x_info = patsy.design_matrix_builders([desc.lhs_termlist, desc.rhs_termlist],
+                                                  lambda: iter([frame]), env, na)
+    rows_checker = _CheckMatch("Number of rows", lambda a, b: a == b)
+    index_checker = _CheckMatch("Index", lambda a, b: a.equals(b))
+    index_checker.check(frame.index, "data.index", None)
+    rows_checker.check(frame.shape[0], "data argument", None)
+    values: dict[Any, Any] = {}  # factor info -> evaluated ndarray (2-d numeric or 1-d codes)
+    good: BoolArray | None = None
+    for info in (y_info, x_info):
+        for factor_info in info.factor_infos.values():
+            if factor_info in values:
+                continue
+            value, is_na, value_index = _eval_factor(factor_info, frame, na)
+            name, origin = factor_info.factor.name(), factor_info.factor.origin
+            rows_checker.check(value.shape[0], name, origin)
+            if value_index is not None:
+                index_checker.check(value_index, name, origin)
+            values[factor_info] = value
+            if is_na is not None and is_na.any():
+                good = ~is_na if good is None else good & ~is_na
+    n_rows = rows_checker.value
+    index = index_checker.value
+    if good is None:
+        rows = np.arange(n_rows, dtype=np.int64)
+        labels = index[np.ones(n_rows, dtype=bool)]  # as patsy: the data's index, masked
+    else:
+        rows = np.flatnonzero(good)
+        labels = index[good]
+        values = {k: v[good] for k, v in values.items()}
+    if len(y_info.column_names) == 0:
+        raise patsy.PatsyError("model is missing required outcome variables")
+    y = _design_matrix(y_info, values, rows.size)
+    X = _design_matrix(x_info, values, rows.size)
+    return _Built(y=y, X=X, labels=labels, rows=rows, y_info=y_info, x_info=x_info)
+
+
+def _eval_factor(factor_info: Any, frame: pd.DataFrame,
+                 na: Any) -> tuple[Any, BoolArray | None, pd.Index | None]:
+    """patsy's factor evaluation, numeric factors without the DataFrame round trip.
+
+    Returns the values as an ndarray (2-d numeric, or 1-d category codes), the NA mask (None
+    when there is no NA) and the pandas index the values came with (None when they had none).
+    """
+    from patsy.build import _eval_factor as patsy_eval_factor
+    from patsy.build import _max_allowed_dim
+
+    if factor_info.type != "numerical":
+        value, is_na = patsy_eval_factor(factor_info, frame, na)
+        index = value.index if isinstance(value, (pd.Series, pd.DataFrame)) else None
+        return np.asarray(value), is_na, index
+    factor = factor_info.factor
+    result = factor.eval(factor_info.state, frame)
+    index = result.index if isinstance(result, (pd.Series, pd.DataFrame)) else None
+    arr = np.asarray(result)  # a view of the data's column when it is one
+    if arr.ndim <= 1:
+        arr = np.atleast_1d(arr).reshape((-1, 1))
+    _max_allowed_dim(2, arr, factor)
+    if arr.shape[1] != factor_info.num_columns:
+        raise patsy.PatsyError(f"when evaluating factor {factor.name()}, I got {arr.shape[1]} "
+                               f"columns instead of the {factor_info.num_columns} I was "
+                               "expecting", factor)
+    if not np.issubdtype(arr.dtype, np.number):
+        raise patsy.PatsyError(f"when evaluating numeric factor {factor.name()}, I got "
+                               f"non-numeric data of type '{arr.dtype}'", factor)
+    if arr.dtype.kind in "fc" and not _sum_is(np.isnan, arr):  # one pass, no temporaries:
+        return arr, None, index  # a NaN anywhere makes the sum NaN
+    return arr, na.is_numerical_NA(arr), index
+
+
+def _design_matrix(info: Any, values: dict[Any, Any], n_rows: int) -> FloatArray:
+    """patsy's ``_build_design_matrix`` into a C-contiguous float64 array, in row blocks."""
+    from patsy.build import _build_subterm
+
+    by_factor = {fi.factor: values[fi] for fi in info.factor_infos.values()}
+    out = np.empty((n_rows, len(info.column_names)), dtype=np.float64)
+    plain: list[tuple[int, int, Any]] = []  # (start, stop, 2-d values or None for ones)
+    start = 0
+    for subterms in info.term_codings.values():
+        for subterm in subterms:
+            stop = start + subterm.num_columns
+            factors = subterm.factors
+            if not factors:
+                plain.append((start, stop, None))
+            elif (len(factors) == 1 and info.factor_infos[factors[0]].type == "numerical"
+                  and by_factor[factors[0]].dtype.kind in "biuf"):
+                plain.append((start, stop, by_factor[factors[0]]))
+            else:  # categorical or interaction: patsy's own builder on the whole column range
+                _build_subterm(subterm, info.factor_infos, by_factor, out[:, start:stop])
+            start = stop
+    plain = _merge_adjacent_columns(plain)
+    block = max(1, _BUILD_BLOCK_BYTES // max(8 * out.shape[1], 1))
+    for lo in range(0, n_rows, block):  # one cache-sized pass over the design
+        hi = min(lo + block, n_rows)
+        for start, stop, value in plain:
+            if value is None:
+                out[lo:hi, start:stop] = 1.0
+            else:  # patsy computes 1 * value, which is value exactly
+                out[lo:hi, start:stop] = value[lo:hi]
+    return out
+
+
+def _column_of(value: Any) -> tuple[Any, int] | None:
+    """``(B, j)`` when the (n, 1) array ``value`` is exactly column j of a 2-d array B.
+
+    A DataFrame built from a 2-d array keeps its columns as columns of one array, so the
+    design's plain columns can then be copied many at a time instead of one by one.
+    """
+    base = value
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if base.ndim != 2 or base.dtype != value.dtype or value.shape[1] != 1:
+        return None
+    if base.shape[0] != value.shape[0] or value.strides[0] != base.strides[0] or base.shape[1] < 1:
+        return None
+    offset = value.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    step = base.strides[1]
+    if step == 0 or offset % step or not 0 <= offset // step < base.shape[1]:
+        return None
+    return base, offset // step
+
+
+def _merge_adjacent_columns(plain: list[tuple[int, int, Any]]) -> list[tuple[int, int, Any]]:
+    """Join runs of plain design columns that are consecutive columns of one 2-d array."""
+    out: list[tuple[int, int, Any]] = []
+    run: tuple[int, int, Any, int, int] | None = None  # (start, stop, base, j0, j1)
+    for start, stop, value in [*plain, (-1, -1, None)]:
+        where = _column_of(value) if value is not None else None
+        if (run is not None and where is not None and where[0] is run[2] and start == run[1]
+                and where[1] == run[4]):
+            run = (run[0], stop, run[2], run[3], run[4] + 1)
+            continue
+        if run is not None:
+            r0, r1, base, j0, j1 = run
+            out.append((r0, r1, base[:, j0:j1]))
+            run = None
+        if where is not None:
+            run = (start, stop, where[0], where[1], where[1] + 1)
+        elif start >= 0:
+            out.append((start, stop, value))
+    return out
+
+
+def _sum_is(test: Any, arr: Any) -> bool:
+    with np.errstate(all="ignore"):  # inf - inf or an overflow must not warn
+        return bool(test(np.sum(arr)))
+
+
+def check_finite(X: FloatArray, names: list[str], labels: pd.Index, what: str) -> None:
+    if not _sum_is(lambda total: ~np.isfinite(total), X):  # fast path: a NaN or an infinity
+        return  # anywhere makes the sum non-finite (an overflowing sum only means a full check)
+    block = max(1, _BUILD_BLOCK_BYTES // max(8 * X.shape[1], 1))
+    for lo in range(0, X.shape[0], block):  # in row blocks: no full-size boolean temporaries
+        bad = ~np.isfinite(X[lo:lo + block])
+        if bad.any():
+            row, col = np.argwhere(bad)[0]
+            row += lo
+            raise DataError(f"{what} column {names[col]!r} has a non-finite value "
+                            f"({X[row, col]}) at row {labels[row]!r}")
