@@ -18,7 +18,8 @@ from attnreg.linear.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
 from attnreg.linear.results import LinearResults
 from attnreg.linear.rules import RULES, SpectralRule
 from attnreg.linear.selection import CRITERIA, Selection
-from attnreg.linear.spectral import ALIAS_TOL, Scaling, apply_filter, decompose
+from attnreg.linear.spectral import ALIAS_TOL, Scaling, decompose
+from attnreg.linear.filters import apply_filter
 
 __all__ = ["check_tuning", "fit_spectral_design"]
 

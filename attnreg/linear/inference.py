@@ -113,13 +113,13 @@ def coef_map(sp: Spectrum, f: FloatArray, n_coef: int) -> tuple[FloatArray, IntA
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> from attnreg.linear.inference import coef_map
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> sp = spectral.decompose(X, df["TOTEMP"].to_numpy(), intercept=0, weights=None,
     ...                         scaling="sd")
-    >>> Mz, E = coef_map(sp, spectral.ols_filter(sp.s), 6)
+    >>> Mz, E = coef_map(sp, filters.ols_filter(sp.s), 6)
     >>> coef = np.ldexp(Mz @ np.r_[0.0, sp.uty], E)
     >>> print(f"{coef[2]:.4f}")  # the UNEMP slope (the intercept's own part is in c'ỹ)
     -1.9721
@@ -203,15 +203,15 @@ def vcov_matrix(sp: Spectrum, f: FloatArray, n_coef: int, *, spec: VcovSpec, sig
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
     >>> from attnreg.linear.inference import make_vcov_spec, vcov_matrix
-    >>> f = spectral.ols_filter(sp.s)
-    >>> e = y - X @ spectral.apply_filter(sp, f, 6).coef
-    >>> h = spectral.hat_diagonal(sp, f)
+    >>> f = filters.ols_filter(sp.s)
+    >>> e = y - X @ filters.apply_filter(sp, f, 6).coef
+    >>> h = filters.hat_diagonal(sp, f)
     >>> for kind in ("classical", "HC3"):
     ...     V = vcov_matrix(sp, f, 6, spec=make_vcov_spec(kind), sigma2=e @ e / 10,
     ...                     resid_w=e, hat=h, df_resid=10.0)
@@ -252,17 +252,17 @@ def wald_f(sp: Spectrum, f: FloatArray, coef: FloatArray,
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> from attnreg.linear.inference import make_vcov_spec, middle_matrix, wald_f
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> f = spectral.ols_filter(sp.s)
-    >>> coef = spectral.apply_filter(sp, f, 6).coef
+    >>> f = filters.ols_filter(sp.s)
+    >>> coef = filters.apply_filter(sp, f, 6).coef
     >>> e = y - X @ coef
     >>> mid = middle_matrix(sp, spec=make_vcov_spec("classical"), sigma2=e @ e / 10,
-    ...                     resid_w=e, hat=spectral.hat_diagonal(sp, f), df_resid=10.0)
+    ...                     resid_w=e, hat=filters.hat_diagonal(sp, f), df_resid=10.0)
     >>> stat, q = wald_f(sp, f, coef, mid)
     >>> print(f"{stat:.1f} on {q}")  # classical OLS: the usual F statistic
     438.8 on 5

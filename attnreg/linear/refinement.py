@@ -102,12 +102,12 @@ def refine_ols(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArray,
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> coef = spectral.apply_filter(sp, spectral.ols_filter(sp.s), 6).coef
+    >>> coef = filters.apply_filter(sp, filters.ols_filter(sp.s), 6).coef
     >>> from attnreg.linear.refinement import refine_ols
     >>> refined = refine_ols(sp, X, y, coef)
     >>> print(f"{refined[5]:.8f}")  # residuals in extended precision, uncentred X
@@ -141,13 +141,13 @@ def refine_ols_trace(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArra
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> from attnreg.linear.refinement import refine_ols_trace
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> coef = spectral.apply_filter(sp, spectral.ols_filter(sp.s), 6).coef
+    >>> coef = filters.apply_filter(sp, filters.ols_filter(sp.s), 6).coef
     >>> out = refine_ols_trace(sp, X, y, coef, max_steps=1)
     >>> len(out.corrections), out.stop
     (1, 'max_steps')

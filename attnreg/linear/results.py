@@ -38,15 +38,9 @@ from attnreg.linear.inference import (
 )
 from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
-from attnreg.linear.spectral import (
-    AliasRelations,
-    Filtered,
-    Spectrum,
-    alias_relations,
-    binary_exponents,
-    hat_and_weight_stats,
-    outside_span,
-)
+from attnreg.linear.spectral import Spectrum, binary_exponents
+from attnreg.linear.filters import Filtered, hat_and_weight_stats
+from attnreg.linear.estimability import AliasRelations, alias_relations, outside_span
 
 INTERVALS = ("none", "confidence", "prediction")
 #: standard errors, tests and intervals need at least this many residual degrees of freedom

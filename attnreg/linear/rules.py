@@ -20,7 +20,8 @@ import numpy as np
 
 from attnreg._typing import FloatArray
 from attnreg.linear.selection import Selection, select_k, select_lambda
-from attnreg.linear.spectral import Spectrum, ols_filter, pcr_filter, ridge_filter
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.filters import ols_filter, pcr_filter, ridge_filter
 
 __all__ = ["RULES", "SpectralRule"]
 

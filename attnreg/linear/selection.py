@@ -24,7 +24,8 @@ from scipy.optimize import minimize_scalar
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError, ScaleWarning
-from attnreg.linear.spectral import Spectrum, hat_diagonal, pcr_filter, ridge_filter, rss_of_filter
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.filters import hat_diagonal, pcr_filter, ridge_filter, rss_of_filter
 
 CRITERIA = ("gcv", "loo")
 _GRID_SIZE = 100
@@ -86,13 +87,13 @@ def gcv_scores(sp: Spectrum, F: FloatArray, Fc: FloatArray | None = None) -> Flo
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
     >>> from attnreg.linear.selection import gcv_scores, loo_scores
-    >>> F = np.column_stack([spectral.pcr_filter(sp.s, k) for k in (1, 3, 5)])
+    >>> F = np.column_stack([filters.pcr_filter(sp.s, k) for k in (1, 3, 5)])
     >>> print(np.round(gcv_scores(sp, F)), np.round(loo_scores(sp, F)))
     [1537618.  314892.  134296.] [1456180.  291011.  160076.]
     """
@@ -137,7 +138,7 @@ def select_lambda(sp: Spectrum, criterion: str) -> Selection:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -185,7 +186,7 @@ def select_k(sp: Spectrum, criterion: str) -> Selection:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
@@ -213,13 +214,13 @@ def loo_residuals(sp: Spectrum, f: FloatArray) -> FloatArray:
     --------
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear import spectral
+    >>> from attnreg.linear import filters, spectral
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
     >>> from attnreg.linear.selection import loo_residuals
-    >>> r = loo_residuals(sp, spectral.ols_filter(sp.s))
+    >>> r = loo_residuals(sp, filters.ols_filter(sp.s))
     >>> print(f"{np.mean(r**2):.1f}")  # the LOO score of OLS (PRESS / n)
     160076.3
     """

@@ -16,7 +16,8 @@ import pytest
 import attnreg as ar
 from attnreg.linear import refinement
 from attnreg.linear.refinement import refine_ols, refine_ols_trace
-from attnreg.linear.spectral import Spectrum, apply_filter, decompose, ols_filter
+from attnreg.linear.spectral import Spectrum, decompose
+from attnreg.linear.filters import apply_filter, ols_filter
 from tests.linear.test_nist import NAMES, ExactOLS, coef_error_bound, exact_ols, load
 
 
