@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-import warnings
 from typing import Any
 
+from attnreg._warn import warn_user
 from attnreg.formula.design import Design
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.linear.inference import make_vcov_spec
@@ -50,8 +50,8 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
                    scaling=scaling, tol=tol)
     if sp.aliased.size:
         names = [design.column_names[j] for j in sp.aliased]
-        warnings.warn(f"{len(names)} coefficient(s) not defined because of singularities: "
-                      f"{', '.join(names)}", RankDeficiencyWarning, stacklevel=3)
+        warn_user(f"{len(names)} coefficient(s) not defined because of singularities: "
+                      f"{', '.join(names)}", RankDeficiencyWarning)
     selection = _select(sp, rule, tuning)
     f = rule.filter(sp.s, None if selection is None else selection.value)
     filtered = apply_filter(sp, f, design.n_coef)

@@ -30,11 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import warnings
 
 import numpy as np
 import scipy.linalg as sla
 
+from attnreg._warn import warn_user
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear.spectral import Spectrum, binary_exponents
@@ -279,9 +279,9 @@ def wald_f(sp: Spectrum, f: FloatArray, coef: FloatArray,
     try:
         factor = sla.cho_factor(omega, lower=True)
     except (np.linalg.LinAlgError, ValueError):
-        warnings.warn("the covariance of the coefficients is singular (or not finite) on the "
+        warn_user("the covariance of the coefficients is singular (or not finite) on the "
                       "components of the fit, so the joint Wald F test is not defined: NaN",
-                      InferenceWarning, stacklevel=3)
+                      InferenceWarning)
         return float("nan"), q
     return float(a @ sla.cho_solve(factor, a)) / q, q
 

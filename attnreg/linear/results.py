@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-import os
-import sys
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import FrameType
 from typing import Any, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
+from attnreg._warn import warn_user
 from attnreg.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.formula.design import Design
 from attnreg.exceptions import (
@@ -38,8 +33,9 @@ from attnreg.linear.inference import (
 )
 from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
-from attnreg.linear.spectral import Spectrum, binary_exponents
+from attnreg.linear.spectral import Spectrum, out_of_range
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
+from attnreg.linear.dual import embedding_of
 from attnreg.linear.estimability import AliasRelations, alias_relations, outside_span
 
 INTERVALS = ("none", "confidence", "prediction")
@@ -151,7 +147,7 @@ class LinearResults:
         est = self._estimable
         if not np.isfinite(c[est]).all():
             bad = [self.names[j] for j in est[~np.isfinite(c[est])]]
-            _warn(f"coefficient(s) {', '.join(bad)} exceed the float64 range: the "
+            warn_user(f"coefficient(s) {', '.join(bad)} exceed the float64 range: the "
                   "response's scale over the column's is beyond 1.8e308; reported as "
                   "inf (rescale the column or the response)", ScaleWarning)
         return pd.Series(c, index=self.names, name="coef")
@@ -229,7 +225,7 @@ class LinearResults:
         """Whether inference is defined (at least MIN_DF_RESID residual df); warns once if not."""
         if self.df_resid >= MIN_DF_RESID:
             return True
-        _warn(f"inference is not defined: the residual degrees of freedom n - tr(H) = "
+        warn_user(f"inference is not defined: the residual degrees of freedom n - tr(H) = "
               f"{self.df_resid:.3g} are fewer than {MIN_DF_RESID:g} ({self.nobs} rows, "
               f"effective df {self.edf:.3g}); sigma, standard errors, t and p values, "
               "the F test, adjusted R-squared, intervals and studentised residuals are "
@@ -246,7 +242,7 @@ class LinearResults:
             out = float(np.ldexp(value, 2 * e))
         if value != 0.0 and math.isfinite(value) and not _TINY <= abs(out) < math.inf:
             size = math.log10(abs(value)) + 2 * e * math.log10(2.0)
-            _warn(f"{what} is about 1e{size:.0f}, outside the float64 range at the "
+            warn_user(f"{what} is about 1e{size:.0f}, outside the float64 range at the "
                   f"response's scale: reported as {out:g}; sigma, R-squared, standard "
                   "errors and tests are computed on the response divided by a power of "
                   "two and are unaffected", ScaleWarning)
@@ -305,7 +301,7 @@ class LinearResults:
     def r_squared(self) -> float:
         """R² = 1 − RSS/TSS (uncentred when there is no intercept, as in R)."""
         if self._tss_s == 0.0:
-            _warn("R-squared is not defined: the response has no variation (the total "
+            warn_user("R-squared is not defined: the response has no variation (the total "
                   "sum of squares is 0); NaN", InferenceWarning)
             return float("nan")
         return 1.0 - self._rss_s / self._tss_s
@@ -342,7 +338,7 @@ class LinearResults:
             rss, tss = self._rss_s, self._tss_s
             if rss == 0.0:  # F = (ESS / df1) / 0: infinite, or 0/0 when ESS is 0 too
                 explained = tss > 0.0
-                _warn("essentially perfect fit (the residual sum of squares is 0): the F "
+                warn_user("essentially perfect fit (the residual sum of squares is 0): the F "
                       f"statistic is {'infinite' if explained else 'not defined (NaN)'}",
                       InferenceWarning)
                 return FTest(math.inf if explained else nan, float(df1), float(df2),
@@ -393,10 +389,10 @@ class LinearResults:
         """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
         Vz, E = self._vcov_z
         V = scale_back(Vz, E)
-        lost = _out_of_range(Vz, V)
+        lost = out_of_range(Vz, V)
         if lost.any():
             bad = [self.names[j] for j in np.flatnonzero(lost.any(axis=1))]
-            _warn(f"covariance entries of {', '.join(bad)} are outside the float64 range "
+            warn_user(f"covariance entries of {', '.join(bad)} are outside the float64 range "
                   "at the data's scale (products of the response's scale over the "
                   "columns'): reported as inf or 0; std_err, t and p values, intervals "
                   "and the F test are computed without them and are unaffected", ScaleWarning)
@@ -593,7 +589,7 @@ class LinearResults:
             return
         aliased = [self.names[j] for j in self.spectrum.aliased[off.any(axis=0)]]
         shown = ", ".join(repr(labels[i]) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
-        _warn(f"prediction from a rank-deficient fit: {rows.size} of {len(labels)} "
+        warn_user(f"prediction from a rank-deficient fit: {rows.size} of {len(labels)} "
               "row(s) lie outside the column space of the training design, where the "
               f"aliased coefficient(s) {', '.join(aliased)} are not estimable, so their "
               f"{what} depend on which columns were dropped: rows {shown}", EstimabilityWarning)
@@ -607,47 +603,14 @@ class LinearResults:
     @cached_property
     def embedding(self) -> Embedding:
         """The encoder W, the metric Ω = W W' and the training factor scores."""
-        sp, f = self.spectrum, self.filtered.f
-        active = f > 0
-        n_fac = int(active.sum()) + (1 if sp.intercept is not None else 0)
-        W = np.zeros((len(self.names), n_fac))
-        E = (sp.V[:, active] * (np.sqrt(f[active]) / sp.s[active])) / sp.scale[sp.kept][:, None]
-        F_train = np.empty((self.nobs, n_fac))
-        col = 0
-        if sp.intercept is not None:
-            W[sp.intercept, 0] = 1.0 / np.sqrt(sp.sum_w)
-            W[sp.intercept, 1:] = -sp.center[sp.kept] @ E
-            F_train[:, 0] = 1.0 / np.sqrt(sp.sum_w)
-            col = 1
-        W[sp.kept, col:] = E
-        root = np.sqrt(np.where(active, f, 0.0))
-        U = sp.U if sp.U.is_stored else sp.U.columns(np.flatnonzero(active))
-        scale = root[active] if not sp.U.is_stored else root
-        for lo, hi, B in U.blocks(col_scale=scale):
-            block = B[:, active] if sp.U.is_stored else B
-            if sp.weighted:
-                block = block / sp.sqrt_w[lo:hi, None]
-            F_train[lo:hi, col:] = block
-        names = (["const"] if sp.intercept is not None else []) + [
-            f"F{i + 1}" for i in range(n_fac - col)]
-        enc = pd.DataFrame(W, index=self.names, columns=names)
-        # Ω = W W' from rows divided by powers of two (exact), so that only entries that are
-        # themselves outside float64 (ratios of very different column scales) overflow
-        t = binary_exponents(np.abs(W).max(axis=1, initial=0.0))
-        Wz = np.ldexp(W, -t[:, None])
-        omega_z = Wz @ Wz.T
-        omega = scale_back(omega_z, t)
-        lost = _out_of_range(omega_z, omega)
+        emb, lost = embedding_of(self.spectrum, self.filtered.f, self.names, self.design.row_labels)
         if lost.any():
             bad = [self.names[j] for j in np.flatnonzero(lost.any(axis=1))]
-            _warn(f"entries of the attention metric omega for {', '.join(bad)} are outside the "
-                  "float64 range at the data's scale (products of inverse column scales): "
-                  "reported as inf or 0; the encoder, factors and weights are unaffected",
-                  ScaleWarning)
-        return Embedding(encoder=enc, omega=pd.DataFrame(omega, index=self.names,
-                                                         columns=self.names),
-                         train_factors=pd.DataFrame(F_train, index=self.design.row_labels,
-                                                    columns=names, copy=False))
+            warn_user(f"entries of the attention metric omega for {', '.join(bad)} are outside "
+                      "the float64 range at the data's scale (products of inverse column "
+                      "scales): reported as inf or 0; the encoder, factors and weights are "
+                      "unaffected", ScaleWarning)
+        return emb
 
     def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> AttentionWeights:
         """Attention weights of each prediction over the training rows.
@@ -728,23 +691,6 @@ class LinearResults:
     def __repr__(self) -> str:
         coefs = ", ".join(f"{n}={v:.4g}" for n, v in self.coef.items())
         return f"<attnreg {self.method} fit: {self.design.formula}; n={self.nobs}; {coefs}>"
-
-
-def _out_of_range(scaled: FloatArray, value: FloatArray) -> npt.NDArray[np.bool_]:
-    """Entries whose exact rescaling ``value`` of a finite nonzero ``scaled`` left float64."""
-    return (np.isfinite(scaled) & (scaled != 0)
-            & ~((np.abs(value) >= _TINY) & np.isfinite(value)))
-
-
-def _warn(message: str, category: type[Warning]) -> None:
-    """Warn from the first frame outside attnreg (and functools' cached_property)."""
-    package = os.path.dirname(os.path.abspath(__file__))
-    frame: FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and (frame.f_code.co_filename.startswith(package)
-                                 or frame.f_code.co_filename == functools.__file__):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level + 1)
 
 
 def _check_level(level: float) -> None:

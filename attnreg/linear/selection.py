@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import warnings
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from attnreg._warn import warn_user
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError, ScaleWarning
 from attnreg.linear.spectral import Spectrum
@@ -65,10 +65,9 @@ def _unscaled_scores(sp: Spectrum, scores: FloatArray) -> FloatArray:
         out = np.ldexp(scores, 2 * e)
     ok = np.isfinite(scores) & (scores > 0)
     if np.any(ok & ~((out >= np.finfo(np.float64).tiny) & np.isfinite(out))):
-        warnings.warn("the selection criterion's values are outside the float64 range at the "
+        warn_user("the selection criterion's values are outside the float64 range at the "
                       "response's scale: reported as inf or 0; the choice was made on the "
-                      "response divided by a power of two and is unaffected", ScaleWarning,
-                      stacklevel=4)
+                      "response divided by a power of two and is unaffected", ScaleWarning)
     return out
 
 

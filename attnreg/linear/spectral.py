@@ -76,6 +76,7 @@ LAZY_U_MAX_COND = 1e4
 #: U exactly (it costs nothing there, and OLS refines them with it; see
 #: :func:`attnreg.linear.refinement.refine_ols`)
 LAZY_U_MIN_CELLS = 200_000
+_FLOAT_TINY = float(np.finfo(np.float64).tiny)
 _BLOCK_BYTES = 1 << 21  # row blocks of about 2 MiB for passes over (n_obs, rank) arrays
 _LAZY_BLOCK_BYTES = 1 << 18  # rows of U recomputed at a time: 256 KiB (L2 sized, few temporaries)
 
@@ -707,3 +708,9 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         y_outside = float(out @ out)
     return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, kept=kept, aliased=aliased,
                     scale=scale, uty=uty, y_outside=y_outside, **c)
+
+
+def out_of_range(scaled: FloatArray, value: FloatArray) -> npt.NDArray[np.bool_]:
+    """Entries whose exact rescaling ``value`` of a finite nonzero ``scaled`` left float64."""
+    return (np.isfinite(scaled) & (scaled != 0)
+            & ~((np.abs(value) >= _FLOAT_TINY) & np.isfinite(value)))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import math
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -22,6 +21,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from attnreg._warn import warn_user
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
@@ -229,8 +229,8 @@ def train_model(model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_val: torch
     model.load_state_dict(best[2])
     model.eval()
     if len(records) == max_epochs and best[1] == max_epochs:
-        warnings.warn(f"validation loss was still falling at max_epochs={max_epochs}; "
-                      "consider more epochs", ConvergenceWarning, stacklevel=2)
+        warn_user(f"validation loss was still falling at max_epochs={max_epochs}; "
+                      "consider more epochs", ConvergenceWarning)
     return History(train_loss=[r.train_loss for r in records], val_loss=[r.val_loss for r in records],
                    lr=[r.lr for r in records], best_epoch=best[1], best_val_loss=best[0],
                    stopped_early=len(records) < max_epochs, seconds=time.perf_counter() - start)

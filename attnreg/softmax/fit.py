@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnreg._warn import warn_user
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, OptionError
@@ -232,12 +232,11 @@ def _assemble(
     y_va = prob.y_va.cpu().numpy()
     sst_va = float(np.mean((y_va - y_va.mean()) ** 2))
     if not best.converged:
-        warnings.warn(
+        warn_user(
             f"softmax attention fit did not converge: the selected run used all {best.n_iter} "
             f"L-BFGS iterations (max_iter={opts.max_iter}) with the validation loss still "
             "improving; raise max_iter",
             ConvergenceWarning,
-            stacklevel=4,
         )
     return SoftmaxFit(
         factors=theta.cpu().numpy(), alpha=alpha.cpu().numpy(), x_mean=d.x_mean,

@@ -28,6 +28,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
+from attnreg.linear.dual import scaled_metric
 from attnreg.methods import get_method
 from attnreg.timeseries import evaluation as ev
 
@@ -139,7 +140,7 @@ def _linear_leaky(plan: Any, full: Any) -> FloatArray:
     sp, f = full.spectrum, full.filtered.f
     d = plan.design
     n_full = d.n_obs
-    omega = (sp.V * (f / sp.s**2)) @ sp.V.T  # full-sample metric on the scaled columns
+    omega = scaled_metric(sp, f)  # the full-sample metric on the scaled columns
     Z = (d.X[:, sp.kept] - sp.center[sp.kept]) / sp.scale[sp.kept]
     out = np.empty(plan.n_forecasts)
     for i in range(plan.n_forecasts):

@@ -23,13 +23,13 @@ origins and candidate penalties.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy.linalg import lapack
 
+from attnreg._warn import warn_user
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.timeseries import _gram
@@ -339,9 +339,8 @@ def recursive_ls(
         parts.append(_finish(work, spec))
     deficient = np.concatenate([p.deficient for p in parts])
     if deficient.any():
-        warnings.warn(f"{deficient.sum()} of {ends.size} windows are rank deficient; their "
-                      "coefficients are NaN (see rank_deficient).", RankDeficiencyWarning,
-                      stacklevel=2)
+        warn_user(f"{deficient.sum()} of {ends.size} windows are rank deficient; their "
+                      "coefficients are NaN (see rank_deficient).", RankDeficiencyWarning)
     lams = np.concatenate([p.lam for p in parts]) if spec.method == "ridge" else None
     std_err = np.concatenate([p.std_err for p in parts if p.std_err is not None]) \
         if spec.return_se else None
