@@ -485,6 +485,19 @@ class LinearResults:
         spec = make_vcov_spec(kind, maxlags=maxlags, adjust=adjust, n_obs=self.nobs)
         return dataclasses.replace(self, vcov_spec=spec)
 
+    @property
+    def hat_values(self) -> pd.Series:
+        """Diagonal of the hat matrix by row label (R's ``hatvalues()``): each training row's
+        leverage, which is also its attention weight on itself. Rows of weight zero are not
+        part of the fit and have none."""
+        return pd.Series(self._hat, index=self.design.row_labels, name="hat")
+
+    @property
+    def weighted_resid(self) -> pd.Series:
+        """√w · (y − ŷ) by row label (R's ``weighted.residuals()``; the residuals without
+        weights), rows of weight zero left out."""
+        return pd.Series(self._resid_w, index=self.design.row_labels, name="weighted_resid")
+
     def influence(self) -> pd.DataFrame:
         """Hat values, Cook's distances and standardised residuals, indexed by row label.
 
@@ -658,7 +671,7 @@ class LinearResults:
                                 train_labels=self.design.row_labels, y_train=self.design.y,
                                 kind="linear", chunk_size=chunk_size)
 
-    def _sampled_weight_stats(self) -> tuple[FloatArray, FloatArray, int]:
+    def sampled_weight_stats(self) -> tuple[FloatArray, FloatArray, int]:
         """Negative mass Σ min(ω, 0) and Σ ω² of training rows as queries, for the summary.
 
         Every row for small n, else about 2e7 / (n (rank + 1)) evenly spaced rows (at least

@@ -44,8 +44,9 @@ def _summary_residuals(res: LinearResults) -> pd.Series:
     """Weighted residuals of every data row, 0 for rows of weight zero (as R's summary)."""
     zero, labels = res.design.zero_weight, res.design.row_labels
     if zero is None:
-        return pd.Series(res._resid_w, index=labels, copy=False)
-    return zero.all_rows(res._resid_w, labels, np.zeros(len(zero.labels)), "resid")
+        return res.weighted_resid
+    return zero.all_rows(res.weighted_resid.to_numpy(), labels, np.zeros(len(zero.labels)),
+                         "resid")
 
 
 def _fit_statistics(res: LinearResults) -> FitStatistics:
@@ -78,8 +79,8 @@ def _row_label(label: Any) -> str:
 
 
 def _attention(res: LinearResults) -> AttentionSummary:
-    h = res._hat
-    neg, lev, m = res._sampled_weight_stats()
+    h = res.hat_values.to_numpy()
+    neg, lev, m = res.sampled_weight_stats()
     imax = int(np.argmax(h))
     return AttentionSummary(
         leverage_mean=float(h.mean()), leverage_max=float(h[imax]),

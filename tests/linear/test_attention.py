@@ -126,11 +126,11 @@ def test_full_matrix_is_never_formed_for_diagnostics(fit) -> None:
 def test_summary_weight_statistics_match_the_full_matrix(fit) -> None:
     """The summary's sampled weight statistics (one pass with the hat values) are exact."""
     W = fit.attention().weights.to_numpy()
-    neg, lev, m = fit._sampled_weight_stats()
+    neg, lev, m = fit.sampled_weight_stats()
     assert m == fit.nobs  # small n: every training row is a query
     assert_allclose(neg, np.minimum(W, 0).sum(axis=1), atol=ATOL_IDENTITY)
     assert_allclose(lev, (W**2).sum(axis=1), atol=ATOL_IDENTITY)
-    ref_neg, ref_lev, _ = fit._sampled_weight_stats()
+    ref_neg, ref_lev, _ = fit.sampled_weight_stats()
     assert_allclose(neg, ref_neg, atol=ATOL_IDENTITY)
     assert_allclose(lev, ref_lev, atol=ATOL_IDENTITY)
 
@@ -138,6 +138,6 @@ def test_summary_weight_statistics_match_the_full_matrix(fit) -> None:
 def test_weighted_summary_weight_statistics(mixed_frame: pd.DataFrame) -> None:
     fit = ar.attnreg(FORMULA, data=mixed_frame, weights="w", method="pcr", k=2)
     W = fit.attention().weights.to_numpy()
-    neg, lev, _ = fit._sampled_weight_stats()
+    neg, lev, _ = fit.sampled_weight_stats()
     assert_allclose(neg, np.minimum(W, 0).sum(axis=1), atol=ATOL_IDENTITY)
     assert_allclose(lev, (W**2).sum(axis=1), atol=ATOL_IDENTITY)
