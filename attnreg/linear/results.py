@@ -14,13 +14,10 @@ from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
-from attnreg.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.formula.design import Design
 from attnreg.exceptions import (
     DegenerateInferenceWarning,
-    EstimabilityWarning,
     InferenceWarning,
-    OptionError,
     ScaleWarning,
 )
 from attnreg.linear.inference import (
@@ -35,10 +32,8 @@ from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum, out_of_range
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
-from attnreg.linear.dual import embedding_of
-from attnreg.linear.estimability import AliasRelations, alias_relations, outside_span
+from attnreg.linear.views import LinearViews, check_level
 
-INTERVALS = ("none", "confidence", "prediction")
 #: standard errors, tests and intervals need at least this many residual degrees of freedom
 #: n − tr(H); with fewer (ridge or PCR on a handful of rows) they are NaN, with a warning
 MIN_DF_RESID = 1.0
@@ -62,7 +57,7 @@ class FTest(NamedTuple):
 
 
 @dataclass(frozen=True)
-class LinearResults:
+class LinearResults(LinearViews):
     """A fitted spectral model. Immutable; derived statistics are computed once, on first use.
 
     Attributes
@@ -443,7 +438,7 @@ class LinearResults:
         >>> print(f"{ci.loc['UNEMP', '5 %']:.4f} {ci.loc['UNEMP', '95 %']:.4f}")
         -2.6719 -1.2724
         """
-        _check_level(level)
+        check_level(level)
         q = stats.t.ppf(0.5 + level / 2.0, self.df_resid)
         lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
         a = (1.0 - level) / 2.0
@@ -530,157 +525,6 @@ class LinearResults:
         return pd.DataFrame({"hat": h, "cooks_distance": cooks, "std_resid": std},
                             index=self.design.row_labels)
 
-    # ------------------------------------------------------------ prediction
-    def predict(self, newdata: Any = None, *, interval: str = "none",
-                level: float = 0.95) -> pd.Series | pd.DataFrame:
-        """Predictions for new data (or the training rows), optionally with intervals.
-
-        Parameters
-        ----------
-        newdata : DataFrame or dict, optional
-            New rows; they are run through the same formula, transforms and factor levels.
-        interval : {"none", "confidence", "prediction"}
-        level : float
-            Coverage of the interval.
-
-        Returns
-        -------
-        Series (``interval="none"``) or DataFrame with columns ``fit``, ``lwr``, ``upr`` (as R).
-
-        Examples
-        --------
-        >>> import attnreg as ar
-        >>> from statsmodels.datasets import longley
-        >>> df = longley.load_pandas().data
-        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-        >>> print(f"{fit.predict(df.iloc[:3]).iloc[0]:.2f}")
-        60063.81
-        >>> band = fit.predict(df.iloc[:2], interval="prediction", level=0.9)
-        >>> list(band.columns)
-        ['fit', 'lwr', 'upr']
-        >>> print(f"{band['lwr'].iloc[0]:.2f} {band['upr'].iloc[0]:.2f}")
-        59442.09 60685.52
-        """
-        if interval not in INTERVALS:
-            raise OptionError(f"interval must be one of {INTERVALS}, however: {interval=}")
-        _check_level(level)
-        X, labels = self._query_design(newdata)
-        if newdata is not None:
-            self._warn_outside_span(X, labels, "predictions" if interval == "none"
-                                    else f"predictions and {interval} intervals")
-        c = self.filtered.coef
-        fit = X @ np.where(np.isnan(c), 0.0, c)
-        if interval == "none":
-            return pd.Series(fit, index=labels, name="fit")
-        if not self._df_ok:
-            half = np.full(fit.shape, np.nan)
-        else:  # x' V x = (x ∘ 2^E)' V_z (x ∘ 2^E), on the rescaled response
-            Vz, E = self._vcov_z
-            e = self.spectrum.y_exponent
-            Xs = np.ldexp(X, (E - e)[None, :])
-            var = np.einsum("ij,jk,ik->i", Xs, np.where(np.isnan(Vz), 0.0, Vz), Xs)
-            if interval == "prediction":
-                var = var + self._sigma2_s
-            q = stats.t.ppf(0.5 + level / 2.0, self.df_resid)
-            half = q * np.ldexp(np.sqrt(var), e)
-        return pd.DataFrame({"fit": fit, "lwr": fit - half, "upr": fit + half}, index=labels)
-
-    @cached_property
-    def _alias_relations(self) -> AliasRelations | None:
-        if not self.spectrum.aliased.size:
-            return None
-        return alias_relations(self.spectrum, self.design.X)
-
-    def _warn_outside_span(self, X: FloatArray, labels: pd.Index, what: str) -> None:
-        """Warn (naming them) about query rows whose result depends on the dropped columns."""
-        rel = self._alias_relations
-        if rel is None:
-            return
-        off = outside_span(self.spectrum, rel, X)
-        rows = np.flatnonzero(off.any(axis=1))
-        if not rows.size:
-            return
-        aliased = [self.names[j] for j in self.spectrum.aliased[off.any(axis=0)]]
-        shown = ", ".join(repr(labels[i]) for i in rows[:10]) + (", ..." if rows.size > 10 else "")
-        warn_user(f"prediction from a rank-deficient fit: {rows.size} of {len(labels)} "
-              "row(s) lie outside the column space of the training design, where the "
-              f"aliased coefficient(s) {', '.join(aliased)} are not estimable, so their "
-              f"{what} depend on which columns were dropped: rows {shown}", EstimabilityWarning)
-
-    def _query_design(self, newdata: Any) -> tuple[FloatArray, pd.Index]:
-        if newdata is None:
-            return self.design.X, self.design.row_labels
-        return self.design.rebuild(newdata)
-
-    # ------------------------------------------------------------ attention view
-    @cached_property
-    def embedding(self) -> Embedding:
-        """The encoder W, the metric Ω = W W' and the training factor scores."""
-        emb, lost = embedding_of(self.spectrum, self.filtered.f, self.names, self.design.row_labels)
-        if lost.any():
-            bad = [self.names[j] for j in np.flatnonzero(lost.any(axis=1))]
-            warn_user(f"entries of the attention metric omega for {', '.join(bad)} are outside "
-                      "the float64 range at the data's scale (products of inverse column "
-                      "scales): reported as inf or 0; the encoder, factors and weights are "
-                      "unaffected", ScaleWarning)
-        return emb
-
-    def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> AttentionWeights:
-        """Attention weights of each prediction over the training rows.
-
-        ``weights @ y_train`` reproduces :meth:`predict`; on the training rows the weights are
-        the hat matrix. Nothing J×N is formed until :attr:`AttentionWeights.weights` is read.
-
-        Parameters
-        ----------
-        newdata : DataFrame or dict, optional
-            Query rows; the training rows when omitted.
-        chunk_size : int, optional
-            Queries per chunk.
-
-        Returns
-        -------
-        AttentionWeights
-
-        Examples
-        --------
-        >>> import attnreg as ar
-        >>> from statsmodels.datasets import longley
-        >>> df = longley.load_pandas().data
-        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-        >>> att = fit.attention(df.iloc[[0, 5]])
-        >>> W = att.weights.to_numpy()
-        >>> W.shape
-        (2, 16)
-        >>> print(f"{W[0].sum():.4f}")  # affine weights: they sum to one with an intercept
-        1.0000
-        >>> print(f"{W[0] @ fit.design.y:.2f} {fit.predict(df.iloc[[0]]).iloc[0]:.2f}")
-        60063.81 60063.81
-        >>> print(f"{att.diagnostics['leverage'].iloc[0]:.4f}")  # Σ ω² = hat value
-        0.4018
-        """
-        emb = self.embedding
-        if newdata is None:
-            F_q, labels = emb.train_factors.to_numpy(), self.design.row_labels
-        else:
-            X, labels = self.design.rebuild(newdata)
-            self._warn_outside_span(X, labels, "attention weights")
-            F_q = X @ emb.encoder.to_numpy()
-        fn = linear_weight_fn(F_q, emb.train_factors.to_numpy(), self.spectrum.sqrt_w**2)
-        return AttentionWeights(weight_fn=fn, n_queries=F_q.shape[0], query_labels=labels,
-                                train_labels=self.design.row_labels, y_train=self.design.y,
-                                kind="linear", chunk_size=chunk_size)
-
-    def sampled_weight_stats(self) -> tuple[FloatArray, FloatArray, int]:
-        """Negative mass Σ min(ω, 0) and Σ ω² of training rows as queries, for the summary.
-
-        Every row for small n, else about 2e7 / (n (rank + 1)) evenly spaced rows (at least
-        20); computed in the same pass as the hat values. Returns (negative mass, Σ ω²,
-        number of query rows).
-        """
-        _, neg, lev, m = self._row_pass
-        return neg, lev, m
-
     # ------------------------------------------------------------ reports
     def summary(self) -> Any:
         """The R ``summary.lm``-style report (a :class:`attnreg.report.Summary`).
@@ -704,11 +548,6 @@ class LinearResults:
     def __repr__(self) -> str:
         coefs = ", ".join(f"{n}={v:.4g}" for n, v in self.coef.items())
         return f"<attnreg {self.method} fit: {self.design.formula}; n={self.nobs}; {coefs}>"
-
-
-def _check_level(level: float) -> None:
-    if not isinstance(level, (float, int)) or not 0.0 < float(level) < 1.0:
-        raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
 
 
 def _pct(p: float) -> str:
