@@ -15,7 +15,8 @@ import pandas as pd
 from attnreg._typing import FloatArray
 from attnreg.attention import Embedding
 from attnreg.linear.inference import scale_back
-from attnreg.linear.spectral import Spectrum, binary_exponents, out_of_range
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.scaling import binary_exponents, out_of_range
 
 __all__ = ["embedding_of", "scaled_metric"]
 

@@ -10,7 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from attnreg._typing import FloatArray
-from attnreg.linear.spectral import Spectrum, column_norms
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.scaling import column_norms
 
 __all__ = ["AliasRelations", "alias_relations", "outside_span"]
 

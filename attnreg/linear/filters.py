@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear.spectral import _BLOCK_BYTES, _LAZY_BLOCK_BYTES, Spectrum
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.scaling import BLOCK_BYTES, LAZY_BLOCK_BYTES
 
 __all__ = ["Filtered", "apply_filter", "hat_and_weight_stats", "hat_diagonal", "ols_filter",
            "pcr_filter", "ridge_filter", "rss_of_filter"]
@@ -177,13 +178,13 @@ def hat_and_weight_stats(sp: Spectrum, f: FloatArray,
     width = max(active.size, m, 1)
     if sp.U.is_stored:
         stored = sp.U.materialize()
-        step = max(64, _BLOCK_BYTES // (8 * width))
+        step = max(64, BLOCK_BYTES // (8 * width))
 
         def block(key: Any) -> FloatArray:
             return stored[key][:, active] * root if active.size < f.size else stored[key] * root
     else:
         U = sp.U.columns(active) if active.size < f.size else sp.U
-        step = max(64, _LAZY_BLOCK_BYTES // (8 * max(width, U.n_source_columns)))
+        step = max(64, LAZY_BLOCK_BYTES // (8 * max(width, U.n_source_columns)))
 
         def block(key: Any) -> FloatArray:
             return U.rows(key, root)

@@ -37,7 +37,8 @@ import scipy.linalg as sla
 from attnreg._warn import warn_user
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear.spectral import Spectrum, binary_exponents
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.scaling import binary_exponents
 
 VcovType = Literal["classical", "HC0", "HC1", "HC2", "HC3", "HAC"]
 VCOV_TYPES: tuple[str, ...] = ("classical", "HC0", "HC1", "HC2", "HC3", "HAC")

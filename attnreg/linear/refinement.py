@@ -30,7 +30,8 @@ import numpy.typing as npt
 
 from attnreg.linear._tallqr import column_span, take_columns
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear.spectral import _BLOCK_BYTES, Spectrum
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.scaling import BLOCK_BYTES
 
 #: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
 #: design has at most REFINE_MAX_SIZE cells (there the refinement costs well under a
@@ -203,7 +204,7 @@ class _Residuals:
         self._X, self._cols, self._span = X, cols, column_span(cols)
         self._sqrt_w = None if not sp.weighted else sp.sqrt_w
         self._whole = self._convert(0, n) if 16 * n * cols.size <= _REFINE_WHOLE_BYTES else None
-        step = n if self._whole is not None else max(1, _BLOCK_BYTES // (16 * cols.size))
+        step = n if self._whole is not None else max(1, BLOCK_BYTES // (16 * cols.size))
         self._blocks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
         self._y = (sp.sqrt_w * y).astype(np.longdouble)
         self.c = c.copy()

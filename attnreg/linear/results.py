@@ -30,7 +30,8 @@ from attnreg.linear.inference import (
 )
 from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
-from attnreg.linear.spectral import Spectrum, out_of_range
+from attnreg.linear.spectral import Spectrum
+from attnreg.linear.scaling import out_of_range
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
 from attnreg.linear.views import LinearViews, check_level
 

@@ -39,12 +39,22 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 import numpy as np
-import numpy.typing as npt
 import scipy.linalg as sla
 
 from attnreg.linear._tallqr import TallQR, column_span, streaming_r, take_columns
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
+from attnreg.linear.scaling import (
+    LAZY_BLOCK_BYTES,
+    column_exponents,
+    is_safe,
+    multipliers,
+    row_block,
+    weighted_means,
+    binary_exponents,
+    column_norms,
+    unit_weights,
+)
 
 Scaling = Literal["sd", "norm", "none"]
 
@@ -65,10 +75,6 @@ class _Centring(TypedDict):
 
 #: relative size of a column's QR diagonal below which the column is aliased (R's lm uses 1e-7)
 ALIAS_TOL = 1e-10
-#: column norms and the weighted, centred response are rescaled (by powers of two, exactly)
-#: when their size leaves [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]: inside it their squares, and sums
-#: of up to 2^200 of them, are normal float64 numbers
-SAFE_EXPONENT = 400
 #: U is recomputed from the design (U = Z V S⁻¹, error about eps · cond(Z)) up to this
 #: condition number of Z; above it, U = Q U_R is formed from the Householder reflectors and kept
 LAZY_U_MAX_COND = 1e4
@@ -76,106 +82,8 @@ LAZY_U_MAX_COND = 1e4
 #: U exactly (it costs nothing there, and OLS refines them with it; see
 #: :func:`attnreg.linear.refinement.refine_ols`)
 LAZY_U_MIN_CELLS = 200_000
-_FLOAT_TINY = float(np.finfo(np.float64).tiny)
-_BLOCK_BYTES = 1 << 21  # row blocks of about 2 MiB for passes over (n_obs, rank) arrays
-_LAZY_BLOCK_BYTES = 1 << 18  # rows of U recomputed at a time: 256 KiB (L2 sized, few temporaries)
 
 
-def _row_block(width: int) -> int:
-    """Rows per block of an (n, width) float64 array so that a block is about 2 MiB."""
-    return max(256, _BLOCK_BYTES // (8 * max(width, 1)))
-
-
-def _is_safe(size: FloatArray) -> npt.NDArray[np.bool_]:
-    """Whether sizes (norms, largest entries) are inside the range where squaring is exact enough."""
-    return (size >= 2.0**-SAFE_EXPONENT) & (size <= 2.0**SAFE_EXPONENT)
-
-
-def binary_exponents(size: FloatArray) -> IntArray:
-    """e with size = m · 2^e, 0.5 ≤ m < 1 (0 for zeros), so ``np.ldexp(x, -e)`` is of order one.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from attnreg.linear.spectral import binary_exponents
-    >>> binary_exponents(np.array([1e300, 1.0, 0.0, 3e-300])).tolist()
-    [997, 1, 0, -994]
-    """
-    return np.frexp(size)[1].astype(np.int64)
-
-
-def column_norms(A: FloatArray) -> FloatArray:
-    """Euclidean norms of the columns of ``A``, without overflow or underflow of the squares.
-
-    The plain sum of squares is used where the norm lies safely inside float64's range (bit for
-    bit the usual result); the other columns are first divided by a power of two near their
-    largest entry, exactly.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from attnreg.linear.spectral import column_norms
-    >>> A = np.array([[3.0, 3e300, 3e-300], [4.0, 4e300, 4e-300]])
-    >>> print(column_norms(A))  # the plain sums of squares overflow to inf and underflow to 0
-    [5.e+000 5.e+300 5.e-300]
-    """
-    with np.errstate(over="ignore", under="ignore"):
-        out = np.sqrt(np.einsum("ij,ij->j", A, A))
-    bad = ~_is_safe(out)
-    if bad.any():
-        sub = A[:, bad]
-        e = binary_exponents(np.abs(sub).max(axis=0))
-        sub = np.ldexp(sub, -e)
-        out[bad] = np.ldexp(np.sqrt(np.einsum("ij,ij->j", sub, sub)), e)
-    return out
-
-
-def _weighted_means(w: FloatArray, A: FloatArray, sum_w: float) -> FloatArray:
-    """Σ_i w_i A_ij / Σ w for a matrix (or vector) ``A``, without overflow of the sums.
-
-    ``w @ A`` (one BLAS pass) unless a sum overflows; those columns are summed again with the
-    normalised weights w / Σw, whose partial sums are bounded by the largest entry.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.atleast_1d(np.asarray(w @ A, dtype=np.float64) / sum_w)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        out[bad] = (w / sum_w) @ (A[:, bad] if A.ndim == 2 else A)
-    return out
-
-
-def _column_exponents(X: FloatArray, cols: IntArray, center: FloatArray,
-                      sqrt_w: FloatArray | None) -> IntArray:
-    """Binary exponents of max_i |sqrt(w_i)(X_ij − x̄_j)| over ``cols``, one block of rows at a time."""
-    big = np.zeros(cols.size)
-    span = column_span(cols)
-    n = X.shape[0]
-    step = _row_block(cols.size)
-    for lo in range(0, n, step):
-        hi = min(lo + step, n)
-        B = take_columns(X, slice(lo, hi), cols, span) - center[cols]
-        if sqrt_w is not None:
-            B *= sqrt_w[lo:hi, None]
-        np.maximum(big, np.abs(B).max(axis=0), out=big)
-    return binary_exponents(big)
-
-
-def _multipliers(e: IntArray) -> FloatArray | None:
-    """2^-e for the pre-scaled QR (None when no column needs it)."""
-    return np.ldexp(1.0, -e) if e.any() else None
-
-
-def unit_weights(n: int) -> FloatArray:
-    """sqrt(w) of an unweighted fit: a read-only vector of ones that takes no memory.
-
-    Examples
-    --------
-    >>> from attnreg.linear.spectral import unit_weights
-    >>> w = unit_weights(1_000_000)
-    >>> w.shape, float(w.sum()), w.strides
-    ((1000000,), 1000000.0, (0,))
-    """
-    return np.broadcast_to(np.float64(1.0), (n,))  # type: ignore[return-value]
 
 
 class LeftVectors:
@@ -260,7 +168,7 @@ class LeftVectors:
         return self._z_rows(key) @ G
 
     def _lazy_step(self) -> int:
-        return max(64, _LAZY_BLOCK_BYTES // (8 * max(self._cols.size, self.shape[1], 1)))
+        return max(64, LAZY_BLOCK_BYTES // (8 * max(self._cols.size, self.shape[1], 1)))
 
     def __getitem__(self, key: Any) -> FloatArray:
         if isinstance(key, tuple):
@@ -272,7 +180,7 @@ class LeftVectors:
         """``(lo, hi, U[lo:hi] * col_scale)`` over cache-sized blocks of rows."""
         n = self.shape[0]
         width = max(self.shape[1], self._cols.size)
-        step = step or (_row_block(width) if self._stored is not None else self._lazy_step())
+        step = step or (row_block(width) if self._stored is not None else self._lazy_step())
         for lo in range(0, n, step):
             hi = min(lo + step, n)
             yield lo, hi, self.rows(slice(lo, hi), col_scale)
@@ -505,14 +413,14 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     y_center = 0.0
     if intercept is not None:
         w = weights if weights is not None else np.ones(n)
-        center[cols] = _weighted_means(w, X, sum_w)[cols]  # w @ X[:, cols] would copy X
-        y_center = float(_weighted_means(w, y, sum_w)[0])
+        center[cols] = weighted_means(w, X, sum_w)[cols]  # w @ X[:, cols] would copy X
+        y_center = float(weighted_means(w, y, sum_w)[0])
         del w
     yt = y - y_center
     if weighted:
         yt *= sqrt_w
     big = max(float(yt.max(initial=0.0)), -float(yt.min(initial=0.0)))
-    y_exp = 0 if big == 0.0 or _is_safe(np.array(big)) else int(binary_exponents(np.array(big)))
+    y_exp = 0 if big == 0.0 or is_safe(np.array(big)) else int(binary_exponents(np.array(big)))
     if y_exp:  # squares would overflow or underflow: the response / 2^y_exp, exactly
         y, y_center, yt = np.ldexp(y, -y_exp), float(np.ldexp(y_center, -y_exp)), np.ldexp(yt, -y_exp)
     yss = float(yt @ yt)
@@ -561,8 +469,8 @@ def _tall_qr(X: FloatArray, cols: IntArray, center: FloatArray, sqrt_w: FloatArr
         qr = TallQR(X, cols, center, sqrt_w)
         if np.isfinite(qr.R).all():
             return qr, np.zeros(cols.size, dtype=np.int64)
-        e = _column_exponents(X, cols, center, sqrt_w)
-    return TallQR(X, cols, center, sqrt_w, col_mult=_multipliers(e)), e
+        e = column_exponents(X, cols, center, sqrt_w)
+    return TallQR(X, cols, center, sqrt_w, col_mult=multipliers(e)), e
 
 
 def _weights_or_none(c: _Centring) -> FloatArray | None:
@@ -600,8 +508,8 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         R_aug = streaming_r(X, y, cols, center, sw, c["y_center"])
         k = cols.size
         if not np.isfinite(R_aug[:k, :k]).all():  # overflow: columns / 2^e, exactly
-            e = _column_exponents(X, cols, center, sw)
-            R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], _multipliers(e))
+            e = column_exponents(X, cols, center, sw)
+            R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], multipliers(e))
         norms = column_norms(R_aug[:k, :k])
         keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
         if keep.any() and not keep.all():  # drop the aliased columns: re-triangularise R
@@ -708,9 +616,3 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         y_outside = float(out @ out)
     return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, kept=kept, aliased=aliased,
                     scale=scale, uty=uty, y_outside=y_outside, **c)
-
-
-def out_of_range(scaled: FloatArray, value: FloatArray) -> npt.NDArray[np.bool_]:
-    """Entries whose exact rescaling ``value`` of a finite nonzero ``scaled`` left float64."""
-    return (np.isfinite(scaled) & (scaled != 0)
-            & ~((np.abs(value) >= _FLOAT_TINY) & np.isfinite(value)))

@@ -133,7 +133,7 @@ def test_row_blocks_and_weights(nist_dir: Path, monkeypatch: pytest.MonkeyPatch)
     bound = coef_error_bound(design.X * root[:, None], design.y * root, exact)
     whole = ar.attnreg(formula, data=frame, weights=w).coef.to_numpy()
     monkeypatch.setattr(refinement, "_REFINE_WHOLE_BYTES", 0)
-    monkeypatch.setattr(refinement, "_BLOCK_BYTES", 16 * 5 * design.n_coef)
+    monkeypatch.setattr(refinement, "BLOCK_BYTES", 16 * 5 * design.n_coef)
     blocks = ar.attnreg(formula, data=frame, weights=w).coef.to_numpy()
     for coef in (whole, blocks):
         assert np.all(np.abs(coef - exact.coef) <= bound)
