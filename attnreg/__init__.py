@@ -14,6 +14,7 @@ from attnreg.report import compare
 from attnreg.timeseries.forecast import forecast
 from attnreg.timeseries.rolling import rolling
 from attnreg.formula.lags import diff, lag, lags
+from attnreg.threads import get_threads, set_threads
 
 __version__ = "0.1.0"
 
@@ -27,5 +28,5 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'attnreg' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "attnreg", "compare", "diff", "forecast", "lag", "lags", "load_dataset",
-           "rolling"]
+__all__ = ["__version__", "attnreg", "compare", "diff", "forecast", "get_threads", "lag", "lags",
+           "load_dataset", "rolling", "set_threads"]

@@ -16,6 +16,7 @@ from attnreg.formula.design import NaAction, build_design
 from attnreg.exceptions import OptionError
 from attnreg.methods import METHODS as REGISTRY
 from attnreg.methods import call_string, get_method, method_names
+from attnreg.threads import user_threads
 from attnreg.linear.spectral import ALIAS_TOL
 from attnreg.linear.fit import fit_spectral_design
 
@@ -127,7 +128,8 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
                           eval_env=env, extra_names=formula_namespace())
     call = call_string(design.formula, method, given, weighted=weights is not None)
-    return estimator.fit_design(design, checked, call)
+    with user_threads(estimator.capabilities.torch):
+        return estimator.fit_design(design, checked, call)
 
 
 def fit_softmax_formula(formula: str, data: Any, *, weights: Any = None, subset: Any = None,

@@ -44,6 +44,7 @@ import scipy.linalg as sla
 from attnreg.linear._tallqr import TallQR, column_span, streaming_r, take_columns
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
+from attnreg.threads import small_lapack
 from attnreg.linear.scaling import (
     LAZY_BLOCK_BYTES,
     column_exponents,
@@ -513,7 +514,8 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         norms = column_norms(R_aug[:k, :k])
         keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
         if keep.any() and not keep.all():  # drop the aliased columns: re-triangularise R
-            R_aug = np.triu(sla.qr(R_aug[:, np.r_[np.flatnonzero(keep), k]], mode="r")[0])
+            with small_lapack():
+                R_aug = np.triu(sla.qr(R_aug[:, np.r_[np.flatnonzero(keep), k]], mode="r")[0])
             norms, e = norms[keep], e[keep]
     kept, aliased = cols[keep], cols[~keep]
     scale = np.ones(p)
@@ -522,7 +524,7 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     m = kept.size
     col_scale = _scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
-    Ur, s, Vt = np.linalg.svd(_scaled_r(R_aug[:m, :m], col_scale, e))
+    Ur, s, Vt = _small_svd(_scaled_r(R_aug[:m, :m], col_scale, e))
     y_outside = float(R_aug[m, m] ** 2)
     use_lazy = lazy_u if lazy_u is not None else (
         n * cols.size > LAZY_U_MIN_CELLS and s[0] <= LAZY_U_MAX_COND * s[-1])
@@ -533,7 +535,7 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
                         uty=Ur.T @ R_aug[:m, m], y_outside=y_outside, **c)
     # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
     qr, _ = _tall_qr(X, kept, center, sw, e)
-    Ur, s, Vt = np.linalg.svd(_scaled_r(qr.R, col_scale, e))
+    Ur, s, Vt = _small_svd(_scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, kept=kept, aliased=aliased,
                     scale=scale, uty=U_arr.T @ _weighted_yc(c), y_outside=y_outside, **c)
@@ -566,7 +568,7 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
         norms = column_norms(qr.R)
     col_scale = _scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
-    Ur, s, Vt = np.linalg.svd(_scaled_r(qr.R, col_scale, e))
+    Ur, s, Vt = _small_svd(_scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     yt = _weighted_yc(c)
     uty = U_arr.T @ yt
@@ -602,7 +604,8 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     Z = Zc[:, keep] / col_scale
     del Zc
     try:
-        U, s, Vt = sla.svd(Z, full_matrices=False, lapack_driver="gesdd")
+        with small_lapack():  # n_obs x p with few rows
+            U, s, Vt = sla.svd(Z, full_matrices=False, lapack_driver="gesdd")
     except np.linalg.LinAlgError:  # pragma: no cover - gesdd rarely fails to converge
         U, s, Vt = sla.svd(Z, full_matrices=False, lapack_driver="gesvd")
     r = int(np.sum(s > s[0] * max(Z.shape) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
@@ -616,3 +619,9 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         y_outside = float(out @ out)
     return Spectrum(U=LeftVectors(n, r, stored=U), s=s, V=V, kept=kept, aliased=aliased,
                     scale=scale, uty=uty, y_outside=y_outside, **c)
+
+
+def _small_svd(R: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """SVD of the p × p triangular factor, on one BLAS thread (fast and load-proof at this size)."""
+    with small_lapack():
+        return np.linalg.svd(R)  # type: ignore[return-value]

@@ -8,6 +8,7 @@ import numpy as np
 
 from attnreg._progress import Progress
 from attnreg.methods import get_method
+from attnreg.threads import small_lapack
 from attnreg.timeseries.plan import ForecastPlan, fit_window, tuning_of
 from attnreg.timeseries.forecast_results import ForecastResults
 
@@ -23,13 +24,16 @@ def _can_update(plan: ForecastPlan, tuning: Any) -> bool:
 def run_forecasts(plan: ForecastPlan, bar: Progress) -> ForecastResults:
     """Estimate at every origin and forecast; the fast updating path where it applies."""
     spectral = get_method(plan.method).family == "spectral"
-    tuning = tuning_of(plan)[0] if spectral else None
-    if spectral and _can_update(plan, tuning):
-        out = _run_updating(plan, tuning)
-        if out is not None:
-            bar.update(plan.n_forecasts)
-            return out
-    return _run_refits(plan, bar)
+    if not spectral:  # torch fits: their own threads (the user's cap applies around them)
+        return _run_refits(plan, bar)
+    with small_lapack():  # one small factorization or update per origin
+        tuning = tuning_of(plan)[0]
+        if _can_update(plan, tuning):
+            out = _run_updating(plan, tuning)
+            if out is not None:
+                bar.update(plan.n_forecasts)
+                return out
+        return _run_refits(plan, bar)
 
 
 def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:

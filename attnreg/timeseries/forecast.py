@@ -103,7 +103,11 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
                           horizon=horizon, refit_every=refit_every, benchmark=benchmark,
                           known=known, env=_capture_env(eval_env), namespace=formula_namespace(),
                           options=options)
-    with Progress(plan.n_forecasts, f"forecast ({method}, {scheme})", progress) as bar:
+    from attnreg.methods import get_method
+    from attnreg.threads import user_threads
+
+    with user_threads(get_method(method).capabilities.torch), \
+            Progress(plan.n_forecasts, f"forecast ({method}, {scheme})", progress) as bar:
         return run_forecasts(plan, bar)
 
 

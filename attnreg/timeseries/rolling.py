@@ -13,6 +13,7 @@ from attnreg._progress import Progress
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.formula.lags import check_time_index
+from attnreg.threads import small_lapack, user_threads
 
 
 @dataclass(frozen=True)
@@ -137,12 +138,13 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
                         f"({design.n_coef})")
     if window > design.n_obs:
         raise DataError(f"window ({window}) is longer than the data ({design.n_obs} rows)")
-    if estimator.capabilities.updating and estimator.tuning is None and design.weights is None:
-        fast = _rolling_updating(design, int(window), expanding)  # OLS: rank-one updates
-        if fast is not None:
-            return fast
-    with Progress(design.n_obs - window + 1, f"rolling {method}", progress) as bar:
-        return _rolling_refits(design, int(window), expanding, estimator, checked, bar)
+    with user_threads(), small_lapack():  # thousands of small per-window factorizations
+        if estimator.capabilities.updating and estimator.tuning is None and design.weights is None:
+            fast = _rolling_updating(design, int(window), expanding)  # OLS: rank-one updates
+            if fast is not None:
+                return fast
+        with Progress(design.n_obs - window + 1, f"rolling {method}", progress) as bar:
+            return _rolling_refits(design, int(window), expanding, estimator, checked, bar)
 
 
 def _rolling_updating(design: Any, window: int, expanding: bool) -> RollingResults | None:
