@@ -88,3 +88,12 @@ def test_one_thread_and_default_threads_give_the_same_fit(data) -> None:
     ar.set_threads(1)
     single = ar.attnreg("y ~ .", data).coef.to_numpy()
     np.testing.assert_allclose(single, default, rtol=1e-12)  # refined to convergence either way
+
+
+def test_narrow_designs_are_reduced_on_one_thread() -> None:
+    before = _blas_threads()
+    with threads.narrow_blas(threads.NARROW_COLUMNS - 1):
+        assert set(_blas_threads()) == {1}
+    with threads.narrow_blas(threads.NARROW_COLUMNS):
+        assert _blas_threads() == before
+    assert _blas_threads() == before

@@ -14,6 +14,7 @@ from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
+from attnreg.threads import narrow_blas
 from attnreg.formula.design import Design
 from attnreg.exceptions import (
     DegenerateInferenceWarning,
@@ -254,7 +255,8 @@ class LinearResults(LinearViews):
         n, sp = self.nobs, self.spectrum
         m = int(min(n, max(20, 2e7 / max(n * (sp.rank + 1), 1))))
         rows = np.unique(np.linspace(0, n - 1, m).round().astype(np.int64))
-        h, neg, lev = hat_and_weight_stats(sp, self.filtered.f, rows)
+        with narrow_blas(sp.rank):  # products of row blocks with the (rank)-wide factors
+            h, neg, lev = hat_and_weight_stats(sp, self.filtered.f, rows)
         return h, neg, lev, int(rows.size)
 
     @cached_property
