@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.formula.builder import check_finite
 from attnreg.formula.builder import model_arrays as _model_arrays
 from attnreg.formula.builder import model_arrays_public as _model_arrays_public  # noqa: F401
+from attnreg.formula.parse import check_names, expand_dot, parse
 from attnreg.formula.frame import (
     align_to_rows,
     check_factor_code,
@@ -33,9 +33,6 @@ from attnreg.formula.frame import (
 NaAction = Literal["drop", "raise"]
 INTERCEPT = "(Intercept)"
 
-# names every formula can use without importing them (R-like helpers and numpy)
-_BUILTIN_NAMES = {"np", "numpy", "C", "I", "Q", "center", "standardize", "scale", "bs", "cr", "cc",
-                  "te", "Treatment", "Sum", "Poly", "Diff", "Helmert", "log", "exp", "sqrt", "abs"}
 
 
 @dataclass(frozen=True)
@@ -126,7 +123,7 @@ class Design:
         """
         frame = string_labels(_as_frame(newdata, "newdata", scalars=True), "newdata")
         factors = list(self.design_info.factor_infos.keys())
-        _check_names(factors, frame, self.eval_env, "newdata")
+        check_names(factors, frame, self.eval_env, "newdata")
         uses = {name: name in self.numeric_columns for f in factors
                 for name in variable_uses(f.code)}
         frame = prepare_frame(frame, uses, "newdata", numeric=self.numeric_columns)
@@ -239,14 +236,14 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
         env = env.with_outer_namespace(dict(extra_names))
     w_all = _weights_vector(weights, frame)
     formula = expand_dot(formula, frame, exclude=[weights] if isinstance(weights, str) else [])
-    desc = _parse(formula)
+    desc = parse(formula)
     if not desc.lhs_termlist:
         raise FormulaError(f"the formula {formula!r} has no response left of '~'; a column whose "
                            "name is a number or not a Python name is written Q('name')")
     factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
     for factor in factors:
         check_factor_code(factor.code, frame.columns)
-    _check_names(factors, frame, env, "data")
+    check_names(factors, frame, env, "data")
     codes = [f.code for f in factors]
     if uses_time_operator(codes):  # lag() shifts rows: rows must be periods in time order
         from attnreg.formula.lags import check_time_index
@@ -322,65 +319,6 @@ def _as_frame(data: Any, what: str, scalars: bool = False) -> pd.DataFrame:
             raise DataError(f"{what} could not be made into a DataFrame: {exc}") from None
     raise DataError(f"{what} must be a pandas DataFrame or a dict of columns, "
                     f"however: type({what}) is {type(data).__name__}")
-
-
-def _quote(name: str) -> str:
-    if name.isidentifier() and not keyword.iskeyword(name):
-        return name
-    return "Q(" + repr(name) + ")"
-
-
-_DOT = re.compile(r"(?<![\w.)\]\"'])\.(?![\w(\"'])")
-
-
-def expand_dot(formula: str, frame: pd.DataFrame, exclude: list[Any] | tuple[()] = ()) -> str:
-    """Expand R's ``.`` on the right-hand side to every column not otherwise used.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> expand_dot("y ~ .", pd.DataFrame({"y": [1.0], "a": [2.0], "b c": [3.0]}))
-    "y ~ (a + Q('b c'))"
-    """
-    lhs, rhs = formula.split("~", 1)
-    if not _DOT.search(rhs):
-        return formula
-    lhs_names = names_in(lhs)
-    skip = set(lhs_names) | {e for e in exclude if isinstance(e, str)}
-    skip |= {c for c in frame.columns if lhs.strip() == str(c)}
-    cols = [_quote(str(c)) for c in frame.columns if str(c) not in skip]
-    if not cols:
-        raise FormulaError(f"'.' in {formula!r} expands to no columns: data has only the response")
-    return lhs + "~" + _DOT.sub("(" + " + ".join(cols) + ")", rhs)
-
-
-def _parse(formula: str) -> Any:
-    try:
-        return patsy.ModelDesc.from_formula(formula)
-    except patsy.PatsyError as exc:
-        raise FormulaError(f"could not parse formula {formula!r}:\n{exc}") from None
-
-
-def _check_names(factors: Any, frame: pd.DataFrame, env: Any, what: str) -> None:
-    """Every variable a factor uses must be a column of the data or a name in scope."""
-    columns = [str(c) for c in frame.columns]
-    known = set(columns)
-    for factor in factors:
-        code = factor.code if hasattr(factor, "code") else str(factor)
-        for name in names_in(code):
-            if name in known or name in _BUILTIN_NAMES or _in_env(env, name):
-                continue
-            close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise FormulaError(f"{what} has no column {name!r} (used in term {code!r}){hint}")
-
-
-def _in_env(env: Any, name: str) -> bool:
-    try:
-        env.namespace[name]
-    except KeyError:
-        return False
-    return True
 
 
 def _subset_mask(frame: pd.DataFrame, subset: Any) -> BoolArray | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,18 +22,14 @@ from attnreg.exceptions import (
 )
 from attnreg.linear.inference import (
     VcovSpec,
-    make_vcov_spec,
-    middle_matrix,
-    scale_back,
-    vcov_scaled,
     wald_f,
 )
 from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
-from attnreg.linear.scaling import out_of_range
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
-from attnreg.linear.views import LinearViews, check_level
+from attnreg.linear.coefficients import CoefficientInference
+from attnreg.linear.views import LinearViews
 
 #: standard errors, tests and intervals need at least this many residual degrees of freedom
 #: n − tr(H); with fewer (ridge or PCR on a handful of rows) they are NaN, with a warning
@@ -59,7 +54,7 @@ class FTest(NamedTuple):
 
 
 @dataclass(frozen=True)
-class LinearResults(LinearViews):
+class LinearResults(CoefficientInference, LinearViews):
     """A fitted spectral model. Immutable; derived statistics are computed once, on first use.
 
     Attributes
@@ -365,124 +360,6 @@ class LinearResults(LinearViews):
         """BIC = −2 logLik + log(n) (edf + 1), as in R."""
         return -2.0 * self.loglik + np.log(self.nobs) * (self.edf + 1.0)
 
-    # ------------------------------------------------------------ inference
-    @cached_property
-    def _middle(self) -> FloatArray:
-        """Covariance of the spectrum's components (rescaled response) under the vcov in use."""
-        if not self._df_ok:
-            return np.full((1 + self.spectrum.rank,) * 2, np.nan)
-        return middle_matrix(self.spectrum, spec=self.vcov_spec, sigma2=self._sigma2_s,
-                             resid_w=self._resid_ws, hat=self._hat, df_resid=self.df_resid)
-
-    @cached_property
-    def _vcov_z(self) -> tuple[FloatArray, IntArray]:
-        """(V_z, E) with vcov = diag(2^E) V_z diag(2^E) (all NaN with less than one df)."""
-        Vz, E = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
-        if not self._df_ok:
-            Vz = np.full_like(Vz, np.nan)
-        return Vz, E
-
-    @cached_property
-    def vcov(self) -> pd.DataFrame:
-        """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
-        Vz, E = self._vcov_z
-        V = scale_back(Vz, E)
-        lost = out_of_range(Vz, V)
-        if lost.any():
-            bad = [self.names[j] for j in np.flatnonzero(lost.any(axis=1))]
-            warn_user(f"covariance entries of {', '.join(bad)} are outside the float64 range "
-                  "at the data's scale (products of the response's scale over the "
-                  "columns'): reported as inf or 0; std_err, t and p values, intervals "
-                  "and the F test are computed without them and are unaffected", ScaleWarning)
-        return pd.DataFrame(V, index=self.names, columns=self.names)
-
-    @cached_property
-    def std_err(self) -> pd.Series:
-        """Standard errors of the coefficients (NaN with less than one residual df)."""
-        Vz, E = self._vcov_z
-        with np.errstate(invalid="ignore"):
-            se = np.ldexp(np.sqrt(np.diag(Vz)), E)
-        return pd.Series(se, index=self.names, name="std_err")
-
-    @cached_property
-    def t_value(self) -> pd.Series:
-        """t statistics coef / std_err."""
-        return (self.coef / self.std_err).rename("t_value")
-
-    @cached_property
-    def p_value(self) -> pd.Series:
-        """Two-sided p-values from Student's t on df_resid degrees of freedom."""
-        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_resid)
-        return pd.Series(p, index=self.names, name="p_value")
-
-    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
-        """Confidence intervals for the coefficients (columns named like R's ``confint``).
-
-        Parameters
-        ----------
-        level : float
-            Coverage, strictly between 0 and 1.
-
-        Returns
-        -------
-        DataFrame
-            One row per coefficient, columns ``"2.5 %"`` and ``"97.5 %"`` (for level 0.95);
-            Student's t on the residual degrees of freedom and the current covariance.
-
-        Examples
-        --------
-        >>> import attnreg as ar
-        >>> from statsmodels.datasets import longley
-        >>> df = longley.load_pandas().data
-        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-        >>> ci = fit.conf_int(0.9)
-        >>> list(ci.columns)
-        ['5 %', '95 %']
-        >>> print(f"{ci.loc['UNEMP', '5 %']:.4f} {ci.loc['UNEMP', '95 %']:.4f}")
-        -2.6719 -1.2724
-        """
-        check_level(level)
-        q = stats.t.ppf(0.5 + level / 2.0, self.df_resid)
-        lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
-        a = (1.0 - level) / 2.0
-        return pd.DataFrame({_pct(a): lo, _pct(1.0 - a): hi})
-
-    def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
-                  adjust: bool = False) -> LinearResults:
-        """A new result with another covariance estimator; this one is unchanged.
-
-        Parameters
-        ----------
-        kind : {"classical", "HC0", "HC1", "HC2", "HC3", "HAC"}
-        maxlags : int, optional
-            HAC lag truncation (default floor(4 (n/100)^(2/9))).
-        adjust : bool
-            HAC: multiply by n/(n − edf) like sandwich's ``adjust=TRUE``.
-
-        Returns
-        -------
-        LinearResults
-            Same coefficients; standard errors, tests and intervals use the new estimator.
-
-        Examples
-        --------
-        >>> import attnreg as ar
-        >>> from statsmodels.datasets import longley
-        >>> df = longley.load_pandas().data
-        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-        >>> robust = fit.with_vcov("HC1")
-        >>> print(f"{fit.std_err['UNEMP']:.4f} -> {robust.std_err['UNEMP']:.4f}")
-        0.3861 -> 0.4566
-        >>> robust.vcov_spec.label()
-        'heteroskedasticity-robust HC1'
-        >>> bool((robust.coef == fit.coef).all()), fit.vcov_spec.kind
-        (True, 'classical')
-        >>> print(f"{fit.with_vcov('HAC', maxlags=2).std_err['UNEMP']:.4f}")
-        0.3374
-        """
-        spec = make_vcov_spec(kind, maxlags=maxlags, adjust=adjust, n_obs=self.nobs)
-        return dataclasses.replace(self, vcov_spec=spec)
-
     @property
     def hat_values(self) -> pd.Series:
         """Diagonal of the hat matrix by row label (R's ``hatvalues()``): each training row's
@@ -551,7 +428,3 @@ class LinearResults(LinearViews):
     def __repr__(self) -> str:
         coefs = ", ".join(f"{n}={v:.4g}" for n, v in self.coef.items())
         return f"<attnreg {self.method} fit: {self.design.formula}; n={self.nobs}; {coefs}>"
-
-
-def _pct(p: float) -> str:
-    return f"{100 * p:.3g} %"

@@ -1,0 +1,79 @@
+"""The formula as text: R's ``.`` expanded, the formula parsed, every name it uses checked."""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+from typing import Any
+
+import pandas as pd
+import patsy
+
+from attnreg.exceptions import FormulaError
+from attnreg.formula.frame import names_in
+
+__all__ = ["check_names", "expand_dot", "parse"]
+
+# names every formula can use without importing them (R-like helpers and numpy)
+_BUILTIN_NAMES = {"np", "numpy", "C", "I", "Q", "center", "standardize", "scale", "bs", "cr", "cc",
+                  "te", "Treatment", "Sum", "Poly", "Diff", "Helmert", "log", "exp", "sqrt", "abs"}
+
+
+def _quote(name: str) -> str:
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    return "Q(" + repr(name) + ")"
+
+
+_DOT = re.compile(r"(?<![\w.)\]\"'])\.(?![\w(\"'])")
+
+
+def expand_dot(formula: str, frame: pd.DataFrame, exclude: list[Any] | tuple[()] = ()) -> str:
+    """Expand R's ``.`` on the right-hand side to every column not otherwise used.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> expand_dot("y ~ .", pd.DataFrame({"y": [1.0], "a": [2.0], "b c": [3.0]}))
+    "y ~ (a + Q('b c'))"
+    """
+    lhs, rhs = formula.split("~", 1)
+    if not _DOT.search(rhs):
+        return formula
+    lhs_names = names_in(lhs)
+    skip = set(lhs_names) | {e for e in exclude if isinstance(e, str)}
+    skip |= {c for c in frame.columns if lhs.strip() == str(c)}
+    cols = [_quote(str(c)) for c in frame.columns if str(c) not in skip]
+    if not cols:
+        raise FormulaError(f"'.' in {formula!r} expands to no columns: data has only the response")
+    return lhs + "~" + _DOT.sub("(" + " + ".join(cols) + ")", rhs)
+
+
+def parse(formula: str) -> Any:
+    try:
+        return patsy.ModelDesc.from_formula(formula)
+    except patsy.PatsyError as exc:
+        raise FormulaError(f"could not parse formula {formula!r}:\n{exc}") from None
+
+
+def check_names(factors: Any, frame: pd.DataFrame, env: Any, what: str) -> None:
+    """Every variable a factor uses must be a column of the data or a name in scope."""
+    columns = [str(c) for c in frame.columns]
+    known = set(columns)
+    for factor in factors:
+        code = factor.code if hasattr(factor, "code") else str(factor)
+        for name in names_in(code):
+            if name in known or name in _BUILTIN_NAMES or _in_env(env, name):
+                continue
+            close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise FormulaError(f"{what} has no column {name!r} (used in term {code!r}){hint}")
+
+
+def _in_env(env: Any, name: str) -> bool:
+    try:
+        env.namespace[name]
+    except KeyError:
+        return False
+    return True
