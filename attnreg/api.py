@@ -161,7 +161,7 @@ def fit_network_formula(formula: str, data: Any, *, method: str = "block", weigh
         ``variant`` (a key of :data:`attnreg.nn.config.VARIANTS`: "RB", "A0"–"A7",
         "trimmed") or ``config`` (a ``BlockConfig``/``FTTConfig``); any configuration field
         (``d_model``, ``pca_components``, ``n_mixers``, ``ffn``, …) to override it; and the
-        fitting options of :func:`attnreg.nn.train.fit_network` (``seed``, ``device``,
+        fitting options of :func:`attnreg.nn.fit.fit_network` (``seed``, ``device``,
         ``dtype``, ``val_fraction``, ``progress``, ``lr``, ``max_epochs``, ``patience``, …).
 
     Returns

@@ -299,7 +299,7 @@ def _check_network(name: str, options: dict[str, Any]) -> dict[str, Any]:
 
 def _fit_network(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
     from attnreg.nn.results import NetworkResults
-    from attnreg.nn.train import fit_network
+    from attnreg.nn.fit import fit_network
 
     fit = fit_network(design.predictor_matrix(name), design.y, config=options["config"],
                       **options["fit_options"])

@@ -62,7 +62,7 @@ def split(X: np.ndarray, y: np.ndarray, r: int) -> tuple[np.ndarray, ...]:
 def one_fit(data: tuple[np.ndarray, ...], *, naive: bool, seed: int) -> dict[str, float]:
     """Fit the RB on one split; seconds (wall, CPU), epochs and test R²."""
     from attnreg.nn.config import BlockConfig
-    from attnreg.nn.train import fit_network
+    from attnreg.nn.fit import fit_network
 
     X_tr, X_te, y_tr, y_te = data
     wall, cpu = time.perf_counter(), time.process_time()
@@ -94,7 +94,7 @@ def main() -> None:
     X, y = loaded
     warm = split(X[:400], y[:400], 0)  # import and allocate everything once, untimed
     from attnreg.nn.config import BlockConfig
-    from attnreg.nn.train import fit_network
+    from attnreg.nn.fit import fit_network
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # two epochs: "still improving" is expected

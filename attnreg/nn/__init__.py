@@ -22,7 +22,8 @@ from typing import Any
 from attnreg.nn.blocks import FTTransformer, RegressionBlock, build_model, count_parameters
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig
 from attnreg.nn.results import NetworkResults
-from attnreg.nn.train import History, NetworkFit, fit_network, train_model
+from attnreg.nn.fit import NetworkFit, fit_network
+from attnreg.nn.train import History, train_model
 
 __all__ = ["VARIANTS", "BlockConfig", "FTTConfig", "FTTransformer", "History", "NetworkFit",
            "NetworkResults", "RegressionBlock", "build_model", "count_parameters", "fit_network",

@@ -2,7 +2,7 @@
 
 :func:`attnreg.attnreg` (or :func:`attnreg.api.fit_network_formula`) builds the design from
 the formula, and the method registry fits the network on the predictors without the
-intercept column (both networks carry their own biases; :func:`attnreg.nn.train.fit_network`)
+intercept column (both networks carry their own biases; :func:`attnreg.nn.fit.fit_network`)
 and wraps it in a :class:`NetworkResults`: predictions, the training history, permutation importance of the
 design columns and an R-style ``summary()`` without standard errors.
 """
@@ -23,7 +23,7 @@ from attnreg.formula.design import Design
 from attnreg.results_base import PredictorResults
 from attnreg.exceptions import DataError, OptionError
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig, config_fields
-from attnreg.nn.train import NetworkFit, check_fit_options
+from attnreg.nn.fit import NetworkFit, check_fit_options
 from attnreg.report import Summary, fmt_g, residual_lines
 
 Method = Literal["block", "ftt"]
@@ -70,7 +70,7 @@ class NetworkResults(PredictorResults):
     ----------
     design : Design
         The model frame.
-    fit : attnreg.nn.train.NetworkFit
+    fit : attnreg.nn.fit.NetworkFit
         The trained network, its standardisation, validation split and history.
     call : str
     method : {"block", "ftt"}

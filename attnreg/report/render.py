@@ -1,6 +1,6 @@
 """Renderers: each summary section as R's text, HTML or LaTeX.
 
-The text is ``print.summary.lm``'s layout digit for digit (:mod:`attnreg.report.rformat`);
+The text is ``print.summary.lm``'s layout digit for digit (:mod:`attnreg.report.rformat`, :mod:`attnreg.report.rprint`);
 HTML and LaTeX re-render the same numbers as tables.
 """
 
@@ -11,17 +11,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from attnreg.report.rformat import (
-    SIGNIF_LEGEND,
-    _coef_lines,
-    _stars,
-    fmt_g,
-    fmt_pvalue,
-    format_c,
-    r_format,
-    r_signif,
-    residual_lines,
-)
+from attnreg.report.rformat import _stars, fmt_g, fmt_pvalue, format_c, r_format, r_signif
+from attnreg.report.rprint import SIGNIF_LEGEND, _coef_lines, residual_lines
 from attnreg.report.sections import (
     AttentionSummary,
     Call,

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from attnreg.report import render
-from attnreg.report.rformat import _quantiles
+from attnreg.report.rprint import _quantiles
 from attnreg.report.sections import (
     AttentionSummary,
     Coefficients,

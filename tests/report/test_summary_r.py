@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
-from attnreg.report import rformat as report
+from attnreg.report import rformat, rprint
 from attnreg.exceptions import RankDeficiencyWarning
 from attnreg.linear.results import LinearResults
 
@@ -88,7 +88,7 @@ def test_residual_quantiles_zapsmall_rounds_digits_to_nearest() -> None:
     # R's zapsmall(q, 5) rounds to 5 - log10(max|q|) decimals, rounded to an integer:
     # 3.815 here, so 4 decimals (ceiling would give 3 and print 0.503)
     q = np.array([-15.27431, -5.26172, 0.50318, 4.11984, 15.32131])
-    assert report.print_named_vector(report._zapsmall(q, 5), list("abcde"), 4)[1] == (
+    assert rprint.print_named_vector(rprint._zapsmall(q, 5), list("abcde"), 4)[1] == (
         "-15.2743  -5.2617   0.5032   4.1198  15.3213 ")
 
 
@@ -97,15 +97,15 @@ def test_t_values_are_formatted_as_one_column() -> None:
                           "t value": [57.5441, 17.7512, 11.8692, 4.7301],
                           "Pr(>|t|)": [1e-20, 1e-10, 1e-8, 1e-4]},
                          index=["a", "b", "c", "d"])
-    lines, _ = report.print_coefmat(table)
+    lines, _ = rprint.print_coefmat(table)
     assert [line.split()[3] for line in lines[1:]] == ["57.54", "17.75", "11.87", "4.73"]
 
 
 def test_f_statistic_is_padded_as_format_c() -> None:
-    assert report.format_c(255.0) == "  255"
-    assert report.format_c(0.107) == "0.107"
-    assert report.format_c(1.0) == "    1"
-    assert report.format_c(float("nan")) == "  NaN"
+    assert rformat.format_c(255.0) == "  255"
+    assert rformat.format_c(0.107) == "0.107"
+    assert rformat.format_c(1.0) == "    1"
+    assert rformat.format_c(float("nan")) == "  NaN"
 
 
 @pytest.mark.parametrize(("x", "digits", "expected"), [
@@ -114,7 +114,7 @@ def test_f_statistic_is_padded_as_format_c() -> None:
 ])
 def test_r_round_matches_r(x: float, digits: float, expected: float) -> None:
     # R 4.2: round(0.15, 1) is 0.1 (0.15 is below 0.15 in binary), round(2.5) is 2
-    assert report.r_round(x, digits) == expected
+    assert rformat.r_round(x, digits) == expected
 
 
 @pytest.mark.parametrize(("values", "digits", "expected"), [
@@ -125,7 +125,7 @@ def test_r_round_matches_r(x: float, digits: float, expected: float) -> None:
 ])
 def test_r_format_matches_r(values: list[float], digits: int, expected: list[str]) -> None:
     # values printed by R 4.2's format(x, digits = digits)
-    assert report.r_format(values, digits) == expected
+    assert rformat.r_format(values, digits) == expected
 
 
 def test_attention_block_prints_numpy_row_labels_plainly() -> None:
@@ -161,24 +161,24 @@ def _num(values: list) -> np.ndarray:
 
 def test_round_and_signif_are_r_bit_for_bit() -> None:
     r, s = FORMAT["round"], FORMAT["signif"]
-    ours = [report.r_round(x, d) for x, d in zip(_num(r["x"]), _num(r["digits"]), strict=True)]
+    ours = [rformat.r_round(x, d) for x, d in zip(_num(r["x"]), _num(r["digits"]), strict=True)]
     assert ours == _num(r["value"]).tolist()
-    ours = [report.r_signif(x, int(d)) for x, d in zip(_num(s["x"]), s["digits"], strict=True)]
+    ours = [rformat.r_signif(x, int(d)) for x, d in zip(_num(s["x"]), s["digits"], strict=True)]
     assert ours == _num(s["value"]).tolist()
 
 
 def test_format_is_r_format() -> None:
     for case in FORMAT["format"]:
-        assert report.r_format(_num(case["x"]), case["digits"][0]) == case["text"], case
+        assert rformat.r_format(_num(case["x"]), case["digits"][0]) == case["text"], case
 
 
 def test_format_c_and_format_pval_are_r() -> None:
     fc = FORMAT["formatC"]
-    assert [report.format_c(x) for x in _num(fc["x"])] == fc["text"]
+    assert [rformat.format_c(x) for x in _num(fc["x"])] == fc["text"]
     for case in FORMAT["format_pval"]:
         p = _num(case["p"])
-        assert report.format_pval(p, 3) == case["text3"]
-        assert report.format_pval(p, 4) == case["text4"]
+        assert rformat.format_pval(p, 3) == case["text3"]
+        assert rformat.format_pval(p, 4) == case["text4"]
 
 
 def test_print_coefmat_is_r_print_coefmat() -> None:
@@ -186,7 +186,7 @@ def test_print_coefmat_is_r_print_coefmat() -> None:
         rows = np.array([_num(r) for r in case["table"]])
         table = pd.DataFrame(rows, columns=["Estimate", "Std. Error", "t value", "Pr(>|t|)"],
                              index=[f"b{i + 1}" for i in range(len(rows))])
-        lines, starred = report.print_coefmat(table)
+        lines, starred = rprint.print_coefmat(table)
         if starred:
-            lines += ["---", report.SIGNIF_LEGEND]
+            lines += ["---", rprint.SIGNIF_LEGEND]
         assert lines == case["text"]
