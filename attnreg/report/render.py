@@ -1,7 +1,7 @@
 """Renderers: each summary section as R's text, HTML or LaTeX.
 
-The text is ``print.summary.lm``'s layout digit for digit (:mod:`attnreg.report.rformat`, :mod:`attnreg.report.rprint`);
-HTML and LaTeX re-render the same numbers as tables.
+The text is ``print.summary.lm``'s layout digit for digit (:mod:`attnreg.report.rformat`,
+:mod:`attnreg.report.rprint`); HTML and LaTeX re-render the same numbers as tables.
 """
 
 from __future__ import annotations
