@@ -191,14 +191,20 @@ class LinearViews:
         >>> print(f"{att.diagnostics['leverage'].iloc[0]:.4f}")  # Σ ω² = hat value
         0.4018
         """
-        emb = self.embedding
         if newdata is None:
-            F_q, labels = emb.train_factors.to_numpy(), self.design.row_labels
-        else:
-            X, labels = self.design.rebuild(newdata)
-            self._warn_outside_span(X, labels, "attention weights")
-            F_q = X @ emb.encoder.to_numpy()
-        fn = linear_weight_fn(F_q, emb.train_factors.to_numpy(), self.spectrum.sqrt_w**2)
+            return self.attention_of(None, self.design.row_labels, chunk_size)
+        X, labels = self.design.rebuild(newdata)
+        self._warn_outside_span(X, labels, "attention weights")
+        return self.attention_of(X, labels, chunk_size)
+
+    def attention_of(self, X: FloatArray | None, labels: pd.Index,
+                     chunk_size: int | None = None) -> AttentionWeights:
+        """Attention weights of design rows ``X`` (intercept column included) over the training
+        rows; ``X=None``: the training rows themselves (the hat matrix)."""
+        emb = self.embedding
+        F_train = emb.train_factors.to_numpy()
+        F_q = F_train if X is None else X @ emb.encoder.to_numpy()
+        fn = linear_weight_fn(F_q, F_train, self.spectrum.sqrt_w**2)
         return AttentionWeights(weight_fn=fn, n_queries=F_q.shape[0], query_labels=labels,
                                 train_labels=self.design.row_labels, y_train=self.design.y,
                                 kind="linear", chunk_size=chunk_size)

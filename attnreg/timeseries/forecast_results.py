@@ -19,6 +19,7 @@ from attnreg.report import Summary, fmt_g
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
 from attnreg.timeseries.plan import ForecastPlan, benchmark_means
+from attnreg.timeseries.views import attention_shares, forecast_attention
 
 
 @dataclass(frozen=True)
@@ -240,10 +241,7 @@ class ForecastResults:
         >>> w.weights.shape, round(float(w.weights.to_numpy().sum()), 6)
         ((1, 198), 1.0)
         """
-        i = self._index_of(target)
-        fit = self._model_at(int(np.flatnonzero(self.plan.refit[: i + 1])[-1]))
-        row = self.plan.design.X[self.plan.targets[i]][None, :]
-        return _attention_of_row(fit, row, self.forecasts.index[i:i + 1], chunk_size)
+        return forecast_attention(self, self._index_of(target), chunk_size)
 
     def attention_shares(self, recent: tuple[int, ...] = (4, 20)) -> pd.DataFrame:
         """Share of absolute attention on the most recent rows, for every forecast.
@@ -263,30 +261,7 @@ class ForecastResults:
         2000Q1   0.046    0.181
         2000Q2   0.046    0.174
         """
-        out = np.empty((self.plan.n_forecasts, len(recent)))
-        fit = None
-        for i in range(self.plan.n_forecasts):
-            if self.plan.refit[i] or fit is None:
-                fit = self._model_at(i)
-            row = self.plan.design.X[self.plan.targets[i]][None, :]
-            w = np.abs(_attention_of_row(fit, row, pd.Index([0]), None).weights.to_numpy()[0])
-            out[i] = [w[-k:].sum() / w.sum() for k in recent]
-        return pd.DataFrame(out, columns=[f"last_{k}" for k in recent], index=self.forecasts.index)
-
-    def _model_at(self, i: int) -> Any:
-        """The model that forecast ``i`` (a refit position) was made with."""
-        if self.models is not None:
-            return self.models[i]
-        from attnreg.timeseries.plan import fit_window
-
-        return fit_window(self.plan, i, self._tuning_at(i))
-
-    def _tuning_at(self, i: int) -> float | None:
-        """The λ or k forecast ``i`` used, so that refits reproduce it exactly."""
-        if self.tuning_path is None:
-            return None
-        value = float(self.tuning_path[i])
-        return int(value) if get_method(self.plan.method).tuning == "k" else value
+        return attention_shares(self, recent)
 
     def leakage_audit(self) -> Any:
         """The same forecasts with the full-sample metric: how much better they look.
@@ -328,21 +303,3 @@ class ForecastResults:
 def _tuning_label(method: str) -> str:
     """How the summary names a method's tuning parameter (``lambda`` or ``k``)."""
     return "lambda" if get_method(method).tuning == "lam" else "k"
-
-
-def _attention_of_row(fit: Any, row: FloatArray, labels: pd.Index,
-                      chunk_size: int | None) -> AttentionWeights:
-    family = get_method(fit.method).family
-    if family == "network":
-        raise OptionError(f"attention weights are defined for the spectral and softmax methods, "
-                          f"not for method {fit.method!r}")
-    if family == "spectral":
-        from attnreg.attention import linear_weight_fn
-
-        emb = fit.embedding
-        F_q = row @ emb.encoder.to_numpy()
-        fn = linear_weight_fn(F_q, emb.train_factors.to_numpy(), fit.spectrum.sqrt_w**2)
-        return AttentionWeights(weight_fn=fn, n_queries=1, query_labels=labels,
-                                train_labels=fit.design.row_labels, y_train=fit.design.y,
-                                chunk_size=chunk_size)
-    return fit.attention_of(row[:, 1:] if fit.design.intercept else row, labels, chunk_size)
