@@ -14,6 +14,9 @@ from attnreg._warn import warn_user
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, OptionError
+from attnreg.linear.filters import apply_filter
+from attnreg.linear.selection import loo_scores
+from attnreg.linear.spectral import decompose
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
 from attnreg.softmax.options import (
     Options,
@@ -32,7 +35,6 @@ from attnreg.softmax.train import (
     attention_heads,
     init_factors,
     refit_run,
-    ridge_loo,
     train_run,
 )
 
@@ -74,11 +76,28 @@ def _standardise(x: FloatArray, y: FloatArray) -> _Data:
     return _Data((x - x_mean) / x_scale, (y - y_mean) / y_scale, x_mean, x_scale, y_mean, y_scale)
 
 
+#: penalties the ridge base chooses from by closed-form leave-one-out: n · 10^-8 … n · 10^2
+RIDGE_BASE_GRID = np.logspace(-8, 2, 31)
+
+
 def _base(z: FloatArray, ys: FloatArray, value: str) -> tuple[FloatArray | None, float]:
-    """Ridge base (intercept + slopes, penalty by closed-form LOO) or None for value='y'."""
+    """Ridge base (intercept + slopes on the standardised scale, penalty by closed-form LOO
+    over ``n`` · :data:`RIDGE_BASE_GRID`) or None for value='y'.
+
+    The spectral family's decomposition and LOO scores (:func:`attnreg.linear.selection.loo_scores`)
+    on the grid; the first minimum wins.
+    """
     if value != "ridge":
         return None, 0.0
-    return ridge_loo(z, ys)
+    n = z.shape[0]
+    X = np.column_stack([np.ones(n), z])
+    sp = decompose(X, ys, intercept=0, weights=None, scaling="none")
+    lams = n * RIDGE_BASE_GRID
+    s2 = sp.s[:, None] ** 2
+    F = s2 / (s2 + lams[None, :])
+    best = int(np.argmin(loo_scores(sp, F)))
+    coef = apply_filter(sp, F[:, best], X.shape[1]).coef
+    return np.where(np.isnan(coef), 0.0, coef), float(lams[best])  # a constant column: slope 0
 
 
 def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.device) -> Problem:

@@ -10,10 +10,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 
-from attnreg._typing import FloatArray
 from attnreg.softmax.kernel import CACHE_BYTES, ChunkedAttention
 
 
@@ -289,34 +287,3 @@ def refit_run(
 def _lbfgs_iters(opt: torch.optim.LBFGS) -> int:
     state = opt.state[opt.param_groups[0]["params"][0]]
     return int(state.get("n_iter", 0))
-
-
-def ridge_loo(x: FloatArray, y: FloatArray) -> tuple[FloatArray, float]:
-    """Ridge with an unpenalised intercept, penalty chosen by exact leave-one-out error.
-
-    Parameters
-    ----------
-    x : (n, P) standardised design (no intercept column)
-    y : (n,) standardised outcome
-
-    Returns
-    -------
-    coef : (P+1,) intercept then slopes, on the scale of ``x`` and ``y``
-    penalty : float
-        The chosen penalty (a multiple of n from a log grid, 1e-8·n … 1e2·n).
-    """
-    n = x.shape[0]
-    xm, ym = x.mean(axis=0), float(y.mean())
-    u, s, vt = np.linalg.svd(x - xm, full_matrices=False)
-    uty = u.T @ (y - ym)
-    best: tuple[float, float] = (math.inf, 0.0)
-    for k in n * np.logspace(-8, 2, 31):
-        d = s**2 / (s**2 + k)
-        fitted = ym + u @ (d * uty)
-        lev = 1.0 / n + (u**2) @ d
-        loo = float(np.mean(((y - fitted) / np.maximum(1.0 - lev, 1e-12)) ** 2))
-        if loo < best[0]:
-            best = (loo, float(k))
-    k = best[1]
-    beta = vt.T @ (s / (s**2 + k) * uty)
-    return np.concatenate([[ym - float(xm @ beta)], beta]), k
