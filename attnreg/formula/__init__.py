@@ -1,3 +1,3 @@
-"""The formula family: the model frame (``design``), its input rules (``frame``), the
-stateful transforms (``transforms``), the time operators (``lags``) and pickling (``spec``).
+"""The formula family: the model frame (``design``, built by ``builder``), the formula as text
+(``parse``), input rules (``frame``), transforms, time operators (``lags``), pickling (``spec``).
 """

@@ -1,10 +1,10 @@
-"""Time-series layer: lag helpers, updating fits at every forecast origin, forecast evaluation.
+"""Time series: ``forecast`` (the front door), ``plan``, the engine (``_running``, ``updating``),
+``views`` and ``leakage`` of a run, ``forecast_results``, ``evaluation`` and ``rolling``.
 
-The building blocks here are formula free: ``transforms`` (``lag``, ``diff``, ``lags`` for
-formulas, :func:`check_time_index`, :func:`min_lag` for the look-ahead guard), ``updating``
-(:func:`recursive_ls`: OLS/ridge re-estimated at every origin of an expanding or rolling
-window, λ re-chosen by GCV at each origin) and ``evaluation`` (OOS R², MSFE ratio,
-Diebold–Mariano, Clark–West).
+Re-exported here: the time operators of :mod:`attnreg.formula.lags` (``lag``, ``diff``,
+``lags``, :func:`check_time_index`, :func:`min_lag`), :func:`recursive_ls` (OLS/ridge
+re-estimated at every origin of an expanding or rolling window, λ re-chosen by GCV at each
+origin) and the evaluation measures (OOS R², MSFE ratio, Diebold–Mariano, Clark–West).
 """
 
 from __future__ import annotations
