@@ -19,13 +19,13 @@ from scipy import stats
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ScaleWarning
-from attnreg.linear.inference import VcovSpec, make_vcov_spec, middle_matrix, scale_back, vcov_scaled
+from attnreg.linear._contract import LinearFitContract
+from attnreg.linear.inference import make_vcov_spec, middle_matrix, scale_back, vcov_scaled
 from attnreg.linear.scaling import out_of_range
 from attnreg.linear.views import check_level
 
 if TYPE_CHECKING:
-    from attnreg.linear.filters import Filtered
-    from attnreg.linear.spectral import Spectrum
+    pass
 
 __all__ = ["CoefficientInference"]
 
@@ -34,30 +34,8 @@ def _pct(p: float) -> str:
     return f"{100 * p:.3g} %"
 
 
-class CoefficientInference:
+class CoefficientInference(LinearFitContract):
     """Covariances, standard errors, tests and intervals (a mixin of ``LinearResults``)."""
-
-    spectrum: Spectrum
-    filtered: Filtered
-    vcov_spec: VcovSpec
-
-    if TYPE_CHECKING:  # provided by LinearResults
-        @property
-        def names(self) -> list[str]: ...
-        @property
-        def nobs(self) -> int: ...
-        @property
-        def coef(self) -> pd.Series: ...
-        @property
-        def df_resid(self) -> float: ...
-        @property
-        def _df_ok(self) -> bool: ...
-        @property
-        def _sigma2_s(self) -> float: ...
-        @property
-        def _resid_ws(self) -> FloatArray: ...
-        @property
-        def _hat(self) -> FloatArray: ...
 
     @cached_property
     def _middle(self) -> FloatArray:

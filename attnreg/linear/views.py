@@ -18,13 +18,12 @@ from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
 from attnreg.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.exceptions import EstimabilityWarning, OptionError, ScaleWarning
+from attnreg.linear._contract import LinearFitContract
 from attnreg.linear.dual import embedding_of
 from attnreg.linear.estimability import AliasRelations, alias_relations, outside_span
 
 if TYPE_CHECKING:
-    from attnreg.formula.design import Design
-    from attnreg.linear.filters import Filtered
-    from attnreg.linear.spectral import Spectrum
+    pass
 
 __all__ = ["INTERVALS", "LinearViews", "check_level"]
 
@@ -37,30 +36,8 @@ def check_level(level: float) -> None:
         raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
 
 
-class LinearViews:
+class LinearViews(LinearFitContract):
     """Prediction and the attention view of a linear fit (a mixin of ``LinearResults``)."""
-
-    design: Design
-    spectrum: Spectrum
-    filtered: Filtered
-
-    if TYPE_CHECKING:  # provided by LinearResults
-        @property
-        def names(self) -> list[str]: ...
-        @property
-        def sigma(self) -> float: ...
-        @property
-        def df_resid(self) -> float: ...
-        @property
-        def _df_ok(self) -> bool: ...
-        @property
-        def _sigma2_s(self) -> float: ...
-        @property
-        def _row_pass(self) -> tuple[FloatArray, FloatArray, FloatArray, int]: ...
-        @property
-        def _vcov_z(self) -> tuple[FloatArray, Any]: ...
-        @property
-        def _coef_zeroed(self) -> FloatArray: ...
 
     # ------------------------------------------------------------ prediction
     def predict(self, newdata: Any = None, *, interval: str = "none",

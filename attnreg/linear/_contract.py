@@ -1,0 +1,52 @@
+"""What the mixins of :class:`~attnreg.linear.results.LinearResults` may use of it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from attnreg._typing import FloatArray
+
+if TYPE_CHECKING:
+    from attnreg.formula.design import Design
+    from attnreg.linear.filters import Filtered
+    from attnreg.linear.inference import VcovSpec
+    from attnreg.linear.spectral import Spectrum
+
+__all__ = ["LinearFitContract"]
+
+
+class LinearFitContract:
+    """The fields and statistics of a linear fit that its mixins rely on (types only)."""
+
+    design: Design
+    spectrum: Spectrum
+    filtered: Filtered
+    vcov_spec: VcovSpec
+
+    if TYPE_CHECKING:  # provided by LinearResults and its mixins
+        @property
+        def names(self) -> list[str]: ...
+        @property
+        def nobs(self) -> int: ...
+        @property
+        def coef(self) -> pd.Series: ...
+        @property
+        def sigma(self) -> float: ...
+        @property
+        def df_resid(self) -> float: ...
+        @property
+        def _df_ok(self) -> bool: ...
+        @property
+        def _sigma2_s(self) -> float: ...
+        @property
+        def _resid_ws(self) -> FloatArray: ...
+        @property
+        def _hat(self) -> FloatArray: ...
+        @property
+        def _row_pass(self) -> tuple[FloatArray, FloatArray, FloatArray, int]: ...
+        @property
+        def _vcov_z(self) -> tuple[FloatArray, Any]: ...
+        @property
+        def _coef_zeroed(self) -> FloatArray: ...
