@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from attnreg.api import attnreg
 from attnreg.datasets import load_dataset
+from attnreg.linear.anova import anova
 from attnreg.report import compare
+from attnreg.report.etable import etable
 from attnreg.timeseries.forecast import forecast
 from attnreg.timeseries.rolling import rolling
 from attnreg.formula.lags import diff, lag, lags
@@ -28,5 +30,5 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'attnreg' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "attnreg", "compare", "diff", "forecast", "get_threads", "lag", "lags",
+__all__ = ["__version__", "anova", "attnreg", "compare", "diff", "etable", "forecast", "get_threads", "lag", "lags",
            "load_dataset", "rolling", "set_threads"]

@@ -75,6 +75,12 @@ class CoefficientInference(LinearFitContract):
             se = np.ldexp(np.sqrt(np.diag(Vz)), E)
         return pd.Series(se, index=self.names, name="std_err")
 
+    @property
+    def df_inference(self) -> float:
+        """Degrees of freedom of the t and F reference distributions under the covariance in
+        use: the residual df n − tr(H) (cluster-robust covariances may use G − 1)."""
+        return self.df_resid
+
     @cached_property
     def t_value(self) -> pd.Series:
         """t statistics coef / std_err."""
@@ -82,8 +88,8 @@ class CoefficientInference(LinearFitContract):
 
     @cached_property
     def p_value(self) -> pd.Series:
-        """Two-sided p-values from Student's t on df_resid degrees of freedom."""
-        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_resid)
+        """Two-sided p-values from Student's t on :attr:`df_inference` degrees of freedom."""
+        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_inference)
         return pd.Series(p, index=self.names, name="p_value")
 
     def conf_int(self, level: float = 0.95) -> pd.DataFrame:
@@ -113,7 +119,7 @@ class CoefficientInference(LinearFitContract):
         -2.6719 -1.2724
         """
         check_level(level)
-        q = stats.t.ppf(0.5 + level / 2.0, self.df_resid)
+        q = stats.t.ppf(0.5 + level / 2.0, self.df_inference)
         lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
         a = (1.0 - level) / 2.0
         return pd.DataFrame({_pct(a): lo, _pct(1.0 - a): hi})

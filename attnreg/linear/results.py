@@ -29,6 +29,9 @@ from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
 from attnreg.linear.coefficients import CoefficientInference
+from attnreg.linear.diagnostics import Diagnostics
+from attnreg.linear.hypotheses import Hypotheses
+from attnreg.linear.tidy import Tidy
 from attnreg.linear.views import LinearViews
 
 #: standard errors, tests and intervals need at least this many residual degrees of freedom
@@ -54,7 +57,7 @@ class FTest(NamedTuple):
 
 
 @dataclass(frozen=True)
-class LinearResults(CoefficientInference, LinearViews):
+class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearViews):
     """A fitted spectral model. Immutable; derived statistics are computed once, on first use.
 
     Attributes
@@ -339,6 +342,7 @@ class LinearResults(CoefficientInference, LinearViews):
             stat = ((tss - rss) / df1) / (rss / df2)
             return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
         stat, q = wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
+        df2 = self.df_inference
         return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
 
     @cached_property
@@ -372,38 +376,6 @@ class LinearResults(CoefficientInference, LinearViews):
         """√w · (y − ŷ) by row label (R's ``weighted.residuals()``; the residuals without
         weights), rows of weight zero left out."""
         return pd.Series(self._resid_w, index=self.design.row_labels, name="weighted_resid")
-
-    def influence(self) -> pd.DataFrame:
-        """Hat values, Cook's distances and standardised residuals, indexed by row label.
-
-        Returns
-        -------
-        DataFrame
-            Columns ``hat`` (diagonal of the hat matrix: the leverage, also each training
-            row's attention weight on itself), ``cooks_distance`` and ``std_resid`` (internally
-            studentised residuals).
-
-        Examples
-        --------
-        >>> import attnreg as ar
-        >>> from statsmodels.datasets import longley
-        >>> df = longley.load_pandas().data
-        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-        >>> infl = fit.influence()
-        >>> list(infl.columns)
-        ['hat', 'cooks_distance', 'std_resid']
-        >>> print(f"{infl['hat'].sum():.4f}")  # trace of the hat matrix = number of coefficients
-        6.0000
-        >>> print(f"{infl['hat'].iloc[0]:.4f} {infl['cooks_distance'].iloc[0]:.4f}")
-        0.4018 0.1498
-        """
-        h = self._hat
-        e = self._resid_w
-        with np.errstate(divide="ignore", invalid="ignore"):
-            std = e / (self.sigma * np.sqrt(1.0 - h))
-            cooks = std**2 * h / ((1.0 - h) * self.edf)
-        return pd.DataFrame({"hat": h, "cooks_distance": cooks, "std_resid": std},
-                            index=self.design.row_labels)
 
     # ------------------------------------------------------------ reports
     def summary(self) -> Any:
