@@ -22,7 +22,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """Lazy exports: ``attnreg.AttnRegressor`` imports scikit-learn on first use only."""
+    """Lazy exports: ``attnreg.AttnRegressor`` imports scikit-learn on first use only, and
+    ``attnreg.plots`` is the plotting module (matplotlib is imported when a plot is drawn)."""
+    if name == "plots":
+        import importlib
+
+        return importlib.import_module("attnreg.plots")
     if name == "AttnRegressor":
         from attnreg.sklearn import AttnRegressor
 
