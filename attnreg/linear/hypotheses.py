@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 from attnreg.linear._contract import LinearFitContract
+from attnreg.linear._restrictions import format_restriction, parse_restrictions
 
-__all__ = ["Hypotheses"]
+__all__ = ["Hypotheses", "format_restriction", "parse_restrictions"]
 
 
 class Hypotheses(LinearFitContract):
