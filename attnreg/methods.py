@@ -211,13 +211,22 @@ def call_string(formula: str, method: str, options: Mapping[str, Any], *,
 
 # ------------------------------------------------------------------------------ spectral
 
+def _vcov_option_names() -> tuple[str, ...]:
+    """Options of the registered covariances besides ``maxlags`` (``cluster=``, ``time=``, ...)."""
+    from attnreg.linear.inference import VCOV_REGISTRY
+
+    names = {n for e in VCOV_REGISTRY.values() for n in e.option_names}
+    return tuple(sorted(names - {"maxlags", "adjust"}))
+
+
 def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.linear.inference import make_vcov_spec
+    from attnreg.linear.inference import check_vcov_options
     from attnreg.linear.spectral import ALIAS_TOL
     from attnreg.linear.fit import check_tuning
 
     lam, k, std = options.pop("lam", None), options.pop("k", None), options.pop("standardize", None)
     vcov, maxlags = options.pop("vcov", "classical"), options.pop("maxlags", None)
+    vcov_options = {n: options.pop(n) for n in _vcov_option_names() if n in options}
     tol = options.pop("tol", ALIAS_TOL)
     if options:
         raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(sorted(options))}")
@@ -226,16 +235,17 @@ def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
         raise OptionError(f"standardize must be True or False, however: standardize={std!r}")
     if not isinstance(tol, numbers.Real) or not 0 <= float(tol) < 1:
         raise OptionError(f"tol must be in [0, 1), however: {tol=}")
-    make_vcov_spec(vcov, maxlags=maxlags)  # validated before any work
+    check_vcov_options(vcov, maxlags=maxlags, **vcov_options)  # validated before any work
     return {"tuning": tuning, "standardize": RULES[name].penalized if std is None else std,
-            "vcov": vcov, "maxlags": maxlags, "tol": float(tol)}
+            "vcov": vcov, "maxlags": maxlags, "vcov_options": vcov_options, "tol": float(tol)}
 
 
 def _fit_spectral(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
     from attnreg.linear.inference import make_vcov_spec
     from attnreg.linear.fit import fit_spectral_design
 
-    spec = make_vcov_spec(options["vcov"], maxlags=options["maxlags"], n_obs=design.n_obs)
+    spec = make_vcov_spec(options["vcov"], maxlags=options["maxlags"], n_obs=design.n_obs,
+                          design=design, **options.get("vcov_options", {}))
     return fit_spectral_design(design, name, options["tuning"], standardize=options["standardize"],
                                tol=options["tol"], call=call, vcov_spec=spec)
 

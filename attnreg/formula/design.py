@@ -66,6 +66,13 @@ class Design:
     zero_weight : ZeroWeightRows or None
         Rows with weight zero: left out of ``X`` and ``y`` (and so of the fit and its degrees
         of freedom) but kept for fitted values and residuals, as R's ``lm()`` does.
+    data : DataFrame or None
+        The data the design was built from: the caller's own DataFrame (never a copy; a
+        dict of columns is kept as the DataFrame made of it), so that covariances can look
+        up columns the formula does not use (cluster ids). Not compared by ``==``.
+    data_rows : ndarray of int, shape (n_obs,), or None
+        Positions in ``data`` of the rows of ``X`` (after missing values, ``subset`` and
+        weights of zero). Not compared by ``==``.
     """
 
     formula: str
@@ -82,6 +89,8 @@ class Design:
     eval_env: Any = field(repr=False)
     numeric_columns: frozenset[str] = field(default=frozenset(), repr=False)
     zero_weight: ZeroWeightRows | None = field(default=None, repr=False)
+    data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    data_rows: IntArray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_obs(self) -> int:
@@ -228,7 +237,8 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
         raise OptionError(f"na_action must be one of 'drop', 'raise', however: {na_action=}")
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
-    frame = string_labels(_as_frame(data, "data"), "data")
+    given = _as_frame(data, "data")
+    frame = string_labels(given, "data")
     if frame.shape[0] == 0:
         raise DataError("data has no rows")
     env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
@@ -256,7 +266,7 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     keep = _subset_mask(frame, subset)
     frame = prepare_frame(frame, uses, "data")
     design = _build(formula, desc, frame, w_all, keep, na_action, env)
-    return dataclasses.replace(design, numeric_columns=numeric_columns(frame, uses))
+    return dataclasses.replace(design, numeric_columns=numeric_columns(frame, uses), data=given)
 
 
 def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | None,
@@ -298,12 +308,15 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     if w_all is not None:
         w = np.asarray(w_all[rows], dtype=np.float64)
         _check_weights(w, labels)
+        if (w == 0).any():
+            rows = rows[w != 0]
         X, y, w, labels, zero = _split_zero_weights(X, y, w, labels)
     intercept = bool(names) and names[0] == INTERCEPT
     return Design(formula=formula, y=y, X=X, column_names=names,
                   response_name=response, row_labels=labels, weights=w,
                   intercept=intercept, dropped_labels=dropped, n_subset_excluded=n_excluded,
-                  design_info=design_info, eval_env=env, zero_weight=zero)
+                  design_info=design_info, eval_env=env, zero_weight=zero,
+                  data_rows=np.asarray(rows, dtype=np.int64))
 
 
 def _as_frame(data: Any, what: str, scalars: bool = False) -> pd.DataFrame:

@@ -20,7 +20,14 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ScaleWarning
 from attnreg.linear._contract import LinearFitContract
-from attnreg.linear.inference import make_vcov_spec, middle_matrix, scale_back, vcov_scaled
+from attnreg.linear.cluster import wald_from_vcov
+from attnreg.linear.inference import (
+    make_vcov_spec,
+    middle_matrix,
+    scale_back,
+    vcov_scaled,
+    wald_f,
+)
 from attnreg.linear.scaling import out_of_range
 from attnreg.linear.views import check_level
 
@@ -43,15 +50,30 @@ class CoefficientInference(LinearFitContract):
         if not self._df_ok:
             return np.full((1 + self.spectrum.rank,) * 2, np.nan)
         return middle_matrix(self.spectrum, spec=self.vcov_spec, sigma2=self._sigma2_s,
-                             resid_w=self._resid_ws, hat=self._hat, df_resid=self.df_resid)
+                             resid_w=self._resid_ws, hat=self._hat, df_resid=self.df_resid,
+                             f=self.filtered.f)
 
     @cached_property
     def _vcov_z(self) -> tuple[FloatArray, IntArray]:
         """(V_z, E) with vcov = diag(2^E) V_z diag(2^E) (all NaN with less than one df)."""
         Vz, E = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
         if not self._df_ok:
-            Vz = np.full_like(Vz, np.nan)
-        return Vz, E
+            return np.full_like(Vz, np.nan), E
+        return self.vcov_spec.estimator.adjust_vcov(self.vcov_spec, Vz, E), E
+
+    def _wald(self) -> tuple[float, int]:
+        """The joint Wald statistic of the slopes under the covariance in use, and q.
+
+        From the components' covariance (:func:`~attnreg.linear.inference.wald_f`), or from
+        the coefficients' covariance itself where the estimator corrected it afterwards
+        (the eigenvalue fix of a multi-way cluster covariance).
+        """
+        Vz, E = self._vcov_z
+        raw, _ = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
+        if np.array_equal(raw, Vz, equal_nan=True):
+            return wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
+        slopes = np.asarray(self.spectrum.kept, dtype=np.int64)
+        return wald_from_vcov(Vz, E, self.filtered.coef, slopes)
 
     @cached_property
     def vcov(self) -> pd.DataFrame:
@@ -78,8 +100,10 @@ class CoefficientInference(LinearFitContract):
     @property
     def df_inference(self) -> float:
         """Degrees of freedom of the t and F reference distributions under the covariance in
-        use: the residual df n − tr(H) (cluster-robust covariances may use G − 1)."""
-        return self.df_resid
+        use: the residual df n − tr(H), or G − 1 for a cluster-robust covariance (the smallest
+        G − 1 over the dimensions of a multi-way one) unless it was asked for with
+        ``df="residual"``."""
+        return self.vcov_spec.df_inference(self.df_resid)
 
     @cached_property
     def t_value(self) -> pd.Series:
@@ -125,22 +149,46 @@ class CoefficientInference(LinearFitContract):
         return pd.DataFrame({_pct(a): lo, _pct(1.0 - a): hi})
 
     def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
-                  adjust: bool = False) -> Any:
+                  adjust: bool = False, **options: Any) -> Any:
         """A new result (a ``LinearResults``) with another covariance estimator; this one is
         unchanged.
 
         Parameters
         ----------
-        kind : {"classical", "HC0", "HC1", "HC2", "HC3", "HAC"}
+        kind : str
+            A registered covariance (:data:`attnreg.linear.inference.VCOV_REGISTRY`):
+            ``"classical"``, ``"HC0"`` … ``"HC3"``, ``"HAC"`` (Newey–West), ``"cluster"``
+            (cluster-robust, one- or multi-way) or ``"DK"`` / ``"driscoll_kraay"``
+            (Driscoll–Kraay for panels).
         maxlags : int, optional
-            HAC lag truncation (default floor(4 (n/100)^(2/9))).
+            HAC lag truncation (default floor(4 (n/100)^(2/9))); Driscoll–Kraay: lags in
+            periods (default floor(T^(1/4)), as ``plm::vcovSCC``).
         adjust : bool
             HAC: multiply by n/(n − edf) like sandwich's ``adjust=TRUE``.
+        **options
+            ``"cluster"``: ``cluster=`` a column name of the data the fit was given, ids per
+            data row (a Series is aligned on the data's index), ``"firm + year"`` or a list
+            (multi-way, Cameron–Gelbach–Miller); ``type="HC1"`` (default; sandwich's
+            ``vcovCL``: G/(G − 1) · (n − 1)/(n − K)), ``"HC0"`` (G/(G − 1) only) or
+            ``"CR2"`` (Bell–McCaffrey, clubSandwich); ``cadjust=False`` drops G/(G − 1);
+            ``df="cluster"`` (default: t and F on G − 1 df) or ``"residual"``; ``fix=True``
+            (default) sets negative eigenvalues of a multi-way covariance to zero.
+            ``"DK"``: ``time=`` the period column or ids, ``type="HC0"`` (default),
+            ``"HC1"`` or ``"sss"``.
 
         Returns
         -------
         LinearResults
             Same coefficients; standard errors, tests and intervals use the new estimator.
+            For ridge and PCR every covariance is conditional on the chosen λ or k.
+
+        Raises
+        ------
+        OptionError
+            An unknown covariance or option, or an unknown cluster column (named).
+        DataError
+            A missing cluster id on a fitted row (column and row named), ids of the wrong
+            length (both lengths), or a single cluster.
 
         Examples
         --------
@@ -157,6 +205,11 @@ class CoefficientInference(LinearFitContract):
         (True, 'classical')
         >>> print(f"{fit.with_vcov('HAC', maxlags=2).std_err['UNEMP']:.4f}")
         0.3374
+        >>> decade = (df["YEAR"] // 5).astype(int)          # four five-year clusters
+        >>> cl = fit.with_vcov("cluster", cluster=decade)
+        >>> cl.vcov_spec.label(), cl.df_inference
+        ('cluster-robust (HC1) by YEAR, 4 clusters; t and F on 3 df', 3.0)
         """
-        spec = make_vcov_spec(kind, maxlags=maxlags, adjust=adjust, n_obs=self.nobs)
+        spec = make_vcov_spec(kind, maxlags=maxlags, adjust=adjust, n_obs=self.nobs,
+                              design=self.design, **options)
         return dataclasses.replace(self, vcov_spec=spec)  # type: ignore[type-var]

@@ -1,4 +1,10 @@
-"""Covariance estimators for coefficients of a linear smoother: classical, HC0–HC3, HAC.
+"""Covariance estimators for coefficients of a linear smoother: a registry of estimators.
+
+:data:`VCOV_REGISTRY` maps each ``vcov=`` name to a :class:`CovarianceEstimator`, which
+validates its options, computes the middle matrix of the spectral components, gives its
+report label and its inference degrees of freedom. This module registers classical, HC0–HC3
+and HAC; :mod:`attnreg.linear.cluster` registers the cluster-robust ones (``"cluster"``,
+``"DK"``). A new covariance is one :func:`register_vcov` call.
 
 Every spectral fit is linear in the weighted response ỹ = sqrt(w) y:
 
@@ -6,7 +12,8 @@ Every spectral fit is linear in the weighted response ỹ = sqrt(w) y:
 
 so Var(coef) = M [c U]' Σ [c U] M' for any Cov(ỹ) = Σ. Classical inference uses Σ = σ² I
 (then [c U]'[c U] = diag(1/Σw, I) because U ⟂ sqrt(w)); the sandwich estimators plug in
-squared residuals (HC0–HC3) or a Bartlett-kernel long-run covariance (Newey–West HAC).
+squared residuals (HC0–HC3), a Bartlett-kernel long-run covariance (Newey–West HAC) or
+sums of scores per cluster (Σ_g s_g s_g', s_g = Σ_{i∈g} e_i [c_i, U_i]).
 For OLS this is exactly (X'WX)⁻¹ and the usual sandwiches; for ridge and PCR it is the
 covariance conditional on the chosen λ or k.
 
@@ -27,9 +34,9 @@ ridge, k for PCR).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -40,41 +47,192 @@ from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.scaling import binary_exponents
 
-VcovType = Literal["classical", "HC0", "HC1", "HC2", "HC3", "HAC"]
-VCOV_TYPES: tuple[str, ...] = ("classical", "HC0", "HC1", "HC2", "HC3", "HAC")
+#: The covariance estimators by name (and alias): one :class:`CovarianceEstimator` each.
+#: A new covariance is one :func:`register_vcov` call, never another string comparison.
+VCOV_REGISTRY: dict[str, CovarianceEstimator] = {}
 
 
 @dataclass(frozen=True)
 class VcovSpec:
-    """A covariance choice: its type and options.
+    """A covariance choice: the estimator's name and its validated options.
 
     Attributes
     ----------
     kind : str
-        One of ``VCOV_TYPES``.
+        A name in :data:`VCOV_REGISTRY` (its canonical name, never an alias).
     maxlags : int or None
-        HAC truncation lag (Bartlett kernel weights 1 − l/(maxlags+1)).
+        HAC and Driscoll–Kraay truncation lag (Bartlett kernel weights 1 − l/(maxlags+1)).
     adjust : bool
         HAC only: multiply by n/(n − df) (sandwich's ``adjust=TRUE``).
+    options : tuple of (str, object) pairs
+        The estimator's other options (cluster ids, small-sample type, ...), name-sorted;
+        read them with :meth:`option`.
+
+    Examples
+    --------
+    >>> from attnreg.linear.inference import make_vcov_spec
+    >>> spec = make_vcov_spec("HAC", maxlags=3)
+    >>> spec.kind, spec.maxlags, spec.estimator.name
+    ('HAC', 3, 'HAC')
     """
 
     kind: str = "classical"
     maxlags: int | None = None
     adjust: bool = False
+    options: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
+
+    @property
+    def estimator(self) -> CovarianceEstimator:
+        """The registered estimator of :attr:`kind`."""
+        return get_vcov(self.kind)
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """The value of the estimator option ``name`` (``default`` when not set)."""
+        return dict(self.options).get(name, default)
 
     def label(self) -> str:
+        """Short description used in reports (the estimator's :meth:`~CovarianceEstimator.label`)."""
+        return self.estimator.label(self)
+
+    def df_inference(self, df_resid: float) -> float:
+        """Degrees of freedom of t and F under this covariance (given the residual df)."""
+        return self.estimator.df_inference(self, df_resid)
+
+
+@dataclass(frozen=True)
+class MiddleInputs:
+    """What a covariance estimator may use of a fit, on the rescaled response.
+
+    Attributes
+    ----------
+    sigma2 : float
+        Residual variance (divided by ``y_scale²``).
+    resid_w : ndarray, shape (n_obs,)
+        Weighted residuals sqrt(w) e divided by ``y_scale``.
+    hat : ndarray, shape (n_obs,)
+        Hat values.
+    df_resid : float
+        Residual degrees of freedom n − tr(H).
+    f : ndarray, shape (rank,) or None
+        Filter factors of the fit (None: OLS, all ones).
+    """
+
+    sigma2: float
+    resid_w: FloatArray
+    hat: FloatArray
+    df_resid: float
+    f: FloatArray | None = None
+
+
+class CovarianceEstimator:
+    """One covariance estimator of the coefficients, as the spectral machinery uses it.
+
+    A subclass sets :attr:`name` (and :attr:`aliases`, :attr:`option_names`) and
+    implements :meth:`middle` and :meth:`label`; :meth:`check` validates the options before
+    any work, :meth:`bind` resolves what needs the data (cluster ids, default lags), and
+    :meth:`df_inference` and :meth:`adjust_vcov` may be overridden. Register an instance
+    with :func:`register_vcov`.
+
+    Examples
+    --------
+    >>> from attnreg.linear.inference import VCOV_REGISTRY
+    >>> VCOV_REGISTRY["HC3"].label(VCOV_REGISTRY["HC3"].bind({}, n_obs=10))
+    'heteroskedasticity-robust HC3'
+    """
+
+    #: The ``vcov=`` / ``with_vcov`` name.
+    name: str = ""
+    #: Other names accepted for it.
+    aliases: tuple[str, ...] = ()
+    #: Options it accepts (keyword arguments of ``with_vcov``).
+    option_names: tuple[str, ...] = ()
+    #: Whether this is the classical σ² (X'WX)⁻¹ (R's F test applies).
+    classical: bool = False
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Validate the options (no data needed); OptionError names the offending one."""
+        unknown = sorted(k for k, v in options.items() if k not in self.option_names
+                         and v is not None and not (k == "adjust" and v is False))
+        if unknown:
+            takes = (f"vcov {self.name!r} takes " + ", ".join(self.option_names)
+                     if self.option_names else f"vcov {self.name!r} takes no options")
+            given = ", ".join(f"{k}={options[k]!r}" for k in unknown)
+            raise OptionError(f"{', '.join(unknown)} do(es) not apply to vcov {self.name!r} "
+                              f"({takes}), however: {given}")
+        return {k: v for k, v in options.items() if k in self.option_names}
+
+    def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
+             design: Any = None) -> VcovSpec:
+        """The :class:`VcovSpec` of checked ``options`` for a fit of ``n_obs`` rows."""
+        return VcovSpec(self.name, options=tuple(sorted(options.items())))
+
+    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        """Covariance of [c'ỹ ; U'ỹ] / y_scale, shape (1 + rank, 1 + rank)."""
+        raise NotImplementedError
+
+    def label(self, spec: VcovSpec) -> str:
         """Short description used in reports."""
-        if self.kind == "HAC":
-            adjusted = ", adjusted" if self.adjust else ""
-            return f"HAC (Newey-West, Bartlett kernel, {self.maxlags} lags{adjusted})"
-        if self.kind == "classical":
-            return "classical (iid errors)"
-        return f"heteroskedasticity-robust {self.kind}"
+        return self.name
+
+    def df_inference(self, spec: VcovSpec, df_resid: float) -> float:
+        """Degrees of freedom of t and F: the residual df unless overridden."""
+        return df_resid
+
+    def adjust_vcov(self, spec: VcovSpec, Vz: FloatArray, E: IntArray) -> FloatArray:
+        """A final correction of V_z (e.g. an eigenvalue fix); identity by default."""
+        return Vz
+
+
+def register_vcov(estimator: CovarianceEstimator) -> CovarianceEstimator:
+    """Add ``estimator`` to :data:`VCOV_REGISTRY` under its name and aliases."""
+    for name in (estimator.name, *estimator.aliases):
+        VCOV_REGISTRY[name] = estimator
+    return estimator
+
+
+def vcov_names() -> tuple[str, ...]:
+    """The canonical names of the registered covariance estimators, in registration order."""
+    return tuple(dict.fromkeys(e.name for e in VCOV_REGISTRY.values()))
+
+
+#: Modules whose import registers further built-in estimators (loaded on first lookup, so
+#: that they may themselves import this module).
+BUILTIN_MODULES = ("attnreg.linear.cluster",)
+
+
+def get_vcov(kind: Any) -> CovarianceEstimator:
+    """The estimator registered as ``kind``; OptionError listing the valid names otherwise."""
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)  # registers "cluster", "DK" (a no-op once imported)
+    if not isinstance(kind, str) or kind not in VCOV_REGISTRY:
+        names = ", ".join(map(repr, VCOV_REGISTRY))
+        raise OptionError(f"vcov type must be one of {names}, however: {kind=}")
+    return VCOV_REGISTRY[kind]
+
+
+def check_vcov_options(kind: Any, **options: Any) -> dict[str, Any]:
+    """Validate a covariance request before any work (no data needed); the checked options."""
+    return get_vcov(kind).check(dict(options))
 
 
 def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = False,
-                   n_obs: int | None = None) -> VcovSpec:
-    """Validate a covariance request; the HAC default lag is floor(4 (n/100)^(2/9)).
+                   n_obs: int | None = None, design: Any = None, **options: Any) -> VcovSpec:
+    """Validate a covariance request and bind it to a fit's rows; the HAC default lag is
+    floor(4 (n/100)^(2/9)).
+
+    Parameters
+    ----------
+    kind : str
+        A name in :data:`VCOV_REGISTRY` (``"classical"``, ``"HC0"``–``"HC3"``, ``"HAC"``,
+        ``"cluster"``, ``"DK"``, ...).
+    maxlags, adjust
+        HAC (and Driscoll–Kraay) options.
+    n_obs : int, optional
+        Rows of the fit.
+    design : Design, optional
+        The fit's design (cluster ids given as column names are looked up in its data).
+    **options
+        The estimator's other options (``cluster=``, ``type=``, ``time=``, ...).
 
     Examples
     --------
@@ -84,21 +242,83 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
     >>> make_vcov_spec("HC3").label()
     'heteroskedasticity-robust HC3'
     """
-    if kind not in VCOV_TYPES:
-        raise OptionError(f"vcov type must be one of {', '.join(map(repr, VCOV_TYPES))}, "
-                          f"however: {kind=}")
-    if kind != "HAC":
+    estimator = get_vcov(kind)
+    checked = estimator.check({"maxlags": maxlags, "adjust": adjust, **options})
+    return estimator.bind(checked, n_obs=n_obs, design=design)
+
+
+# ------------------------------------------------------------------------------ estimators
+
+class _Classical(CovarianceEstimator):
+    name, classical = "classical", True
+
+    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        middle = np.eye(1 + sp.rank) * inputs.sigma2
+        middle[0, 0] = inputs.sigma2 / sp.sum_w if sp.intercept is not None else 0.0
+        return middle
+
+    def label(self, spec: VcovSpec) -> str:
+        return "classical (iid errors)"
+
+
+class _HC(CovarianceEstimator):
+    """White's HC0–HC3: the meat of squared (scaled) residuals; HC1 times n/df_resid."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        middle = _meat(sp, _residual_scale(self.name, inputs.resid_w, inputs.hat), 0)
+        if self.name == "HC1":
+            middle *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
+        return middle
+
+    def label(self, spec: VcovSpec) -> str:
+        return f"heteroskedasticity-robust {self.name}"
+
+
+class _HAC(CovarianceEstimator):
+    """Newey–West: the Bartlett-kernel long-run covariance of the scores in row order."""
+
+    name, option_names = "HAC", ("maxlags", "adjust")
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = super().check(options)
+        maxlags = options.get("maxlags")
         if maxlags is not None:
-            raise OptionError(f"maxlags applies to vcov 'HAC' only, however: {kind=}, {maxlags=}")
-        return VcovSpec(kind)
-    if maxlags is None:
-        maxlags = int(np.floor(4 * ((n_obs or 100) / 100.0) ** (2.0 / 9.0)))
+            check_lags(maxlags)
+        return {"maxlags": maxlags, "adjust": bool(options.get("adjust", False))}
+
+    def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
+             design: Any = None) -> VcovSpec:
+        maxlags = options["maxlags"]
+        if maxlags is None:
+            maxlags = int(np.floor(4 * ((n_obs or 100) / 100.0) ** (2.0 / 9.0)))
+        if n_obs is not None and maxlags >= n_obs:
+            raise OptionError(f"maxlags must be smaller than the number of observations "
+                              f"({n_obs}), however: {maxlags=}")
+        return VcovSpec("HAC", int(maxlags), options["adjust"])
+
+    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        middle = _meat(sp, inputs.resid_w, spec.maxlags or 0)
+        if spec.adjust:
+            middle *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
+        return middle
+
+    def label(self, spec: VcovSpec) -> str:
+        adjusted = ", adjusted" if spec.adjust else ""
+        return f"HAC (Newey-West, Bartlett kernel, {spec.maxlags} lags{adjusted})"
+
+
+def check_lags(maxlags: Any, name: str = "maxlags") -> int:
+    """``maxlags`` as a non-negative int; OptionError otherwise."""
     if not isinstance(maxlags, (int, np.integer)) or isinstance(maxlags, bool) or maxlags < 0:
-        raise OptionError(f"maxlags must be a non-negative integer, however: {maxlags=}")
-    if n_obs is not None and maxlags >= n_obs:
-        raise OptionError(f"maxlags must be smaller than the number of observations ({n_obs}), "
-                          f"however: {maxlags=}")
-    return VcovSpec("HAC", int(maxlags), bool(adjust))
+        raise OptionError(f"{name} must be a non-negative integer, however: {name}={maxlags!r}")
+    return int(maxlags)
+
+
+for _estimator in (_Classical(), *(_HC(k) for k in ("HC0", "HC1", "HC2", "HC3")), _HAC()):
+    register_vcov(_estimator)
 
 
 def coef_map(sp: Spectrum, f: FloatArray, n_coef: int) -> tuple[FloatArray, IntArray]:
@@ -142,22 +362,17 @@ def coef_map(sp: Spectrum, f: FloatArray, n_coef: int) -> tuple[FloatArray, IntA
 
 
 def middle_matrix(sp: Spectrum, *, spec: VcovSpec, sigma2: float, resid_w: FloatArray,
-                  hat: FloatArray, df_resid: float) -> FloatArray:
+                  hat: FloatArray, df_resid: float, f: FloatArray | None = None) -> FloatArray:
     """Covariance of [c'ỹ ; U'ỹ] / y_scale, shape (1 + rank, 1 + rank), under ``spec``.
 
     ``sigma2`` and ``resid_w`` are on the rescaled response (divided by ``sp.y_scale``).
-    Classical: σ² diag(1/Σw, I) (no intercept part without one); HC0–HC3 and HAC: the
-    meat of the sandwich, times n/df_resid for HC1 and adjusted HAC.
+    Classical: σ² diag(1/Σw, I) (no intercept part without one); HC0–HC3, HAC and the
+    cluster-robust estimators: the meat of the sandwich Σ s s' of score sums s = Σ e [c, U],
+    with their small-sample factors. ``f`` (the filter factors; None for OLS) is used by
+    estimators that need the hat matrix's blocks (CR2).
     """
-    n = sp.n_obs
-    if spec.kind == "classical":
-        middle = np.eye(1 + sp.rank) * sigma2
-        middle[0, 0] = sigma2 / sp.sum_w if sp.intercept is not None else 0.0
-        return middle
-    middle = _meat(sp, _residual_scale(spec.kind, resid_w, hat), spec.maxlags or 0)
-    if spec.kind == "HC1" or (spec.kind == "HAC" and spec.adjust):
-        middle *= n / df_resid if df_resid > 0 else np.nan
-    return middle
+    inputs = MiddleInputs(sigma2=sigma2, resid_w=resid_w, hat=hat, df_resid=df_resid, f=f)
+    return spec.estimator.middle(sp, spec, inputs)
 
 
 def vcov_scaled(sp: Spectrum, f: FloatArray, n_coef: int,
@@ -320,3 +535,4 @@ def _meat(sp: Spectrum, e: FloatArray, maxlags: int) -> FloatArray:
         gamma = scores[lag:].T @ scores[:-lag]
         S += (1.0 - lag / (maxlags + 1.0)) * (gamma + gamma.T)
     return S
+

@@ -20,10 +20,7 @@ from attnreg.exceptions import (
     InferenceWarning,
     ScaleWarning,
 )
-from attnreg.linear.inference import (
-    VcovSpec,
-    wald_f,
-)
+from attnreg.linear.inference import VcovSpec
 from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
@@ -330,7 +327,7 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         nan = float("nan")
         if df1 <= 0 or not self._df_ok:
             return FTest(nan, df1, df2, nan)
-        if self.vcov_spec.kind == "classical":
+        if self.vcov_spec.estimator.classical:
             rss, tss = self._rss_s, self._tss_s
             if rss == 0.0:  # F = (ESS / df1) / 0: infinite, or 0/0 when ESS is 0 too
                 explained = tss > 0.0
@@ -341,7 +338,7 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
                              0.0 if explained else nan)
             stat = ((tss - rss) / df1) / (rss / df2)
             return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
-        stat, q = wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
+        stat, q = self._wald()
         df2 = self.df_inference
         return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
 

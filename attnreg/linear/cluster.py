@@ -1,0 +1,646 @@
+"""Cluster-robust covariances: one-way and multi-way (CGM), CR2 (Bell–McCaffrey), Driscoll–Kraay.
+
+All of them fit the spectral structure of :mod:`attnreg.linear.inference`: the covariance is
+M [c U]' Σ [c U] M', and a cluster meat is Σ_g s_g s_g' with s_g = Σ_{i∈g} v_i [c_i, U_i]
+the sum of the scores of cluster g (v the weighted residuals, adjusted for CR2). Score sums
+are products of a sparse cluster indicator with the row blocks of U: no loop over rows or
+clusters in Python, and nothing n_obs × n_obs.
+
+- ``"cluster"``, ``type="HC1"`` (default) or ``"HC0"``: sandwich's ``vcovCL``. Each
+  cluster dimension (and, for multi-way clustering, each intersection of dimensions, with
+  the sign (−1)^(|S|+1) of Cameron, Gelbach and Miller) is multiplied by G_S/(G_S − 1)
+  (``cadjust=True``, as sandwich), and HC1 multiplies the whole by (n − 1)/(n − K), with
+  n − K the residual df (n − tr(H) for ridge and PCR). A multi-way matrix that is not
+  positive semi-definite has its negative eigenvalues set to zero (``fix=True``, as
+  ``vcovCL(fix = TRUE)``; on the coefficients' own scale, as sandwich).
+- ``type="CR2"``: ``clubSandwich::vcovCR(type = "CR2")``. The residuals of cluster g are
+  multiplied by G_g^(-1/2), G_g = [(I − H) Θ (I − H)']_gg with the working model Θ = I on
+  the response's scale (clubSandwich's target for ``lm``, with or without weights; without
+  weights and for OLS G_g = I − H_gg). G_g − I = L_g S L_g' has rank at most 2(1 + rank),
+  so G_g^(-1/2) comes from a small eigenproblem per cluster, solved for all clusters at
+  once (``numpy.linalg.eigh`` on a stack); eigenvalues of G_g below 1e-12 get a zero
+  inverse square root, as clubSandwich's ``matrix_power``.
+- ``"DK"`` (``"driscoll_kraay"``): ``plm::vcovSCC`` — the Newey–West (Bartlett) long-run
+  covariance of the per-period score sums, periods in sorted order, default lag
+  floor(T^(1/4)) with T the number of periods; ``type="HC0"`` (default), ``"HC1"``
+  (n/(n − K)) or ``"sss"`` (T/(T − 1) · (n − 1)/(n − K)).
+
+t and F use G − 1 degrees of freedom (the smallest G − 1 over the dimensions for multi-way
+clustering, as fixest) unless ``df="residual"``; Driscoll–Kraay uses the residual df, as
+``lmtest::coeftest`` on plm. For ridge and PCR every covariance is conditional on the
+chosen λ or k.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.linalg as sla
+import scipy.sparse as sps
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import DataError, InferenceWarning, OptionError
+from attnreg.formula.frame import align_to_rows
+from attnreg.linear.inference import (
+    CovarianceEstimator,
+    MiddleInputs,
+    VcovSpec,
+    check_lags,
+    register_vcov,
+)
+from attnreg.linear.spectral import Spectrum
+
+__all__ = ["CLUSTER_TYPES", "DK_TYPES", "ClusterIds", "cluster_codes", "cluster_ids",
+           "group_score_sums"]
+
+#: Small-sample types of ``with_vcov("cluster", type=...)``.
+CLUSTER_TYPES = ("HC1", "HC0", "CR2")
+#: Small-sample types of ``with_vcov("DK", type=...)`` (plm's names).
+DK_TYPES = ("HC0", "HC1", "sss")
+#: Rows per block of the score products (about 2**22 numbers per block).
+_BLOCK_NUMBERS = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterIds:
+    """Cluster ids of a fit's rows, one column per clustering dimension.
+
+    Attributes
+    ----------
+    codes : ndarray of int64, shape (n_obs, n_dims)
+        Code of each fitted row in each dimension, 0 … G_d − 1 (levels in sorted order when
+        they can be sorted).
+    levels : tuple of pandas.Index
+        The cluster names of each dimension (``levels[d][codes[i, d]]`` is row i's id).
+    names : tuple of str
+        Name of each dimension (the column name, or ``"cluster"`` for ids given as values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from attnreg.linear.cluster import ClusterIds
+    >>> ids = ClusterIds(np.array([[0], [0], [1]]), (pd.Index(["a", "b"]),), ("firm",))
+    >>> ids.n_clusters, ids.n_dims
+    ((2,), 1)
+    """
+
+    codes: IntArray
+    levels: tuple[pd.Index, ...]
+    names: tuple[str, ...]
+
+    @property
+    def n_dims(self) -> int:
+        """Number of clustering dimensions."""
+        return int(self.codes.shape[1])
+
+    @property
+    def n_clusters(self) -> tuple[int, ...]:
+        """Number of clusters of each dimension."""
+        return tuple(len(lv) for lv in self.levels)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClusterIds):
+            return NotImplemented
+        return (self.names == other.names and self.codes.shape == other.codes.shape
+                and bool(np.array_equal(self.codes, other.codes))
+                and all(a.equals(b) for a, b in zip(self.levels, other.levels, strict=True)))
+
+    def __hash__(self) -> int:
+        return hash((self.names, self.codes.shape, self.codes.tobytes()))
+
+    def __repr__(self) -> str:
+        dims = ", ".join(f"{n}: {g}" for n, g in zip(self.names, self.n_clusters, strict=True))
+        return f"ClusterIds({dims} clusters; {self.codes.shape[0]} rows)"
+
+
+# ------------------------------------------------------------------------------ cluster ids
+
+def _design_of(fit: Any) -> Any:
+    return getattr(fit, "design", fit)
+
+
+def _data_and_rows(design: Any) -> tuple[pd.DataFrame | None, IntArray | None]:
+    """The data the design was built from and the positions of its fitted rows in it."""
+    data, rows = getattr(design, "data", None), getattr(design, "data_rows", None)
+    if data is None or rows is None or len(rows) != design.n_obs:
+        return None, None  # e.g. a forecast window: only ids of its own rows can be used
+    return data, rows
+
+
+def _has_column(data: pd.DataFrame, name: str) -> bool:
+    return name in data.columns or any(str(c) == name for c in data.columns)
+
+
+def _column(data: pd.DataFrame | None, name: str) -> Any:
+    if data is None:
+        raise DataError(f"cluster {name!r} is a column name, but this fit does not keep the data "
+                        "it was fitted on; pass the cluster ids as an array of its rows")
+    if name in data.columns:
+        return data[name]
+    matches = [c for c in data.columns if str(c) == name]
+    if len(matches) == 1:
+        return data[matches[0]]
+    close = difflib.get_close_matches(name, [str(c) for c in data.columns], n=3)
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise OptionError(f"cluster: data has no column {name!r}{hint}")
+
+
+def _dimensions(cluster: Any, data: pd.DataFrame | None) -> list[tuple[str, Any]]:
+    """(name, values) of each clustering dimension; values in data-row order."""
+    if isinstance(cluster, str):
+        if data is not None and _has_column(data, cluster):
+            return [(cluster, _column(data, cluster))]
+        parts = [p.strip() for p in cluster.split("+")]
+        if len(parts) > 1 and all(parts):
+            return [(p, _column(data, p)) for p in parts]
+        return [(cluster.strip(), _column(data, cluster.strip()))]
+    if isinstance(cluster, pd.DataFrame):
+        return [(str(c), cluster[c]) for c in cluster.columns]
+    if isinstance(cluster, (list, tuple)) and cluster:
+        is_column = [isinstance(c, str) and data is not None and _has_column(data, c)
+                     for c in cluster]
+        if all(isinstance(c, str) for c in cluster) and any(is_column):
+            return [(c, _column(data, c)) for c in cluster]  # names (an unknown one: error)
+        if any(isinstance(c, (pd.Series, np.ndarray, list, tuple)) for c in cluster):
+            return [(c, _column(data, c)) if isinstance(c, str) else
+                    (str(getattr(c, "name", None) or f"cluster{j + 1}"), c)
+                    for j, c in enumerate(cluster)]
+    if isinstance(cluster, np.ndarray) and cluster.ndim == 2:
+        return [(f"cluster{j + 1}", cluster[:, j]) for j in range(cluster.shape[1])]
+    name = getattr(cluster, "name", None)
+    return [(str(name) if isinstance(name, str) else "cluster", cluster)]
+
+
+def check_cluster_argument(cluster: Any, what: str = "cluster") -> None:
+    """Reject what can never be cluster ids (before any work); OptionError names it."""
+    if cluster is None:
+        raise OptionError(f"vcov 'cluster' needs {what}=: a column name, 'firm + year', a "
+                          "list of column names, or an array of ids")
+    if isinstance(cluster, str):
+        if not cluster.strip():
+            raise OptionError(f"{what} must name a column, however: {what}={cluster!r}")
+        return
+    if isinstance(cluster, (pd.Series, pd.DataFrame, pd.Index, np.ndarray, list, tuple)):
+        if np.ndim(cluster) == 0 or len(cluster) == 0:
+            raise OptionError(f"{what} is empty")
+        return
+    raise OptionError(f"{what} must be a column name, a formula-like 'a + b', a list, or an "
+                      f"array of ids, however: type({what}) is {type(cluster).__name__}")
+
+
+def _values_at_rows(name: str, values: Any, data: pd.DataFrame | None, rows: IntArray | None,
+                    labels: pd.Index, what: str) -> np.ndarray:
+    """The ids of the fitted rows: by data row (Series aligned on the index) when the data is
+    known, else one per fitted row."""
+    n_fit = len(labels)
+    if data is not None and rows is not None:
+        if isinstance(values, pd.Series):
+            values = align_to_rows(values, data, what)
+        arr = values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else np.asarray(
+            values, dtype=object if not isinstance(values, np.ndarray) else None)
+        if arr.ndim != 1 or arr.shape[0] != len(data):
+            raise DataError(f"{what} {name!r} must have one id per row of data: data has "
+                            f"{len(data)} rows, however {what} has "
+                            f"{arr.shape[0] if arr.ndim else 1} entries")
+        return arr[rows]
+    if isinstance(values, pd.Series) and not values.index.equals(labels):
+        values = align_to_rows(values, pd.DataFrame(index=labels), what)
+    arr = values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else np.asarray(values)
+    if arr.ndim != 1 or arr.shape[0] != n_fit:
+        raise DataError(f"{what} {name!r} must have one id per row of the fit: the fit has "
+                        f"{n_fit} rows, however {what} has {arr.shape[0] if arr.ndim else 1} "
+                        "entries")
+    return arr
+
+
+def _factorize(name: str, arr: np.ndarray, labels: pd.Index, what: str) -> tuple[IntArray,
+                                                                                  pd.Index]:
+    missing = pd.isna(arr) if arr.dtype == object or arr.dtype.kind in "fmM" else None
+    if missing is not None and np.any(missing):
+        i = int(np.argmax(missing))
+        raise DataError(f"{what} {name!r} is missing at row {labels[i]!r}, a row of the fit; "
+                        "drop that row (subset=) or give it a cluster id")
+    try:
+        codes, uniques = pd.factorize(arr, sort=True)
+    except TypeError:  # ids of mixed types: first-seen order
+        codes, uniques = pd.factorize(arr, sort=False)
+    return codes.astype(np.int64), pd.Index(uniques, name=name)
+
+
+def cluster_ids(fit: Any, cluster: Any, *, what: str = "cluster") -> ClusterIds:
+    """Resolve ``cluster`` to the ids of a fit's rows (one dimension or several).
+
+    Parameters
+    ----------
+    fit : LinearResults or Design
+        The fit (or its design); the rows it dropped (missing values, ``subset=``, weight
+        zero) are dropped from the ids too.
+    cluster : str, list, array-like, Series or DataFrame
+        A column of the data the fit was given (``"firm"``), several (``"firm + year"`` or
+        ``["firm", "year"]``: multi-way), ids per data row (an array; a Series is aligned on
+        the data's index, like ``weights=``), or a list of such vectors.
+    what : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    ClusterIds
+
+    Raises
+    ------
+    OptionError
+        An unknown column (named).
+    DataError
+        A missing id on a fitted row (column and row named), a length mismatch (both
+        lengths), or a dimension with a single cluster.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import attnreg as ar
+    >>> from attnreg.linear.cluster import cluster_ids
+    >>> df = pd.DataFrame({"y": [1.0, 2.0, 2.5, 4.0, 5.5, 5.0], "x": [0, 1, 2, 3, 4, 5],
+    ...                    "firm": ["a", "a", "b", "b", "c", "c"], "year": [1, 2, 1, 2, 1, 2]})
+    >>> ids = cluster_ids(ar.attnreg("y ~ x", df), "firm + year")
+    >>> ids.names, ids.n_clusters
+    (('firm', 'year'), (3, 2))
+    """
+    check_cluster_argument(cluster, what)
+    design = _design_of(fit)
+    data, rows = _data_and_rows(design)
+    labels = design.row_labels
+    codes, levels, names = [], [], []
+    for name, values in _dimensions(cluster, data):
+        arr = _values_at_rows(name, values, data, rows, labels, what)
+        code, level = _factorize(name, arr, labels, what)
+        if len(level) < 2:
+            raise DataError(f"{what} {name!r} has a single cluster ({level[0]!r}) in the "
+                            f"{len(labels)} rows of the fit: cluster-robust covariances need "
+                            "at least two clusters")
+        codes.append(code)
+        levels.append(level)
+        names.append(name)
+    return ClusterIds(np.column_stack(codes), tuple(levels), tuple(names))
+
+
+def cluster_codes(fit: Any, cluster: Any) -> tuple[IntArray, pd.Index]:
+    """Integer cluster codes of a fit's rows, and the cluster names (one dimension).
+
+    Parameters
+    ----------
+    fit : LinearResults or Design
+    cluster : str, array-like or Series
+        As for :func:`cluster_ids`, one dimension.
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n_obs,)
+        Aligned with the fit's rows (``fit.design.row_labels``), values 0 … G − 1.
+    names : pandas.Index, shape (G,)
+        ``names[codes[i]]`` is row i's cluster.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import attnreg as ar
+    >>> from attnreg.linear.cluster import cluster_codes
+    >>> df = pd.DataFrame({"y": [1.0, 2.0, None, 4.0, 5.5, 5.0], "x": [0, 1, 2, 3, 4, 5],
+    ...                    "firm": ["b", "b", "a", "a", "c", "c"]})
+    >>> codes, names = cluster_codes(ar.attnreg("y ~ x", df), "firm")  # row 2 has no y
+    >>> codes.tolist(), names.tolist()
+    ([1, 1, 0, 2, 2], ['a', 'b', 'c'])
+    """
+    ids = cluster_ids(fit, cluster)
+    if ids.n_dims != 1:
+        raise OptionError(f"cluster_codes takes one clustering dimension, however cluster "
+                          f"gives {ids.n_dims} ({', '.join(ids.names)}); use cluster_ids")
+    return ids.codes[:, 0].copy(), ids.levels[0]
+
+
+# ------------------------------------------------------------------------------ score sums
+
+def _scores_c(sp: Spectrum) -> FloatArray:
+    return sp.sqrt_w / sp.sum_w if sp.intercept is not None else np.zeros(sp.n_obs)
+
+
+def _indicator(codes: IntArray, n_groups: int, values: FloatArray) -> Any:
+    """The sparse (n_groups × len(codes)) matrix with ``values`` at (codes[i], i)."""
+    return sps.csr_matrix((values, (codes, np.arange(codes.size))), shape=(n_groups, codes.size))
+
+
+def group_score_sums(sp: Spectrum, v: FloatArray, codes: IntArray, n_groups: int) -> FloatArray:
+    """Score sums s_g = Σ_{i∈g} v_i [c_i, U_i], shape (n_groups, 1 + rank).
+
+    ``v`` is a vector of (weighted, rescaled) residuals, shape (n_obs,); computed block by
+    block of U as sparse indicator products.
+    """
+    c = _scores_c(sp)
+    out = np.zeros((n_groups, 1 + sp.rank))
+    for start, stop, U in sp.U.blocks():
+        ind = _indicator(codes[start:stop], n_groups, v[start:stop])
+        out[:, 0] += ind @ c[start:stop]
+        out[:, 1:] += ind @ U
+    return out
+
+
+def _intersections(codes: IntArray) -> list[tuple[int, IntArray, int]]:
+    """(sign, codes, G) of every non-empty subset of the dimensions (CGM inclusion–exclusion)."""
+    p = codes.shape[1]
+    out = []
+    for size in range(1, p + 1):
+        for subset in itertools.combinations(range(p), size):
+            if size == 1:
+                sub = codes[:, subset[0]]
+                n_groups = int(sub.max()) + 1
+            else:
+                _, sub = np.unique(codes[:, list(subset)], axis=0, return_inverse=True)
+                sub = sub.reshape(-1).astype(np.int64)
+                n_groups = int(sub.max()) + 1
+            out.append(((-1) ** (size + 1), sub, n_groups))
+    return out
+
+
+def cluster_meat(sp: Spectrum, v: FloatArray, ids: ClusterIds, *, cadjust: bool) -> FloatArray:
+    """Σ_S sign_S · a_S · Σ_g s_g s_g' over the intersections S of the dimensions.
+
+    a_S = G_S/(G_S − 1) with ``cadjust`` (sandwich's default), else 1.
+    """
+    k = 1 + sp.rank
+    meat = np.zeros((k, k))
+    for sign, codes, n_groups in _intersections(ids.codes):
+        S = group_score_sums(sp, v, codes, n_groups)
+        adj = n_groups / (n_groups - 1.0) if cadjust and n_groups > 1 else 1.0
+        meat += sign * adj * (S.T @ S)
+    return meat
+
+
+# ------------------------------------------------------------------------------ CR2
+
+def _row_block(sp: Spectrum, width: int) -> int:
+    return max(1, _BLOCK_NUMBERS // max(width, 1))
+
+
+def _hat_factors(sp: Spectrum, f: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """D with Z = [c, U] D the factor of the weighted hat matrix H̃ = Z Z', and K = Z' W Z."""
+    D = np.r_[np.sqrt(sp.sum_w) if sp.intercept is not None else 0.0, np.sqrt(np.maximum(f, 0))]
+    c = _scores_c(sp)
+    k = 1 + sp.rank
+    K = np.zeros((k, k))
+    for start, stop, U in sp.U.blocks():
+        Z = np.column_stack([c[start:stop], U]) * D
+        Zw = Z * sp.sqrt_w[start:stop, None]
+        K += Zw.T @ Zw if sp.weighted else Z.T @ Z
+    return D, K
+
+
+def cr2_residuals(sp: Spectrum, resid_w: FloatArray, f: FloatArray, codes: IntArray,
+                  n_groups: int) -> FloatArray:
+    """sqrt(w) G_g^(-1/2) e_g for every cluster g (the CR2-adjusted weighted residuals).
+
+    G_g = [(I − H) (I − H)']_gg on the response's scale (H the fit's hat matrix in that
+    scale, I the working covariance) is I + L_g S L_g' with the rows of L_g
+    l_i = [z_i/√w_i, √w_i z_i] (z_i the rows of the hat factor Z; l_i = z_i without
+    weights) and S = [[K, −I], [−I, 0]] (S = K − 2I without weights). Its inverse square
+    root acts on span(L_g) only, through the eigenvalues of R_g S R_g' with L_g'L_g = R_g'R_g.
+    """
+    D, K = _hat_factors(sp, f)
+    k = 1 + sp.rank
+    c = _scores_c(sp)
+    weighted = sp.weighted
+    m = 2 * k if weighted else k
+    S = (np.block([[K, -np.eye(k)], [-np.eye(k), np.zeros((k, k))]]) if weighted
+         else K - 2.0 * np.eye(k))
+    e = resid_w / sp.sqrt_w if weighted else resid_w  # residuals on the response's scale
+
+    def l_rows(start: int, stop: int, U: FloatArray) -> FloatArray:
+        Z = np.column_stack([c[start:stop], U]) * D
+        if not weighted:
+            return Z
+        s = sp.sqrt_w[start:stop, None]
+        return np.hstack([Z / s, Z * s])
+
+    gram = np.zeros((n_groups, m * m))
+    Le = np.zeros((n_groups, m))
+    for start, stop, U in sp.U.blocks():
+        L = l_rows(start, stop, U)
+        ones = _indicator(codes[start:stop], n_groups, np.ones(stop - start))
+        for lo in range(0, stop - start, _row_block(sp, m * m)):
+            hi = min(lo + _row_block(sp, m * m), stop - start)
+            outer = np.einsum("bi,bj->bij", L[lo:hi], L[lo:hi]).reshape(hi - lo, m * m)
+            gram += ones[:, lo:hi] @ outer
+        Le += _indicator(codes[start:stop], n_groups, e[start:stop]) @ L
+    sig, Y = np.linalg.eigh(gram.reshape(n_groups, m, m))
+    top = np.maximum(sig.max(axis=1, initial=0.0), np.finfo(float).tiny)
+    keep = sig > top[:, None] * (m * np.finfo(float).eps * 16)
+    root = np.where(keep, np.sqrt(np.where(keep, sig, 1.0)), 0.0)  # √σ on span(L_g), else 0
+    inv_root = np.where(keep, 1.0 / np.where(keep, root, 1.0), 0.0)
+    R = root[:, :, None] * np.swapaxes(Y, 1, 2)  # (G, m, m): rows √σ_a y_a'
+    N = R @ S @ np.swapaxes(R, 1, 2)
+    lam, V = np.linalg.eigh((N + np.swapaxes(N, 1, 2)) / 2.0)
+    g = 1.0 + lam  # eigenvalues of G_g on span(L_g)
+    phi = np.where(g > 1e-12, 1.0 / np.sqrt(np.where(g > 1e-12, g, 1.0)), 0.0)
+    q = inv_root * np.einsum("gji,gj->gi", Y, Le)  # Q_g' e_g = Σ^(-1/2) Y' L' e
+    inner = np.einsum("gij,gj->gi", V, (phi - 1.0) * np.einsum("gji,gj->gi", V, q))
+    z = np.einsum("gij,gj->gi", Y, inv_root * inner)  # A_g e_g = e_g + L_g z_g
+    out = np.empty(sp.n_obs)
+    for start, stop, U in sp.U.blocks():
+        L = l_rows(start, stop, U)
+        adjusted = e[start:stop] + np.einsum("bi,bi->b", L, z[codes[start:stop]])
+        out[start:stop] = adjusted * sp.sqrt_w[start:stop] if weighted else adjusted
+    return out
+
+
+# ------------------------------------------------------------------------------ estimators
+
+_DF_CHOICES = ("cluster", "residual")
+
+
+def _check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise OptionError(f"{name} must be one of {', '.join(map(repr, choices))}, however: "
+                          f"{name}={value!r}")
+    return value
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise OptionError(f"{name} must be True or False, however: {name}={value!r}")
+    return bool(value)
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class _Cluster(CovarianceEstimator):
+    """Cluster-robust (one-way and multi-way) covariances: sandwich's vcovCL, clubSandwich CR2."""
+
+    name = "cluster"
+    option_names = ("cluster", "type", "cadjust", "df", "fix")
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = super().check(options)
+        check_cluster_argument(options.get("cluster"))
+        kind = _check_choice("type", options.get("type") or "HC1", CLUSTER_TYPES)
+        return {"cluster": options["cluster"], "type": kind,
+                "cadjust": _check_bool("cadjust", options.get("cadjust", True)),
+                "df": _check_choice("df", options.get("df") or "cluster", _DF_CHOICES),
+                "fix": _check_bool("fix", options.get("fix", True))}
+
+    def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
+             design: Any = None) -> VcovSpec:
+        if design is None:
+            raise OptionError("vcov 'cluster' needs the fit's design to resolve its ids")
+        ids = cluster_ids(design, options["cluster"])
+        if options["type"] == "CR2" and ids.n_dims > 1:
+            raise OptionError(f"type='CR2' is one-way only (as clubSandwich), however cluster "
+                              f"gives {ids.n_dims} dimensions ({', '.join(ids.names)})")
+        bound = {**options, "cluster": ids}
+        return VcovSpec(self.name, options=tuple(sorted(bound.items())))
+
+    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        ids: ClusterIds = spec.option("cluster")
+        kind = spec.option("type")
+        if kind == "CR2":
+            f = np.ones(sp.rank) if inputs.f is None else inputs.f
+            G = ids.n_clusters[0]
+            v = cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G)
+            S = group_score_sums(sp, v, ids.codes[:, 0], G)
+            return S.T @ S
+        meat = cluster_meat(sp, inputs.resid_w, ids, cadjust=spec.option("cadjust"))
+        if kind == "HC1":
+            df = inputs.df_resid
+            meat *= (sp.n_obs - 1.0) / df if df > 0 else np.nan
+        return meat
+
+    def adjust_vcov(self, spec: VcovSpec, Vz: FloatArray, E: IntArray) -> FloatArray:
+        ids: ClusterIds = spec.option("cluster")
+        if ids.n_dims == 1 or not spec.option("fix"):
+            return Vz
+        return psd_fix(Vz, E)
+
+    def label(self, spec: VcovSpec) -> str:
+        ids: ClusterIds = spec.option("cluster")
+        ways = {1: "", 2: ", two-way"}.get(ids.n_dims, f", {ids.n_dims}-way")
+        counts = _join([str(g) for g in ids.n_clusters])
+        df = (f"t and F on {self.df_inference(spec, np.nan):g} df" if spec.option("df") == "cluster"
+              else "t and F on the residual df")
+        return (f"cluster-robust ({spec.option('type')}{ways}) by {_join(list(ids.names))}, "
+                f"{counts} clusters; {df}")
+
+    def df_inference(self, spec: VcovSpec, df_resid: float) -> float:
+        if spec.option("df") == "residual":
+            return df_resid
+        return float(min(spec.option("cluster").n_clusters) - 1)
+
+
+def psd_fix(Vz: FloatArray, E: IntArray) -> FloatArray:
+    """V_z with the negative eigenvalues of V = diag(2^E) V_z diag(2^E) set to 0 (sandwich's
+    ``fix=TRUE``, on the coefficients' own scale); NaN rows (aliased) are left out. Where V
+    itself is not finite at the data's scale the eigenvalues of V_z are clipped instead."""
+    ok = np.flatnonzero(np.isfinite(np.diag(Vz)))
+    if ok.size == 0:
+        return Vz
+    block = Vz[np.ix_(ok, ok)]
+    shift = E[ok][:, None] + E[ok][None, :]
+    with np.errstate(over="ignore", under="ignore"):
+        V = np.ldexp(block, shift)
+    on_scale = bool(np.isfinite(V).all())
+    target = V if on_scale else block
+    vals, vecs = np.linalg.eigh(target)
+    if vals.min() >= 0:
+        return Vz
+    fixed = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+    if on_scale:
+        fixed = np.ldexp(fixed, -shift)
+    out = Vz.copy()
+    out[np.ix_(ok, ok)] = (fixed + fixed.T) / 2.0
+    return out
+
+
+class _DriscollKraay(CovarianceEstimator):
+    """Driscoll–Kraay: HAC of the cross-sectional score sums per period (plm's vcovSCC)."""
+
+    name, aliases = "DK", ("driscoll_kraay",)
+    option_names = ("time", "maxlags", "type")
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = super().check(options)
+        if options.get("time") is None:
+            raise OptionError("vcov 'DK' needs time=: the column (or ids) of the time period")
+        check_cluster_argument(options["time"], "time")
+        if options.get("maxlags") is not None:
+            check_lags(options["maxlags"])
+        return {"time": options["time"], "maxlags": options.get("maxlags"),
+                "type": _check_choice("type", options.get("type") or "HC0", DK_TYPES)}
+
+    def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
+             design: Any = None) -> VcovSpec:
+        if design is None:
+            raise OptionError("vcov 'DK' needs the fit's design to resolve its periods")
+        ids = cluster_ids(design, options["time"], what="time")
+        if ids.n_dims != 1:
+            raise OptionError(f"time must be one column or vector, however it gives "
+                              f"{ids.n_dims} ({', '.join(ids.names)})")
+        n_periods = ids.n_clusters[0]
+        maxlags = options["maxlags"]
+        if maxlags is None:
+            maxlags = int(np.floor(n_periods ** 0.25))
+        if maxlags >= n_periods:
+            raise OptionError(f"maxlags must be smaller than the number of periods "
+                              f"({n_periods}), however: {maxlags=}")
+        return VcovSpec(self.name, int(maxlags),
+                        options=(("time", ids), ("type", options["type"])))
+
+    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        ids: ClusterIds = spec.option("time")
+        T = ids.n_clusters[0]
+        S = group_score_sums(sp, inputs.resid_w, ids.codes[:, 0], T)  # periods in sorted order
+        meat = S.T @ S
+        maxlags = spec.maxlags or 0
+        for lag in range(1, maxlags + 1):
+            gamma = S[lag:].T @ S[:-lag]
+            meat += (1.0 - lag / (maxlags + 1.0)) * (gamma + gamma.T)
+        kind, n, df = spec.option("type"), sp.n_obs, inputs.df_resid
+        if kind != "HC0":
+            factor = n / df if kind == "HC1" else T / (T - 1.0) * (n - 1.0) / df
+            meat *= factor if df > 0 else np.nan
+        return meat
+
+    def label(self, spec: VcovSpec) -> str:
+        ids: ClusterIds = spec.option("time")
+        return (f"Driscoll-Kraay ({spec.option('type')}, Bartlett kernel, {spec.maxlags} lags) "
+                f"by {ids.names[0]}, {ids.n_clusters[0]} periods")
+
+
+register_vcov(_Cluster())
+register_vcov(_DriscollKraay())
+
+
+def wald_from_vcov(Vz: FloatArray, E: IntArray, coef: FloatArray,
+                   slopes: IntArray) -> tuple[float, int]:
+    """b' V⁻¹ b / q of the ``slopes`` under V = diag(2^E) V_z diag(2^E), from V_z (exact:
+    the statistic does not change under the diagonal rescaling). NaN, with an
+    :class:`~attnreg.exceptions.InferenceWarning`, where V is singular on them."""
+    q = int(slopes.size)
+    if not q:
+        return float("nan"), 0
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        bz = np.ldexp(coef[slopes], -E[slopes])
+    try:
+        factor = sla.cho_factor(Vz[np.ix_(slopes, slopes)], lower=True)
+    except (np.linalg.LinAlgError, ValueError):
+        warn_user("the covariance of the slopes is singular (or not finite), so the joint "
+                  "Wald F test is not defined: NaN", InferenceWarning)
+        return float("nan"), q
+    return float(bz @ sla.cho_solve(factor, bz)) / q, q
+
