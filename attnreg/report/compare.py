@@ -67,6 +67,11 @@ def compare(fits: Sequence[Any], names: Sequence[str] | None = None) -> Comparis
         fit; a row per coefficient, its standard error below it, then N, R², adjusted R²,
         σ, AIC, effective df and λ or k); also ``_repr_html_()`` and ``to_latex()``.
 
+    See Also
+    --------
+    attnreg.etable : the publication table (chosen covariances side by side, keep/drop/rename,
+        stars, a registry of statistics, Markdown, booktabs LaTeX and HTML).
+
     Examples
     --------
     >>> import attnreg as ar
