@@ -32,7 +32,7 @@ DEFAULT_STARS: dict[str, float] = {"***": 0.01, "**": 0.05, "*": 0.1}
 _METHODS = {"ols": "OLS", "pcr": "PCR"}
 #: covariance-option names that carry a cluster variable's name (checked in this order)
 _CLUSTER_OPTIONS = ("cluster_name", "cluster_names", "cluster_label", "cluster", "clusters",
-                    "groups")
+                    "groups", "time")
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,8 @@ class Statistic:
     latex : str
         Row label in LaTeX.
     value : callable
-        fit -> float or None (None or NaN: a blank cell, e.g. λ of an OLS fit).
+        fit -> float, str (shown as it is) or None (None or NaN: a blank cell, e.g. λ of an
+        OLS fit).
     kind : {"int", "fixed", "general", "df"}
         Formatting: an integer; ``digits`` decimals; ``digits`` significant digits; an
         integer when it is one, else two decimals (effective degrees of freedom).
@@ -54,7 +55,7 @@ class Statistic:
 
     label: str
     latex: str
-    value: Callable[[Any], float | None]
+    value: Callable[[Any], float | str | None]
     kind: str = "fixed"
 
     def format(self, fit: Any, digits: int) -> str:
@@ -63,6 +64,8 @@ class Statistic:
             v = self.value(fit)
         except (AttributeError, NotImplementedError, TypeError):
             return ""
+        if isinstance(v, str):
+            return v
         if v is None or not isinstance(v, (int, float, np.integer, np.floating)):
             return ""
         v = float(v)
@@ -81,21 +84,19 @@ def _f_statistic(fit: Any) -> float | None:
     return getattr(getattr(fit, "f_test", None), "statistic", None)
 
 
-def _clusters(fit: Any) -> float | None:
-    for source in (fit, getattr(fit, "vcov_spec", None)):
-        for name in ("n_clusters", "G"):
-            v = getattr(source, name, None)
-            if isinstance(v, (int, np.integer)):
-                return float(v)
-    spec = getattr(fit, "vcov_spec", None)
-    option = getattr(spec, "option", None)
-    if callable(option):
-        for name in ("n_clusters", "G"):
-            v = option(name)
-            if isinstance(v, (int, np.integer)):
-                return float(v)
-            if isinstance(v, (tuple, list)) and all(isinstance(x, (int, np.integer)) for x in v):
-                return None  # several clusterings: counted per dimension in the label
+def _clusters(fit: Any) -> str | None:
+    """The number of clusters (per dimension, ``12 x 8``) of a clustered covariance."""
+    counts = getattr(fit, "n_clusters", None)
+    if counts is None:
+        for value in _cluster_values(getattr(fit, "vcov_spec", None)):
+            counts = getattr(value, "n_clusters", None)
+            if counts is not None:
+                break
+    if isinstance(counts, (int, np.integer)):
+        return str(int(counts))
+    if isinstance(counts, (tuple, list)) and counts and all(
+            isinstance(c, (int, np.integer)) for c in counts):
+        return " x ".join(str(int(c)) for c in counts)
     return None
 
 
@@ -113,7 +114,7 @@ STATISTICS: dict[str, Statistic] = {
     "df_resid": Statistic("Residual df", "Residual df", lambda f: f.df_resid, "df"),
     "lam": Statistic("lambda", "$\\lambda$", lambda f: f.lam, "general"),
     "k": Statistic("Components k", "Components $k$", lambda f: f.k, "int"),
-    "clusters": Statistic("Clusters", "Clusters", _clusters, "int"),
+    "clusters": Statistic("Clusters", "Clusters", _clusters, "int"),  # periods for DK
 }
 
 
@@ -159,12 +160,15 @@ def covariance_name(fit: Any) -> str:
     """The short name of a fit's covariance for the table's "Covariance" row.
 
     ``"classical"``, the estimator's kind (``"HC1"``), ``"HAC (4 lags)"``, and for a
-    covariance with a cluster variable ``"<kind> (<variable>)"`` (e.g. ``"cluster (firm)"``).
-    It reads only ``fit.vcov_spec.kind`` and, where present, the spec's ``maxlags`` and a
-    cluster variable's name among its attributes or options (``cluster_name``,
-    ``cluster_names``, ``cluster``, ``clusters``, ``groups``, when they are strings or lists
-    of strings), so estimators registered later are named by their kind without a change
-    here. An empty string for a fit without a covariance (softmax, networks).
+    covariance with a cluster (or time) variable ``"<kind> (<variable>)"``:
+    ``"cluster (firm)"``, ``"cluster (firm + year)"``, ``"DK (year, 2 lags)"``. It reads
+    only ``fit.vcov_spec``: its ``kind``, its ``maxlags``, and a variable's name among its
+    attributes or options (``cluster_name``, ``cluster_names``, ``cluster_label``,
+    ``cluster``, ``clusters``, ``groups``, ``time``) given as a string, a list of strings or
+    an object with ``names`` (the cluster ids); so an estimator registered later is named
+    by its kind without a change here. The estimator's full description,
+    ``vcov_spec.label()``, is in ``ETable.models``. An empty string for a fit without a
+    covariance (softmax, networks).
 
     Examples
     --------
@@ -181,28 +185,36 @@ def covariance_name(fit: Any) -> str:
     if spec is None:
         return ""
     kind = str(getattr(spec, "kind", "") or "")
-    variable = _cluster_variable(spec)
-    if variable:
-        return f"{kind} ({variable})" if kind else variable
+    details = []
+    variable = next((v for v in map(_variable_name, _cluster_values(spec)) if v), "")
+    if variable and variable != kind:
+        details.append(variable)
     lags = getattr(spec, "maxlags", None)
-    if kind == "HAC" and isinstance(lags, (int, np.integer)):
-        return f"HAC ({int(lags)} lag{'' if lags == 1 else 's'})"
-    return kind
+    if isinstance(lags, (int, np.integer)) and not isinstance(lags, bool):
+        details.append(f"{int(lags)} lag{'' if lags == 1 else 's'}")
+    return f"{kind} ({', '.join(details)})" if details else kind
 
 
-def _cluster_variable(spec: Any) -> str:
+def _cluster_values(spec: Any) -> list[Any]:
+    """The values of the spec's cluster-like attributes and options, in the search order."""
+    if spec is None:
+        return []
     option = getattr(spec, "option", None)
+    values = []
     for name in _CLUSTER_OPTIONS:
-        candidates = [getattr(spec, name, None)]
+        values.append(getattr(spec, name, None))
         if callable(option):
             with contextlib.suppress(Exception):  # an option reader that does not know it
-                candidates.append(option(name))
-        for value in candidates:
-            if isinstance(value, str) and value:
-                return value
-            if (isinstance(value, (list, tuple)) and value
-                    and all(isinstance(v, str) for v in value)):
-                return " + ".join(value)
+                values.append(option(name))
+    return [v for v in values if v is not None]
+
+
+def _variable_name(value: Any) -> str:
+    names = getattr(value, "names", value)
+    if isinstance(names, str):
+        return names
+    if isinstance(names, (list, tuple)) and names and all(isinstance(v, str) for v in names):
+        return " + ".join(names)
     return ""
 
 

@@ -20,10 +20,10 @@ from numpy.testing import assert_allclose
 
 import attnreg as ar
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
+from tests.conftest import RTOL_EXACT, RTOL_R  # 1e-10 and 1e-8
 
 REF = json.loads((Path(__file__).parents[1] / "reference" / "tidy.json").read_text())
 CASES = REF["cases"]
-RTOL = 1e-8
 
 TIDY = ["term", "estimate", "std.error", "statistic", "p.value"]
 GLANCE = ["r.squared", "adj.r.squared", "sigma", "statistic", "p.value", "df", "logLik", "AIC",
@@ -45,7 +45,8 @@ def close(ours: Any, ref: Any, what: str) -> None:
     assert np.array_equal(np.isnan(ours), np.isnan(ref)), f"{what}: NaN pattern"
     if np.isnan(ref).all():
         return
-    assert_allclose(ours, ref, rtol=RTOL, atol=1e-13 * np.nanmax(np.abs(ref)), err_msg=what)
+    # RTOL_R relative, and RTOL_R times the largest |value| absolute (as test_against_r)
+    assert_allclose(ours, ref, rtol=RTOL_R, atol=RTOL_R * np.nanmax(np.abs(ref)), err_msg=what)
 
 
 def fit_case(name: str) -> Any:
@@ -93,6 +94,18 @@ def test_tidy_under_hc1_equals_coeftest(wls: Any) -> None:
     fit, _ = wls
     check_tidy(fit.with_vcov("HC1").tidy(conf_int=True), CASES["wls_factor_na"]["tidy_hc1"])
     assert not np.allclose(fit.tidy()["std.error"], fit.with_vcov("HC1").tidy()["std.error"])
+
+
+def test_tidy_under_cluster_equals_coeftest(wls: Any) -> None:
+    """``tidy(coeftest(fit, vcov = vcovCL(fit, cluster = ~firm, type = "HC1"), df = G - 1))``:
+    the clustered standard errors with t on G − 1 = 7 degrees of freedom."""
+    fit, _ = wls
+    try:
+        clustered = fit.with_vcov("cluster", cluster="firm")
+    except (OptionError, TypeError):
+        pytest.skip("cluster-robust covariances are not available")
+    assert clustered.df_inference == 7
+    check_tidy(clustered.tidy(conf_int=True), CASES["wls_factor_na"]["tidy_cluster"])
 
 
 def test_augment_training_rows_equal_broom(wls: Any) -> None:
@@ -167,7 +180,7 @@ def test_augment_zero_weights_equal_broom() -> None:
         mask = ~ref.index.isin(zero) if col == ".sigma" else slice(None)
         close(au.loc[mask, col], ref.loc[mask, col], col)
     assert (ref.loc[zero, ".sigma"] == 0).all()
-    assert_allclose(au.loc[zero, ".sigma"], fit.sigma, rtol=1e-15)
+    assert_allclose(au.loc[zero, ".sigma"], fit.sigma, rtol=RTOL_EXACT)
     assert (au.loc[zero, "(weights)"] == 0).all()
 
 
@@ -208,34 +221,35 @@ def test_loo_sigma_is_the_sigma_of_a_refit(wls: Any) -> None:
     rows = au.index
     refits = [ar.attnreg("y ~ x1 + x2 + C(g)", data=data.loc[rows.drop(r)], weights="w").sigma
               for r in rows[:8]]
-    assert_allclose(au[".sigma"].iloc[:8], refits, rtol=1e-12)
+    assert_allclose(au[".sigma"].iloc[:8], refits, rtol=RTOL_EXACT)
 
 
 def test_augment_matches_influence_and_predict(wls: Any) -> None:
     fit, data = wls
     au = fit.augment(interval="confidence", conf_level=0.8)
     infl = fit.influence()
-    assert_allclose(au[".hat"], infl["hat"], rtol=1e-14)
-    assert_allclose(au[".cooksd"], infl["cooks_distance"], rtol=1e-14)
-    assert_allclose(au[".std.resid"], infl["std_resid"], rtol=1e-14)
+    assert_allclose(au[".hat"], infl["hat"], rtol=RTOL_EXACT)
+    assert_allclose(au[".cooksd"], infl["cooks_distance"], rtol=RTOL_EXACT)
+    assert_allclose(au[".std.resid"], infl["std_resid"], rtol=RTOL_EXACT)
     band = fit.predict(data.loc[au.index], interval="confidence", level=0.8)
-    assert_allclose(au[[".fitted", ".lower", ".upper"]].to_numpy(), band.to_numpy(), rtol=1e-12)
-    assert_allclose(au[".resid"], fit.resid, rtol=1e-14)
+    assert_allclose(au[[".fitted", ".lower", ".upper"]].to_numpy(), band.to_numpy(),
+                    rtol=RTOL_EXACT)
+    assert_allclose(au[".resid"], fit.resid, rtol=RTOL_EXACT)
 
 
 def test_robust_covariance_reaches_every_frame(wls: Any) -> None:
     fit, data = wls
     hc = fit.with_vcov("HC3")
-    assert_allclose(hc.tidy()["std.error"], hc.std_err, rtol=1e-15)
-    assert_allclose(hc.tidy()["p.value"], hc.p_value, rtol=1e-15)
-    assert hc.glance().loc[0, "statistic"] == pytest.approx(hc.f_test.statistic, rel=1e-15)
+    assert_allclose(hc.tidy()["std.error"], hc.std_err, rtol=RTOL_EXACT)
+    assert_allclose(hc.tidy()["p.value"], hc.p_value, rtol=RTOL_EXACT)
+    assert hc.glance().loc[0, "statistic"] == pytest.approx(hc.f_test.statistic, rel=RTOL_EXACT)
     assert hc.glance().loc[0, "statistic"] != pytest.approx(fit.glance().loc[0, "statistic"])
     se_hc = hc.augment(se_fit=True)[".se.fit"]
     se = fit.augment(se_fit=True)[".se.fit"]
     assert not np.allclose(se_hc, se)
     band = hc.predict(data.loc[se.index], interval="confidence")
     q = (band["upr"] - band["fit"]) / se_hc
-    assert_allclose(q, q.iloc[0], rtol=1e-12)  # the same t quantile times the HC3 se
+    assert_allclose(q, q.iloc[0], rtol=RTOL_EXACT)  # the same t quantile times the HC3 se
 
 
 @pytest.mark.parametrize("method", ["ridge", "pcr"])
@@ -243,14 +257,14 @@ def test_ridge_and_pcr_use_effective_df(method: str) -> None:
     data = frame(REF["data"])
     fit = ar.attnreg("y ~ x1 + x2 + C(g)", data=data, method=method)
     g = fit.glance()
-    assert g.loc[0, "df"] == pytest.approx(fit.edf - 1.0, rel=1e-14)
-    assert g.loc[0, "df.residual"] == pytest.approx(fit.nobs - fit.edf, rel=1e-14)
-    assert g.loc[0, "AIC"] == pytest.approx(fit.aic, rel=1e-14)
+    assert g.loc[0, "df"] == pytest.approx(fit.edf - 1.0, rel=RTOL_EXACT)
+    assert g.loc[0, "df.residual"] == pytest.approx(fit.nobs - fit.edf, rel=RTOL_EXACT)
+    assert g.loc[0, "AIC"] == pytest.approx(fit.aic, rel=RTOL_EXACT)
     au = fit.augment()
-    assert au[".hat"].sum() == pytest.approx(fit.edf, rel=1e-10)
+    assert au[".hat"].sum() == pytest.approx(fit.edf, rel=RTOL_EXACT)
     e, h = fit.weighted_resid.to_numpy(), au[".hat"].to_numpy()
     expected = np.sqrt((e @ e - e**2 / (1 - h)) / (fit.nobs - fit.edf - 1))
-    assert_allclose(au[".sigma"], expected, rtol=1e-12)
+    assert_allclose(au[".sigma"], expected, rtol=RTOL_EXACT)
 
 
 def test_frames_are_fresh_copies_and_pickle(wls: Any) -> None:

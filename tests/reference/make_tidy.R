@@ -20,6 +20,7 @@ raw <- data.frame(
   g = sample(c("a", "b", "c"), n, replace = TRUE),
   w = round(runif(n, 0.5, 2), 6)
 )
+raw$firm <- rep(sprintf("f%d", 1:8), each = 5)  # clusters (no draw: the data stay the same)
 raw$y <- round(1 + 0.8 * raw$x1 - 0.5 * raw$x2 + 0.7 * (raw$g == "b") +
                  rnorm(n) * sqrt(1 / raw$w), 6)
 raw$x1[c(4, 17)] <- NA     # two rows dropped for missing values
@@ -50,12 +51,17 @@ cases <- list()
 
 # 1. WLS with a factor and NA rows (na.omit): tidy, HC1 tidy, glance, augment, newdata
 fit <- lm(y ~ x1 + x2 + factor(g), data = raw, weights = w)
+G <- length(unique(raw[rownames(model.frame(fit)), "firm"]))  # clusters among the fitted rows
+stopifnot(G == 8)
 aug <- as.data.frame(augment(fit))
 cases$wls_factor_na <- list(
   formula = "y ~ x1 + x2 + C(g)", weights = "w", na_action = "omit",
   tidy = tidy_of(tidy(fit, conf.int = TRUE, conf.level = 0.9)),
   tidy_hc1 = tidy_of(tidy(coeftest(fit, vcov = vcovHC(fit, type = "HC1")),
                           conf.int = TRUE)),
+  tidy_cluster = tidy_of(tidy(coeftest(fit, vcov = vcovCL(fit, cluster = ~firm, type = "HC1"),
+                                        df = G - 1),
+                              conf.int = TRUE)),
   glance = table_of(glance(fit)),
   augment = table_of(aug[, c(".rownames", "y", "(weights)", ".fitted", ".resid", ".hat",
                              ".sigma", ".cooksd", ".std.resid")]),

@@ -140,18 +140,35 @@ def test_covariance_name_reads_kind_and_cluster_attributes() -> None:
         np.arange(3) if name == "cluster" else default))  # ids, not a name: the kind alone
     assert covariance_name(SimpleNamespace(vcov_spec=ids)) == "cluster"
     assert covariance_name(SimpleNamespace(vcov_spec=SimpleNamespace(kind="DK"))) == "DK"
+    with_ids = SimpleNamespace(kind="DK", maxlags=2, option=lambda name, default=None: (
+        SimpleNamespace(names=("year",), n_clusters=(9,)) if name == "time" else default))
+    assert covariance_name(SimpleNamespace(vcov_spec=with_ids)) == "DK (year, 2 lags)"
     assert covariance_name(SimpleNamespace()) == ""
 
 
-def test_cluster_covariance_when_registered(data: pd.DataFrame) -> None:
-    fit = ar.attnreg("y ~ x1 + C(g)", data=data.assign(firm=np.arange(len(data)) % 12))
+def test_cluster_covariances_side_by_side(data: pd.DataFrame) -> None:
+    panel = data.assign(firm=np.arange(len(data)) % 12, year=np.arange(len(data)) // 12)
+    fit = ar.attnreg("y ~ x1 + C(g)", data=panel)
     try:
-        clustered = fit.with_vcov("cluster", cluster="firm")
+        one = fit.with_vcov("cluster", cluster="firm")
     except (OptionError, TypeError):
         pytest.skip("cluster-robust covariances are not available")
-    t = ar.etable([fit, clustered], stats=["nobs", "clusters"])
-    assert t.table.loc[("Covariance", "covariance"), "(2)"] == "cluster (firm)"
-    assert _number(t.table.loc[("x1", "se"), "(2)"]) == round(float(clustered.std_err["x1"]), 3)
+    two = fit.with_vcov("cluster", cluster="firm + year")
+    dk = fit.with_vcov("DK", time="year", maxlags=2)
+    t = ar.etable([fit, one, two, dk], stats=["nobs", "clusters"])
+    assert t.table.loc[("Covariance", "covariance")].tolist() == [
+        "classical", "cluster (firm)", "cluster (firm + year)", "DK (year, 2 lags)"]
+    assert t.table.loc[("Clusters", "statistic")].tolist() == ["", "12", "12 x 10", "10"]
+    assert t.models["covariance_label"].tolist() == [f.vcov_spec.label()
+                                                    for f in (fit, one, two, dk)]
+    for j, f in enumerate((fit, one, two, dk)):
+        se, est = t.table.loc[("x1", "se"), f"({j + 1})"], t.table.loc[("x1", "estimate")]
+        assert _number(se) == round(float(f.std_err["x1"]), 3)
+        p = f.p_value["x1"]  # on the cluster df G - 1 where the covariance says so
+        stars = est.iloc[j][len(est.iloc[j].rstrip("*")):]
+        assert stars == ("***" if p < 0.01 else "**" if p < 0.05 else "*" if p < 0.1 else "")
+    same = ar.etable([fit], se={"kind": "cluster", "cluster": "firm"})
+    assert same.table.loc[("x1", "se"), "(1)"] == t.table.loc[("x1", "se"), "(2)"]
 
 
 def test_keep_drop_rename(fits: list[Any]) -> None:
