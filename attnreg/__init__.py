@@ -35,5 +35,5 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'attnreg' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "anova", "attnreg", "compare", "diff", "etable", "forecast", "get_threads", "lag", "lags",
-           "load_dataset", "rolling", "set_threads"]
+__all__ = ["__version__", "anova", "attnreg", "compare", "diff", "etable", "forecast", "get_threads",
+           "lag", "lags", "load_dataset", "rolling", "set_threads"]
