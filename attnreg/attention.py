@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,10 @@ class AttentionWeights:
     base : ndarray, shape (J,), or None
         A part of each prediction not carried by the weights (softmax with
         ``value="ridge"``: the ridge fit, the weights then average its residuals).
+    cluster_source : LinearResults or None
+        The fit whose data :meth:`by_cluster` looks cluster columns up in.
+    queries_are_training : bool
+        The queries are the training rows themselves (their own clusters are known).
 
     Examples
     --------
@@ -77,6 +82,8 @@ class AttentionWeights:
     kind: str = "linear"
     chunk_size: int | None = None
     base: FloatArray | None = field(default=None, repr=False)
+    cluster_source: Any = field(default=None, repr=False)
+    queries_are_training: bool = False
 
     def __post_init__(self) -> None:
         size = self.chunk_size
@@ -192,6 +199,127 @@ class AttentionWeights:
         frame.attrs["prediction"] = pred
         frame.attrs["query"] = self.query_labels[i]
         return frame
+
+
+    def by_cluster(self, cluster: Any = None) -> pd.DataFrame:
+        """Each query's attention weights on the training rows, summed by cluster.
+
+        Parameters
+        ----------
+        cluster : str, array-like or Series, optional
+            Cluster of each training row: a column of the data the fit was given, ids per
+            data row (a Series is aligned on the data's index), as for
+            ``with_vcov("cluster", cluster=...)``; by default the clusters of the fit's
+            cluster-robust covariance. Without a fit behind the weights: one id per training
+            row.
+
+        Returns
+        -------
+        DataFrame, shape (J, G)
+            Rows: queries; columns: clusters (sorted). Each row sums to the query's weight
+            sum (1 with an intercept); computed chunk by chunk, nothing J×N is kept.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=df)
+        >>> decade = (df["YEAR"] // 10 * 10).astype(int).rename("decade")
+        >>> shares = fit.attention(df.iloc[[15]]).by_cluster(decade)
+        >>> shares.columns.tolist()
+        [1940, 1950, 1960]
+        >>> print(shares.round(3).to_string())
+        decade   1940   1950  1960
+        15     -0.295  0.655  0.64
+        >>> float(round(shares.sum(axis=1).iloc[0], 12))   # the weights sum to one
+        1.0
+        """
+        codes, names = self._train_clusters(cluster)
+        out = np.empty((self.n_queries, len(names)))
+        ind = _cluster_indicator(codes, len(names))  # (G, N) sparse
+        for start, stop, w in self.chunks():
+            out[start:stop] = (ind @ w.T).T
+        return pd.DataFrame(out, index=self.query_labels, columns=names)
+
+    def own_cluster(self, cluster: Any = None, *, query_clusters: Any = None) -> pd.DataFrame:
+        """How much of each prediction comes from the query's own cluster and from the others.
+
+        Parameters
+        ----------
+        cluster : optional
+            Clusters of the training rows, as for :meth:`by_cluster`.
+        query_clusters : array-like, optional
+            The cluster of each query (J ids, matched to the training clusters' names);
+            not needed when the queries are the training rows.
+
+        Returns
+        -------
+        DataFrame, shape (J, 4)
+            ``cluster`` (the query's), ``own`` (weight on its own cluster's training rows;
+            0 when no training row is in it), ``others`` (weight on the other clusters) and
+            ``own_share`` (own over the weight sum).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=df)
+        >>> decade = (df["YEAR"] // 10 * 10).astype(int)
+        >>> own = fit.attention().own_cluster(decade)     # training rows as queries
+        >>> own.columns.tolist()
+        ['cluster', 'own', 'others', 'own_share']
+        >>> print(f"{own['own_share'].median():.3f}")
+        0.638
+        """
+        table = self.by_cluster(cluster)
+        names = table.columns
+        if query_clusters is None:
+            if not self.queries_are_training:
+                raise OptionError("the clusters of new queries are not known: pass "
+                                  "query_clusters= (one id per query)")
+            codes, _ = self._train_clusters(cluster)
+        else:
+            ids = np.asarray(query_clusters, dtype=object).ravel()
+            if ids.shape[0] != self.n_queries:
+                raise OptionError(f"query_clusters must have one id per query: there are "
+                                  f"{self.n_queries} queries, however query_clusters has "
+                                  f"{ids.shape[0]} entries")
+            codes = np.asarray(names.get_indexer(pd.Index(ids)), dtype=np.int64)
+        values = table.to_numpy()
+        total = values.sum(axis=1)
+        own = np.where(codes >= 0, values[np.arange(self.n_queries), np.maximum(codes, 0)], 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = own / total
+        cluster_of = [names[c] if c >= 0 else (query_clusters[i] if query_clusters is not None
+                                               else None) for i, c in enumerate(codes)]
+        return pd.DataFrame({"cluster": cluster_of, "own": own, "others": total - own,
+                             "own_share": share}, index=self.query_labels)
+
+    def _train_clusters(self, cluster: Any) -> tuple[IntArray, pd.Index]:
+        """Cluster codes of the training rows and the cluster names."""
+        from attnreg.linear.cluster import cluster_codes, factorize_ids
+
+        source = self.cluster_source
+        if cluster is None:
+            spec = getattr(source, "vcov_spec", None)
+            ids = spec.option("cluster") if spec is not None else None
+            if ids is None or getattr(ids, "n_dims", 0) != 1:
+                raise OptionError("by_cluster needs cluster= (the fit's covariance is not "
+                                  "clustered one-way)")
+            return ids.codes[:, 0], ids.levels[0]
+        if source is not None:
+            return cluster_codes(source, cluster)
+        return factorize_ids(cluster, self.train_labels)
+
+
+def _cluster_indicator(codes: IntArray, n_groups: int) -> Any:
+    import scipy.sparse as sps
+
+    return sps.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))),
+                          shape=(n_groups, codes.size))
 
 
 def _check_k(k: int, n: int, name: str = "k") -> int:

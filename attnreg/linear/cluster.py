@@ -58,7 +58,7 @@ from attnreg.linear.inference import (
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["CLUSTER_TYPES", "DK_TYPES", "ClusterIds", "cluster_codes", "cluster_ids",
-           "group_score_sums"]
+           "factorize_ids", "group_score_sums"]
 
 #: Small-sample types of ``with_vcov("cluster", type=...)``.
 CLUSTER_TYPES = ("HC1", "HC0", "CR2")
@@ -323,6 +323,15 @@ def cluster_codes(fit: Any, cluster: Any) -> tuple[IntArray, pd.Index]:
         raise OptionError(f"cluster_codes takes one clustering dimension, however cluster "
                           f"gives {ids.n_dims} ({', '.join(ids.names)}); use cluster_ids")
     return ids.codes[:, 0].copy(), ids.levels[0]
+
+
+def factorize_ids(cluster: Any, labels: pd.Index, what: str = "cluster") -> tuple[IntArray,
+                                                                                  pd.Index]:
+    """Codes and names of ids given one per row of ``labels`` (a Series aligned on them)."""
+    check_cluster_argument(cluster, what)
+    arr = _values_at_rows(str(getattr(cluster, "name", None) or what), cluster, None, None,
+                          labels, what)
+    return _factorize(str(getattr(cluster, "name", None) or what), arr, labels, what)
 
 
 # ------------------------------------------------------------------------------ score sums

@@ -184,7 +184,8 @@ class LinearViews(LinearFitContract):
         fn = linear_weight_fn(F_q, F_train, self.spectrum.sqrt_w**2)
         return AttentionWeights(weight_fn=fn, n_queries=F_q.shape[0], query_labels=labels,
                                 train_labels=self.design.row_labels, y_train=self.design.y,
-                                kind="linear", chunk_size=chunk_size)
+                                kind="linear", chunk_size=chunk_size, cluster_source=self,
+                                queries_are_training=X is None)
 
     def sampled_weight_stats(self) -> tuple[FloatArray, FloatArray, int]:
         """Negative mass Σ min(ω, 0) and Σ ω² of training rows as queries, for the summary.

@@ -279,3 +279,41 @@ def test_summary_names_the_covariance_and_the_clusters() -> None:
     assert "Standard errors: Driscoll-Kraay (HC0, Bartlett kernel, 2 lags) by year, 20 periods" in dk
     resid = str(_fit("grunfeld").with_vcov("cluster", cluster="firm", df="residual").summary())
     assert "t and F on the residual df" in resid and "on 2 and 197 DF" in resid
+
+
+# ------------------------------------------------------------------------------ by_cluster
+
+def test_by_cluster_sums_the_weights_of_each_cluster(panel) -> None:
+    fit = ar.attnreg("y ~ x1 + x2 + C(g)", panel)
+    new = panel.iloc[[0, 7, 20]]
+    att = fit.attention(new, chunk_size=2)
+    table = att.by_cluster("firm")
+    W = att.weights.to_numpy()
+    codes, names = cluster_codes(fit, "firm")
+    dense = np.column_stack([W[:, codes == g].sum(axis=1) for g in range(len(names))])
+    assert table.shape == (3, 8) and list(table.columns) == list(names)
+    assert_allclose(table.to_numpy(), dense, rtol=1e-12, atol=1e-15)
+    assert_allclose(table.sum(axis=1), 1.0, rtol=1e-12)  # an intercept: weights sum to one
+    # default: the clusters of the fit's one-way cluster covariance
+    clustered = fit.with_vcov("cluster", cluster="firm").attention(new)
+    assert_allclose(clustered.by_cluster().to_numpy(), dense, rtol=1e-12, atol=1e-15)
+    with pytest.raises(OptionError, match="needs cluster="):
+        att.by_cluster()
+
+
+def test_own_cluster_share_of_training_rows(panel) -> None:
+    fit = ar.attnreg("y ~ x1 + x2 + C(g)", panel)
+    own = fit.attention().own_cluster("firm")
+    H = fit.attention().weights.to_numpy()  # the hat matrix
+    codes, _ = cluster_codes(fit, "firm")
+    same = codes[:, None] == codes[None, :]
+    assert_allclose(own["own"], (H * same).sum(axis=1), rtol=1e-12)
+    assert_allclose(own["own"] + own["others"], 1.0, rtol=1e-12)
+    assert list(own["cluster"]) == list(panel["firm"])
+    new = panel.iloc[[3, 4]]
+    with pytest.raises(OptionError, match="query_clusters"):
+        fit.attention(new).own_cluster("firm")
+    given = fit.attention(new).own_cluster("firm", query_clusters=new["firm"].to_numpy())
+    assert_allclose(given["own"], own["own"].iloc[[3, 4]], rtol=1e-12)
+    back = pickle.loads(pickle.dumps(fit.attention(new)))
+    assert_allclose(back.by_cluster("firm"), fit.attention(new).by_cluster("firm"), rtol=0)
