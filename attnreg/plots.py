@@ -382,3 +382,20 @@ def plot_dual_view(fit: Any, newdata: Any, i: int = 0, top: int = 8, axes: Any =
     left.figure.suptitle(f"Prediction for {coefficient_contributions(fit, newdata, i).attrs['query']}"
                          f" = {float(fit.predict(newdata).iloc[i]):,.1f}", fontsize=11)
     return axes
+
+
+
+# ------------------------------------------------------------------ R's plot.lm panels
+# (in attnreg.linear.diagplots, which fit.plot() uses without importing this module)
+from attnreg.linear.diagplots import (  # noqa: E402
+    LM_PANELS,
+    added_variable,
+    lowess_xy,
+    plot_added_variable,
+    plot_lm,
+)
+
+__all__ = ["LM_PANELS", "added_variable", "coefficient_contributions", "lowess_xy",
+           "plot_added_variable", "plot_attention_heatmap", "plot_coef_paths",
+           "plot_coefficients", "plot_contributors", "plot_dual_view", "plot_forecast",
+           "plot_leverage", "plot_lm", "plot_selection"]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from attnreg._typing import FloatArray
+from attnreg._typing import FloatArray, IntArray
 
 if TYPE_CHECKING:
     from attnreg.formula.design import Design
@@ -26,6 +26,15 @@ class LinearFitContract:
     vcov_spec: VcovSpec
 
     if TYPE_CHECKING:  # provided by LinearResults and its mixins
+        method: str
+        @property
+        def resid(self) -> pd.Series: ...
+        @property
+        def fitted(self) -> pd.Series: ...
+        @property
+        def _resid_fit(self) -> FloatArray: ...
+        @property
+        def _estimable(self) -> IntArray: ...
         @property
         def names(self) -> list[str]: ...
         @property
