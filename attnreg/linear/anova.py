@@ -1,12 +1,410 @@
-"""Analysis of variance: R's sequential ``anova(lm)`` table and comparisons of nested fits."""
+"""Analysis of variance: R's sequential ``anova(lm)`` table, comparisons of nested fits
+(``anova(m1, m2, ...)``) and ``car::Anova`` type II and III tables.
+
+Sums of squares come from Householder QR factorisations of the weighted design with the
+response appended (the effects Q'ỹ; no inverse and no normal equations): the sequential
+table from one QR of the centred estimable columns in the design's order, type II and III
+from the residual sums of squares of the sub-designs each test compares.
+
+The rows follow the design's term order, which is patsy's: it puts terms of factors alone
+first and then groups terms by their numeric variables (``y ~ x1 + C(g)`` has ``C(g)``
+first), where R orders terms by degree. Sequential sums of squares depend on that order;
+write the formula in the order wanted (``y ~ C(g) + x1 + x2 + x1:x2`` is the same order
+for both). Analysis of variance is an OLS / WLS notion: ridge and PCR fits are refused.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["anova"]
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import InferenceWarning, OptionError
+from attnreg.linear._contract import LinearFitContract
+from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.scaling import column_exponents, multipliers
+from attnreg.report.ranova import anova_lines
+
+if TYPE_CHECKING:
+    from attnreg.linear.results import LinearResults
+
+__all__ = ["ANOVA_TESTS", "AnovaTable", "anova"]
+
+#: the ``test`` choices of nested comparisons (R's ``anova(m1, m2, test=)``)
+ANOVA_TESTS = ("F", "Chisq")
+_EPS = float(np.finfo(np.float64).eps)
 
 
-def anova(*fits: Any, test: str = "F") -> Any:
-    """Analysis of variance of one fit (sequential) or of nested fits (to be implemented)."""
-    raise NotImplementedError("anova is being implemented")
+@dataclass(frozen=True, eq=False)
+class AnovaTable:
+    """An analysis of variance table, printed as R prints it.
+
+    Attributes
+    ----------
+    table : DataFrame
+        The numbers, with R's row and column names: ``Df``, ``Sum Sq``, ``Mean Sq``,
+        ``F value``, ``Pr(>F)`` (sequential); ``Res.Df``, ``RSS``, ``Df``, ``Sum of Sq``,
+        ``F``, ``Pr(>F)`` or ``Pr(>Chi)`` (nested fits); ``Sum Sq``, ``Df``, ``F value``,
+        ``Pr(>F)`` (type II and III). Entries R leaves empty are NaN.
+    heading : tuple of str
+        R's heading (each entry printed as R's ``cat(heading, sep = "\\n")``).
+    kind : str
+        ``"sequential"``, ``"nested"``, ``"type II"`` or ``"type III"``.
+    """
+
+    table: pd.DataFrame
+    heading: tuple[str, ...]
+    kind: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table (a copy), R's row and column names."""
+        return self.table.copy()
+
+    def __str__(self) -> str:
+        return "\n".join(anova_lines(self.table, self.heading)) + "\n"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        from tabulate import tabulate
+
+        head = "".join(f"<div>{line}</div>" for entry in self.heading
+                       for line in entry.split("\n") if line)
+        body = tabulate(self.table, headers="keys", tablefmt="html", missingval="")
+        return f"<div>{head}{body}</div>"
+
+
+# ------------------------------------------------------------------------ entry point
+
+def anova(*fits: Any, test: str = "F", type: int = 1) -> AnovaTable:
+    """Analysis of variance of one fit, or a comparison of nested fits, as R's ``anova``.
+
+    Parameters
+    ----------
+    *fits : LinearResults
+        One OLS/WLS fit: its table (``type`` 1, 2 or 3). Several: fits of the same response
+        on the same rows (and weights), each nested in the next or containing it, compared
+        in the order given as R's ``anova(m1, m2, m3)``.
+    test : {"F", "Chisq"}
+        Nested comparisons: the F test (each sum of squares over its df, divided by the
+        residual variance of the biggest model, on that model's residual df) or the χ²
+        test of the same sums of squares over that variance (R's column ``Pr(>Chi)``).
+    type : {1, 2, 3}
+        One fit: 1 is R's sequential ``anova(lm)`` (each term after the terms before it);
+        2 and 3 are ``car::Anova(fit, type=)``: type II tests each term after all terms
+        that do not contain it, type III each term after all others (its table includes
+        the intercept, and it depends on the coding of factors: with patsy's default
+        treatment contrasts the main effects in a model with interactions are tested at
+        the reference level of the other factors, as car warns).
+
+    Returns
+    -------
+    AnovaTable
+        ``table`` (a DataFrame with R's column names), printed digit for digit as R's
+        ``print(anova(...))``.
+
+    Raises
+    ------
+    OptionError
+        A fit that is not OLS/WLS (ridge and PCR have no sums of squares in this sense);
+        fits on different rows, responses or weights; fits that are not nested; an unknown
+        ``test`` or ``type``; a type II/III table of a rank-deficient fit.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> small = ar.attnreg("TOTEMP ~ GNP", data=df)
+    >>> big = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED", data=df)
+    >>> print(ar.anova(small, big))
+    Analysis of Variance Table
+    <BLANKLINE>
+    Model 1: TOTEMP ~ GNP
+    Model 2: TOTEMP ~ GNP + UNEMP + ARMED
+      Res.Df     RSS Df Sum of Sq      F   Pr(>F)   
+    1     14 6036140                                
+    2     12 2756712  2   3279428 7.1377 0.009074 **
+    ---
+    Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1
+    <BLANKLINE>
+    >>> print(big.anova())
+    Analysis of Variance Table
+    <BLANKLINE>
+    Response: TOTEMP
+              Df    Sum Sq   Mean Sq  F value    Pr(>F)    
+    GNP        1 178972686 178972686 779.0703 2.767e-12 ***
+    UNEMP      1   2457075   2457075  10.6957  0.006698 ** 
+    ARMED      1    822353    822353   3.5797  0.082861 .  
+    Residuals 12   2756712    229726                       
+    ---
+    Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1
+    <BLANKLINE>
+    >>> big.anova().table.loc["UNEMP", ["Df", "F value"]].tolist()
+    [1.0, 10.6956786...]
+    """
+    if not fits:
+        raise OptionError("anova needs at least one fit")
+    for i, obj in enumerate(fits):
+        if not isinstance(obj, LinearFitContract):  # a LinearResults (no import cycle)
+            raise OptionError(f"anova needs linear fits (attnreg(..., method='ols')), however "
+                              f"fit {i + 1} is a {type_name(obj)}")
+        fit: Any = obj
+        if fit.method != "ols":
+            raise OptionError(f"anova is defined for OLS and WLS fits, however fit {i + 1} has "
+                              f"method {fit.method!r}: sequential sums of squares are not "
+                              "defined for a penalised or truncated fit (use wald_test, "
+                              "conditional on the chosen lambda or k)")
+    if test not in ANOVA_TESTS:
+        raise OptionError(f"test must be one of {ANOVA_TESTS}, however: {test=}")
+    if type not in (1, 2, 3) or isinstance(type, bool):
+        raise OptionError(f"type must be 1 (sequential), 2 or 3, however: {type=}")
+    if len(fits) == 1:
+        if test != "F":
+            raise OptionError("test applies to comparisons of nested fits; the table of one "
+                              f"fit has F tests, however: {test=}")
+        return _sequential(fits[0]) if type == 1 else _marginal(fits[0], type)
+    if type != 1:
+        raise OptionError("type applies to the table of one fit; nested fits are compared "
+                          f"by their residual sums of squares, however: {type=}")
+    return _nested(list(fits), test)
+
+
+def type_name(obj: Any) -> str:
+    return type(obj).__name__
+
+
+# ------------------------------------------------------------------------ QR pieces
+
+def _r_factor(fit: LinearResults, cols: IntArray, centred: bool) -> FloatArray:
+    """R of the QR of [sqrt(w) X[:, cols] | sqrt(w) y], shape (k+1, k+1), the columns (and
+    y) centred at the weighted means when ``centred``; on the spectrum's rescaled response,
+    each column multiplied by a power of two first (exact)."""
+    sp, X = fit.spectrum, fit.design.X
+    center = sp.center if centred else np.zeros(X.shape[1])
+    sqrt_w = sp.sqrt_w if sp.weighted else None
+    e = column_exponents(X, cols, center, sqrt_w) if cols.size else np.zeros(0, np.int64)
+    mult = multipliers(e) if cols.size else None
+    y_center = sp.y_center if centred else 0.0
+    return streaming_r(X, sp.y, cols, center, sqrt_w, y_center, col_mult=mult)
+
+
+def _rss_of(fit: LinearResults, cols: IntArray) -> float:
+    """Residual sum of squares (rescaled response) of the sub-design ``cols``, uncentred."""
+    R = _r_factor(fit, cols, centred=False)
+    return float(R[-1, -1] ** 2)
+
+
+def _term_columns(fit: LinearResults) -> list[tuple[str, list[int]]]:
+    """The formula's terms with their design columns, in design order."""
+    info = fit.design.design_info
+    n = len(fit.names)
+    return [(name, list(range(*sl.indices(n)))) for name, sl in info.term_name_slices.items()]
+
+
+def _f_table(fit: LinearResults, ss_s: list[float], df: list[float]) -> tuple[list[float], ...]:
+    """Mean squares, F and p values of rows of (rescaled) sums of squares, R's way."""
+    rss_s, dfr = np.float64(fit._rss_s), float(fit.df_resid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = rss_s / dfr if dfr > 0 else np.float64(math.nan)
+        F = [float((s / d) / scale) if d > 0 else math.nan for s, d in zip(ss_s, df, strict=True)]
+    P = [float(stats.f.sf(f, d, dfr)) if not math.isnan(f) and dfr > 0 else math.nan
+         for f, d in zip(F, df, strict=True)]
+    return F, P
+
+
+def _check_perfect(fit: LinearResults, mss_s: float) -> None:
+    if fit._rss_s < 1e-10 * mss_s:
+        warn_user("ANOVA F-tests on an essentially perfect fit are unreliable (the residual "
+                  "sum of squares is below 1e-10 times the model's)", InferenceWarning)
+
+
+def _heading_response(fit: LinearResults) -> str:
+    return f"Response: {fit.design.response_name}"
+
+
+# ------------------------------------------------------------------------ sequential
+
+def _sequential(fit: LinearResults) -> AnovaTable:
+    """R's ``anova.lm``: sequential sums of squares of the terms, then the residuals."""
+    sp = fit.spectrum
+    kept = np.sort(np.asarray(sp.kept, dtype=np.int64))
+    centred = sp.intercept is not None
+    effects = np.zeros(0)
+    if kept.size:
+        R = _r_factor(fit, kept, centred)
+        effects = R[:-1, -1]
+    position = {int(j): i for i, j in enumerate(kept)}
+    labels: list[str] = []
+    ss_s: list[float] = []
+    df: list[float] = []
+    for name, cols in _term_columns(fit):
+        mine = [position[j] for j in cols if j in position]
+        if not mine:  # the intercept, or a term whose columns are all aliased (R drops it)
+            continue
+        labels.append(name)
+        ss_s.append(float(np.sum(effects[mine] ** 2)))
+        df.append(float(len(mine)))
+    mss_s = float(effects @ effects) + (sp.sum_w * sp.y_center**2 if centred else 0.0)
+    _check_perfect(fit, mss_s)
+    F, P = _f_table(fit, ss_s, df)
+    ss = [fit._unscaled_square(s, f"the sum of squares of {lab}") for s, lab in
+          zip(ss_s, labels, strict=True)] + [fit.rss]
+    df.append(float(fit.df_resid))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ms = [s / d if d > 0 else math.nan for s, d in zip(ss, df, strict=True)]
+    table = pd.DataFrame({"Df": df, "Sum Sq": ss, "Mean Sq": ms, "F value": [*F, math.nan],
+                          "Pr(>F)": [*P, math.nan]}, index=[*labels, "Residuals"])
+    return AnovaTable(table, ("Analysis of Variance Table\n", _heading_response(fit)),
+                      "sequential")
+
+
+# ------------------------------------------------------------------------ type II / III
+
+def _marginal(fit: LinearResults, type: int) -> AnovaTable:
+    """``car::Anova(fit, type = 2 | 3)`` from residual sums of squares of sub-designs."""
+    if len(fit.aliased):
+        raise OptionError(f"type {type} tables need a full-rank design, however coefficient(s) "
+                          f"{', '.join(fit.aliased)} are aliased; drop them from the formula "
+                          "(or use the sequential table, type=1)")
+    terms = _term_columns(fit)
+    factors = {t.name(): frozenset(t.factors) for t in fit.design.design_info.terms}
+    all_cols = [j for _, cols in terms for j in cols]
+    full = _rss_of(fit, np.asarray(all_cols, dtype=np.int64))
+    labels, ss_s, df = [], [], []
+    for name, cols in terms:
+        if name == "Intercept" and type == 2:
+            continue
+        if type == 3:
+            without = [j for j in all_cols if j not in cols]
+            ss = _rss_of(fit, np.asarray(without, dtype=np.int64)) - full
+        else:
+            rel = {n for n, f in factors.items() if n != name and factors[name] < f}
+            rel_cols = {j for n, c in terms if n in rel for j in c}
+            base = [j for j in all_cols if j not in rel_cols]
+            smaller = [j for j in base if j not in cols]
+            ss = (_rss_of(fit, np.asarray(smaller, dtype=np.int64))
+                  - _rss_of(fit, np.asarray(base, dtype=np.int64)))
+        labels.append("(Intercept)" if name == "Intercept" else name)
+        ss_s.append(max(ss, 0.0))
+        df.append(float(len(cols)))
+    F, P = _f_table(fit, ss_s, df)
+    ss_out = [fit._unscaled_square(s, f"the sum of squares of {lab}") for s, lab in
+              zip(ss_s, labels, strict=True)] + [fit.rss]
+    table = pd.DataFrame({"Sum Sq": ss_out, "Df": [*df, float(fit.df_resid)],
+                          "F value": [*F, math.nan], "Pr(>F)": [*P, math.nan]},
+                         index=[*labels, "Residuals"])
+    roman = "II" if type == 2 else "III"
+    return AnovaTable(table, (f"Anova Table (Type {roman} tests)\n", _heading_response(fit)),
+                      f"type {roman}")
+
+
+# ------------------------------------------------------------------------ nested fits
+
+def _nested(fits: list[LinearResults], test: str) -> AnovaTable:
+    """R's ``anova.lmlist``: residual df and RSS of each fit, and the tests between them."""
+    first = fits[0]
+    for i, fit in enumerate(fits[1:], start=2):
+        _check_comparable(first, fit, i)
+    for i in range(1, len(fits)):
+        a, b = fits[i - 1], fits[i]
+        small, big = (a, b) if a.df_resid >= b.df_resid else (b, a)
+        _check_nested(small, big, i if small is a else i + 1, i + 1 if small is a else i)
+    resdf = np.array([float(f.df_resid) for f in fits])
+    rss = np.array([float(f.rss) for f in fits])
+    nan = math.nan
+    ddf = np.r_[nan, -np.diff(resdf)]
+    dss = np.r_[nan, -np.diff(rss)]
+    table = pd.DataFrame({"Res.Df": resdf, "RSS": rss, "Df": ddf, "Sum of Sq": dss},
+                         index=[str(i + 1) for i in range(len(fits))])
+    bigmodel = int(np.argmin(resdf))
+    scale = rss[bigmodel] / resdf[bigmodel] if resdf[bigmodel] > 0 else nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if test == "F":
+            F = (dss / ddf) / scale
+            F[(ddf == 0) | ~(F >= 0)] = nan
+            table["F"] = F
+            table["Pr(>F)"] = [float(stats.f.sf(f, abs(d), resdf[bigmodel]))
+                               if not math.isnan(f) else nan for f, d in zip(F, ddf, strict=True)]
+        else:
+            vals = dss / scale * np.sign(ddf)
+            vals[(ddf == 0) | ~(vals >= 0)] = nan
+            table["Pr(>Chi)"] = [float(stats.chi2.sf(v, abs(d))) if not math.isnan(v) else nan
+                                 for v, d in zip(vals, ddf, strict=True)]
+    width = len(str(len(fits)))
+    top = "\n".join(f"Model {str(i + 1).rjust(width)}: {f.design.formula}"
+                    for i, f in enumerate(fits))
+    return AnovaTable(table, ("Analysis of Variance Table\n", top), "nested")
+
+
+def _check_comparable(first: LinearResults, fit: LinearResults, i: int) -> None:
+    d0, d = first.design, fit.design
+    if d.response_name != d0.response_name:
+        raise OptionError(f"the fits have different responses: fit 1 models "
+                          f"{d0.response_name!r}, fit {i} models {d.response_name!r}")
+    if d.n_obs != d0.n_obs or not d.row_labels.equals(d0.row_labels):
+        raise OptionError(f"the fits are not fitted on the same rows: fit 1 has {d0.n_obs} "
+                          f"rows, fit {i} has {d.n_obs}" + (
+                              "" if d.n_obs != d0.n_obs else " with other row labels")
+                          + " (missing values in a variable only one formula uses drop "
+                          "rows: refit both on the same complete rows)")
+    if not np.array_equal(d.y, d0.y):
+        raise OptionError(f"the fits have different response values: fit 1 and fit {i} "
+                          f"model {d.response_name!r} on different data")
+    w0 = np.ones(d0.n_obs) if d0.weights is None else d0.weights
+    w = np.ones(d.n_obs) if d.weights is None else d.weights
+    if not np.array_equal(w, w0):
+        raise OptionError(f"the fits have different prior weights: fit 1 and fit {i} must "
+                          "use the same weights to be compared")
+
+
+def _check_nested(small: LinearResults, big: LinearResults, i_small: int, i_big: int) -> None:
+    """The smaller fit's columns lie in the bigger one's column space (weighted, centred
+    when the bigger fit has an intercept), to the bigger fit's aliasing tolerance."""
+    sp = big.spectrum
+    centred = sp.intercept is not None
+    w = None if not sp.weighted else big.design.weights
+
+    def prepared(fit: LinearResults) -> tuple[FloatArray, list[str]]:
+        cols = _estimable(fit)
+        X = fit.design.X[:, cols]
+        if centred:
+            ww = np.ones(X.shape[0]) if w is None else w
+            X = X - (ww @ X) / ww.sum()
+        if w is not None:
+            X = X * np.sqrt(w)[:, None]
+        norms = np.linalg.norm(X, axis=0)
+        keep = norms > 0  # (a constant column, centred away: in the span of the intercept)
+        return np.asarray(X[:, keep] / norms[keep]), [fit.names[j] for j, k in
+                                                       zip(cols, keep, strict=True) if k]
+
+    Zb, _ = prepared(big)
+    Zs, names_s = prepared(small)
+    if not Zs.shape[1]:
+        return
+    if Zb.shape[1]:
+        Q, _ = np.linalg.qr(Zb)
+        resid = Zs - Q @ (Q.T @ Zs)
+    else:
+        resid = Zs
+    kappa = float(sp.s[0] / sp.s[-1]) if sp.rank else 1.0
+    tol = max(sp.tol, 100.0 * _EPS * kappa)
+    outside = np.linalg.norm(resid, axis=0) > tol
+    if outside.any():
+        bad = [n for n, o in zip(names_s, outside, strict=True) if o]
+        raise OptionError(f"the fits are not nested: column(s) {', '.join(bad)} of fit "
+                          f"{i_small} ({small.design.formula}) are not in the column space of "
+                          f"fit {i_big} ({big.design.formula})")
+
+
+def _estimable(fit: LinearResults) -> list[int]:
+    sp = fit.spectrum
+    pos = [int(j) for j in sp.kept] + ([] if sp.intercept is None else [int(sp.intercept)])
+    return sorted(pos)

@@ -1,15 +1,539 @@
 """Hypothesis tests on the coefficients of a linear fit under the covariance in use.
 
-:class:`Hypotheses` is a mixin of :class:`~attnreg.linear.results.LinearResults`.
+:class:`Hypotheses` is a mixin of :class:`~attnreg.linear.results.LinearResults`:
+``wald_test`` (a joint F or χ² test of linear restrictions R b = r, as
+``car::linearHypothesis``), ``t_test`` (each restriction alone, with its confidence
+interval) and ``anova`` (the tables of :mod:`attnreg.linear.anova`).
+
+Restrictions are text (:func:`parse_restrictions`: ``"x1 = x2, x3 = 0"``), a matrix R with
+a right-hand side r, or the coefficients of formula terms (``term="C(g)"``). Every test uses
+the covariance in use (:attr:`vcov_spec`: classical, HC0–HC3, HAC, and what
+:meth:`with_vcov` adds) and :attr:`df_inference` as the denominator degrees of freedom of F
+and t. The covariance is taken in its exactly rescaled form diag(2^E) V_z diag(2^E) and each
+restriction row is rescaled by a power of two, so the statistics are right at any scale of
+the data; the quadratic form is a Cholesky solve, never an inverse.
+
+Ridge and PCR: the tests are of the filtered coefficients, conditional on the chosen λ or
+k, with the covariance of that linear smoother and the effective residual degrees of freedom
+n − tr(H) (as the summary's overall F). Under PCR only the directions the kept components
+span can be tested: a restriction set outside them is an error.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.linalg as sla
+from scipy import stats
+
+from attnreg._typing import FloatArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._restrictions import format_restriction, parse_restrictions
+from attnreg.report.rformat import fmt_pvalue, format_c
+from attnreg.report.sections import Coefficients, Lines
+from attnreg.report.summary import Summary
 
-__all__ = ["Hypotheses", "format_restriction", "parse_restrictions"]
+__all__ = ["Hypotheses", "TTest", "WaldTest", "format_restriction", "parse_restrictions"]
+
+#: the ``test`` choices of :meth:`Hypotheses.wald_test`
+WALD_TESTS = ("F", "Chisq")
+#: restrictions whose scaled rows have a singular value below this (relative) are dependent
+_DEPENDENT_TOL = 1e-9
+#: the correlation matrix of R b with an eigenvalue below this is singular
+_SINGULAR_TOL = 1e-12
+
+
+def _df_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+@dataclass(frozen=True, eq=False)
+class WaldTest:
+    """A joint Wald test of linear restrictions R b = r (``car::linearHypothesis``).
+
+    Attributes
+    ----------
+    statistic : float
+        F = W / q (``test="F"``) or W (``test="Chisq"``), with W = (Rb − r)' (R V R')⁻¹
+        (Rb − r) under the covariance V in use.
+    df : tuple of float
+        (q, df2): the number of restrictions and the denominator degrees of freedom of F
+        (the fit's ``df_inference``); df2 is ``inf`` for the χ² form.
+    p_value : float
+    test : str
+        ``"F"`` or ``"Chisq"``.
+    table : DataFrame, shape (q, 4)
+        One row per restriction, indexed by its text: ``Estimate`` (Rb − r),
+        ``Std. Error``, and its own test alone (``t value``, ``Pr(>|t|)``, or ``z value``,
+        ``Pr(>|z|)`` for the χ² form).
+    hypothesis_matrix : DataFrame, shape (q, n_coef)
+        R, with the coefficient names as columns.
+    rhs : ndarray, shape (q,)
+        r.
+    covariance : str
+        The covariance in use, in words.
+    method : str
+        The fit's method (``"ols"``, ``"ridge"``, ``"pcr"``).
+    note : str
+        What the test is conditional on (ridge and PCR), else empty.
+    """
+
+    statistic: float
+    df: tuple[float, float]
+    p_value: float
+    test: str
+    table: pd.DataFrame
+    hypothesis_matrix: pd.DataFrame
+    rhs: FloatArray
+    covariance: str
+    method: str = "ols"
+    note: str = ""
+
+    def summary(self) -> Summary:
+        """The report: the restrictions with their estimates, then the joint test."""
+        q, df2 = self.df
+        head = [f"Linear hypothesis test (Wald {'F' if self.test == 'F' else 'chi-squared'}"
+                f" test): {len(self.table)} restriction{'s' if len(self.table) > 1 else ''}",
+                f"Covariance: {self.covariance}"]
+        if self.note:
+            head.append(self.note)
+        head.append("")
+        if self.test == "F":
+            stat = (f"F-statistic: {format_c(self.statistic).strip()} on {_df_text(q)} and "
+                    f"{_df_text(df2)} DF,  p-value: {fmt_pvalue(self.p_value, 4)}")
+        else:
+            stat = (f"Chi-squared: {format_c(self.statistic).strip()} on {_df_text(q)} DF,  "
+                    f"p-value: {fmt_pvalue(self.p_value, 4)}")
+        return Summary.from_lines("Linear hypothesis test", head, self.table, [stat])
+
+    def to_frame(self) -> pd.DataFrame:
+        """The joint test as one row: ``statistic``, ``df1``, ``df2``, ``p.value``, ``test``."""
+        return pd.DataFrame({"statistic": [self.statistic], "df1": [self.df[0]],
+                             "df2": [self.df[1]], "p.value": [self.p_value],
+                             "test": [self.test]})
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+
+@dataclass(frozen=True, eq=False)
+class TTest:
+    """Each linear restriction tested alone: estimate Rb − r, standard error, t, p, interval.
+
+    Attributes
+    ----------
+    table : DataFrame, shape (q, 6)
+        Indexed by the restriction's text: ``Estimate``, ``Std. Error``, ``t value``,
+        ``Pr(>|t|)`` and the interval's bounds (``"2.5 %"``, ``"97.5 %"`` for level 0.95).
+    level : float
+    df : float
+        Degrees of freedom of the t distribution (the fit's ``df_inference``).
+    covariance : str
+    note : str
+    """
+
+    table: pd.DataFrame
+    level: float
+    df: float
+    covariance: str
+    note: str = ""
+
+    def summary(self) -> Summary:
+        """The report: the t table, then the confidence intervals."""
+        head = [f"t tests of linear restrictions (each alone), {_df_text(self.df)} DF",
+                f"Covariance: {self.covariance}"]
+        if self.note:
+            head.append(self.note)
+        head.append("")
+        sections = (Lines(tuple(head)), Coefficients(self.table.iloc[:, :4], heading=False),
+                    Lines((f"{100 * self.level:.3g} % confidence intervals:",), lead_blank=True),
+                    Coefficients(self.table.iloc[:, 4:], stars=False, heading=False))
+        return Summary("t tests of linear restrictions", sections)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table (a copy)."""
+        return self.table.copy()
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+
+@dataclass(frozen=True)
+class _Combination:
+    """R b − r and its covariance, rescaled: Rb − r = 2^F u, Cov = diag(2^F) S diag(2^F)."""
+
+    u: FloatArray
+    S: FloatArray
+    F: Any
+
+    @property
+    def estimate(self) -> FloatArray:
+        return np.asarray(np.ldexp(self.u, self.F))
+
+    @property
+    def std_err(self) -> FloatArray:
+        with np.errstate(invalid="ignore"):
+            return np.asarray(np.ldexp(np.sqrt(np.diag(self.S)), self.F))
 
 
 class Hypotheses(LinearFitContract):
-    """Wald and t tests of linear restrictions (a mixin of ``LinearResults``)."""
+    """Wald and t tests of linear restrictions, and anova (a mixin of ``LinearResults``)."""
+
+    # ------------------------------------------------------------ restrictions
+    def _restrictions(self, hypothesis: Any, rhs: Any,
+                      term: str | Sequence[str] | None) -> tuple[FloatArray, FloatArray]:
+        """(R, r) from text, a matrix or formula terms; validated against the fit."""
+        names = self.names
+        k = len(names)
+        if term is not None:
+            if hypothesis is not None or rhs is not None:
+                raise OptionError("give either a hypothesis (with rhs) or term=, not both")
+            return self._term_restrictions(term)
+        if hypothesis is None:
+            raise OptionError("a hypothesis is needed: text such as 'x1 = x2, x3 = 0', a "
+                              "matrix R (with rhs=r), or term='name of a formula term'")
+        if isinstance(hypothesis, str) or (isinstance(hypothesis, (list, tuple)) and hypothesis
+                                           and all(isinstance(h, str) for h in hypothesis)):
+            if rhs is not None:
+                raise OptionError("rhs= applies to a matrix hypothesis; in text write the "
+                                  "right-hand side after '=' (e.g. 'x1 + x2 = 1')")
+            return parse_restrictions(names, hypothesis)
+        if isinstance(hypothesis, pd.DataFrame):
+            unknown = [c for c in hypothesis.columns if c not in names]
+            if unknown:
+                raise OptionError(f"hypothesis matrix has column(s) {unknown} that are not "
+                                  f"coefficients (the coefficients are: {', '.join(names)})")
+            R = hypothesis.reindex(columns=names, fill_value=0.0)
+            try:
+                R_arr = R.to_numpy(dtype=np.float64)
+            except (TypeError, ValueError):
+                raise OptionError("hypothesis matrix must be numeric") from None
+        else:
+            try:
+                R_arr = np.array(hypothesis, dtype=np.float64, ndmin=2)
+            except (TypeError, ValueError):
+                raise OptionError(f"hypothesis must be text, a numeric matrix or a DataFrame, "
+                                  f"however: {type(hypothesis).__name__}") from None
+        if R_arr.ndim != 2 or R_arr.shape[1] != k or R_arr.shape[0] == 0:
+            raise OptionError(f"hypothesis matrix R must have shape (q, {k}) (one column per "
+                              f"coefficient, in the order of fit.names), however: "
+                              f"shape {R_arr.shape}")
+        if not np.isfinite(R_arr).all():
+            raise OptionError("hypothesis matrix R must be finite")
+        q = R_arr.shape[0]
+        if rhs is None:
+            r = np.zeros(q)
+        else:
+            try:
+                r = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (q,)).copy()
+            except (TypeError, ValueError):
+                raise OptionError(f"rhs must be a number or {q} numbers (one per row of R), "
+                                  f"however: {rhs!r}") from None
+            if not np.isfinite(r).all():
+                raise OptionError(f"rhs must be finite, however: {rhs!r}")
+        empty = np.flatnonzero(~(R_arr != 0).any(axis=1))
+        if empty.size:
+            raise OptionError(f"hypothesis matrix R has row(s) {empty.tolist()} of zeros: "
+                              "they restrict no coefficient")
+        return R_arr, r
+
+    def _term_restrictions(self, term: str | Sequence[str]) -> tuple[FloatArray, FloatArray]:
+        terms = [term] if isinstance(term, str) else list(term)
+        if not terms or not all(isinstance(t, str) for t in terms):
+            raise OptionError(f"term must be a term name or a list of them, however: {term!r}")
+        slices = dict(self.design.design_info.term_name_slices)
+        if "Intercept" in slices:
+            slices["(Intercept)"] = slices["Intercept"]
+        compact = {"".join(n.split()): n for n in slices}
+        est = set(self._estimable_positions())
+        cols: list[int] = []
+        for t in terms:
+            key = compact.get("".join(t.split()))
+            if key is None:
+                import difflib
+
+                listed = [n for n in self.design.design_info.term_names]
+                close = difflib.get_close_matches(t, listed, n=3, cutoff=0.5)
+                hint = f"; close matches: {', '.join(close)}" if close else ""
+                raise OptionError(f"term {t!r} is not a term of the formula{hint} (its terms "
+                                  f"are: {', '.join(listed)})")
+            span = range(*slices[key].indices(len(self.names)))
+            usable = [j for j in span if j in est]
+            if not usable:
+                raise OptionError(f"term {t!r} has no estimable coefficient (all of "
+                                  f"{', '.join(self.names[j] for j in span)} are aliased)")
+            cols += [j for j in usable if j not in cols]
+        R = np.zeros((len(cols), len(self.names)))
+        R[np.arange(len(cols)), cols] = 1.0
+        return R, np.zeros(len(cols))
+
+    def _estimable_positions(self) -> list[int]:
+        sp = self.spectrum
+        pos = [int(j) for j in sp.kept]
+        if sp.intercept is not None:
+            pos.append(int(sp.intercept))
+        return sorted(pos)
+
+    def _combination(self, R: FloatArray, r: FloatArray) -> _Combination:
+        """R b − r and its covariance in exactly rescaled form, after the checks."""
+        names = self.names
+        aliased = [int(j) for j in self.spectrum.aliased]
+        hit = [names[j] for j in aliased if np.any(R[:, j] != 0)]
+        if hit:
+            raise OptionError(f"hypothesis restricts aliased coefficient(s) {', '.join(hit)}: "
+                              "they are not estimable (NaN, linear combinations of earlier "
+                              "columns), so no restriction on them can be tested")
+        Vz, E = self._vcov_z
+        E = np.asarray(E, dtype=np.int64)
+        with np.errstate(divide="ignore"):
+            mag = np.where(R != 0, np.frexp(np.abs(R))[1] + E[None, :], np.iinfo(np.int64).min)
+        F = mag.max(axis=1)
+        Rz = np.ldexp(R, E[None, :] - F[:, None])
+        self._check_independent(Rz, R, r)
+        Vz0 = np.array(Vz, dtype=np.float64)
+        Vz0[aliased, :] = 0.0
+        Vz0[:, aliased] = 0.0
+        bz = np.ldexp(self._coef_zeroed, -E)
+        with np.errstate(over="ignore", invalid="ignore"):
+            u = Rz @ bz - np.ldexp(r, -F)
+            S = Rz @ Vz0 @ Rz.T
+        return _Combination(u, (S + S.T) / 2.0, F)
+
+    def _check_independent(self, Rz: FloatArray, R: FloatArray, r: FloatArray) -> None:
+        q = Rz.shape[0]
+        if q > len(self._estimable_positions()):
+            raise OptionError(f"{q} restrictions on {len(self._estimable_positions())} "
+                              "estimable coefficients are linearly dependent")
+        for i in range(1, q + 1):
+            s = np.linalg.svd(Rz[:i] / np.abs(Rz[:i]).max(axis=1, keepdims=True),
+                              compute_uv=False)
+            if s[-1] <= _DEPENDENT_TOL * s[0]:
+                text = format_restriction(self.names, R[i - 1], float(r[i - 1]))
+                raise OptionError(f"the restrictions are linearly dependent: {text!r} (number "
+                                  f"{i}) is a linear combination of the ones before it; drop it")
+
+    def _labels(self, R: FloatArray, r: FloatArray) -> list[str]:
+        return [format_restriction(self.names, R[i], float(r[i])) for i in range(R.shape[0])]
+
+    def _conditional_note(self) -> str:
+        fit: Any = self
+        if fit.method == "ridge":
+            return (f"Conditional on lambda = {fit.lam:.5g} (ridge); effective residual df "
+                    f"n - tr(H) = {self.df_resid:.2f}.")
+        if fit.method == "pcr":
+            return (f"Conditional on k = {fit.k} components (PCR); residual df "
+                    f"n - tr(H) = {_df_text(self.df_resid)}.")
+        return ""
+
+    # ------------------------------------------------------------ tests
+    def wald_test(self, hypothesis: Any = None, rhs: Any = None, *,
+                  term: str | Sequence[str] | None = None, test: str = "F") -> WaldTest:
+        """Joint Wald test of linear restrictions R b = r under the covariance in use.
+
+        Parameters
+        ----------
+        hypothesis : str, list of str, array-like or DataFrame
+            Text (``"x1 = x2, x3 = 0"``; grammar in :func:`parse_restrictions`), or the
+            matrix R, shape (q, n_coef), its columns in the order of :attr:`names` (a
+            DataFrame may name a subset of the coefficients as columns: the others are 0).
+        rhs : float or array-like, shape (q,), optional
+            r for a matrix hypothesis (default 0).
+        term : str or list of str, optional
+            Instead of a hypothesis: all (estimable) coefficients of these formula terms are
+            0, e.g. ``term="C(g)"`` or ``term=["x1", "x1:x2"]`` (names as in the formula's
+            terms, ``fit.design.design_info.term_names``).
+        test : {"F", "Chisq"}
+            F = W / q on (q, :attr:`df_inference`) degrees of freedom, or W on χ²(q).
+
+        Returns
+        -------
+        WaldTest
+            ``statistic``, ``df``, ``p_value``, the restriction table and the covariance's
+            name; prints as a report, ``.to_frame()`` gives the test as one row.
+
+        Raises
+        ------
+        OptionError
+            An unknown coefficient or term, a restriction on an aliased coefficient,
+            linearly dependent restrictions, or (PCR) restrictions outside the directions
+            the kept components span.
+
+        Notes
+        -----
+        W = (Rb − r)' (R V R')⁻¹ (Rb − r) with V the covariance in use (:attr:`vcov_spec`),
+        so under the classical covariance this is ``car::linearHypothesis(fit, ...)`` and
+        under a sandwich ``car::linearHypothesis(fit, ..., vcov. = sandwich::vcovHC(fit,
+        type = "HC1"))``. Ridge and PCR: conditional on λ or k, with the effective df.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> wt = fit.wald_test("UNEMP = ARMED, POP = 0")
+        >>> print(f"F = {wt.statistic:.4f} on {wt.df[0]:g} and {wt.df[1]:g} DF, p = {wt.p_value:.4f}")
+        F = 14.1778 on 2 and 10 DF, p = 0.0012
+        >>> wt.table.index.tolist()
+        ['UNEMP - ARMED = 0', 'POP = 0']
+        >>> robust = fit.with_vcov("HC1").wald_test("UNEMP = ARMED, POP = 0", test="Chisq")
+        >>> print(f"{robust.statistic:.3f} on {robust.df[0]:g} DF")
+        20.953 on 2 DF
+        >>> import numpy as np
+        >>> R = np.zeros((1, 6)); R[0, 2] = 1.0
+        >>> print(f"{fit.wald_test(R, -2.0).statistic:.4f}")  # UNEMP = -2
+        0.0052
+        """
+        if test not in WALD_TESTS:
+            raise OptionError(f"test must be one of {WALD_TESTS}, however: {test=}")
+        R, r = self._restrictions(hypothesis, rhs, term)
+        comb = self._combination(R, r)
+        q = R.shape[0]
+        W = self._quadratic_form(comb)
+        df2 = float(self.df_inference)
+        est, se = comb.estimate, comb.std_err
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = est / se
+        if test == "F":
+            stat = W / q
+            p = float(stats.f.sf(stat, q, df2)) if math.isfinite(stat) else float("nan")
+            table = pd.DataFrame({"Estimate": est, "Std. Error": se, "t value": t,
+                                  "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df2)})
+        else:
+            stat, df2 = W, math.inf
+            p = float(stats.chi2.sf(stat, q)) if math.isfinite(stat) else float("nan")
+            table = pd.DataFrame({"Estimate": est, "Std. Error": se, "z value": t,
+                                  "Pr(>|z|)": 2.0 * stats.norm.sf(np.abs(t))})
+        table.index = pd.Index(self._labels(R, r), name="restriction")
+        fit: Any = self
+        return WaldTest(statistic=float(stat), df=(float(q), df2), p_value=p, test=test,
+                        table=table,
+                        hypothesis_matrix=pd.DataFrame(R, index=table.index, columns=self.names),
+                        rhs=r, covariance=self.vcov_spec.label(), method=fit.method,
+                        note=self._conditional_note())
+
+    def _quadratic_form(self, comb: _Combination) -> float:
+        """W = u' S⁻¹ u, by a Cholesky solve of S in correlation form."""
+        S, u = comb.S, comb.u
+        if not (np.isfinite(S).all() and np.isfinite(u).all()):
+            return float("nan")  # no residual df (warned), or a coefficient out of range
+        d = np.sqrt(np.diag(S))
+        C = S / np.outer(d, d) if (d > 0).all() else S
+        singular = not (d > 0).all() or np.linalg.eigvalsh(C)[0] <= _SINGULAR_TOL
+        fit: Any = self
+        if singular and fit.method == "pcr":
+            raise OptionError(f"the restrictions are not testable under PCR with k = {fit.k} "
+                              "components: the covariance of R b is singular (they restrict "
+                              "directions the kept components do not span); restrict fewer "
+                              "or other combinations, or use more components")
+        if singular:
+            warn_user("the covariance of the restricted combinations R b is singular under "
+                      f"the {self.vcov_spec.label()} covariance, so the Wald test is not "
+                      "defined: NaN", InferenceWarning)
+            return float("nan")
+        z = u / d
+        factor = sla.cho_factor(C, lower=True)
+        return float(z @ sla.cho_solve(factor, z))
+
+    def t_test(self, hypothesis: Any, rhs: Any = None, *, level: float = 0.95) -> TTest:
+        """Each restriction tested alone by Student's t, with its confidence interval.
+
+        Parameters
+        ----------
+        hypothesis : str, list of str, array-like or DataFrame
+            As for :meth:`wald_test` (``"x1 - x2 = 0"``, or several: ``"x1 = 0, x2 = 1"``).
+        rhs : float or array-like, optional
+            r for a matrix hypothesis.
+        level : float
+            Coverage of the intervals, strictly between 0 and 1.
+
+        Returns
+        -------
+        TTest
+            ``table``: ``Estimate`` (Rb − r), ``Std. Error``, ``t value``, ``Pr(>|t|)`` and
+            the interval of Rb − r, on :attr:`df_inference` degrees of freedom under the
+            covariance in use. For one restriction t² is the :meth:`wald_test` F.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> tt = fit.t_test("UNEMP - ARMED = 0, YEAR = 1800", level=0.9)
+        >>> tt.table.columns.tolist()
+        ['Estimate', 'Std. Error', 't value', 'Pr(>|t|)', '5 %', '95 %']
+        >>> row = tt.table.loc["UNEMP - ARMED = 0"]
+        >>> print(f"{row['Estimate']:.4f} {row['Std. Error']:.4f} {row['t value']:.3f}")
+        -0.9522 0.3243 -2.936
+        >>> f = fit.wald_test("UNEMP - ARMED = 0").statistic
+        >>> print(f"{row['t value'] ** 2:.6f} {f:.6f}")
+        8.621510 8.621510
+        """
+        from attnreg.linear.views import check_level
+
+        check_level(level)
+        R, r = self._restrictions(hypothesis, rhs, None)
+        q = R.shape[0]
+        ests, ses = np.empty(q), np.empty(q)
+        for i in range(q):  # each alone: a dependent set is allowed here
+            comb = self._combination(R[i:i + 1], r[i:i + 1])
+            ests[i], ses[i] = comb.estimate[0], comb.std_err[0]
+        df = float(self.df_inference)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = ests / ses
+        half = stats.t.ppf(0.5 + level / 2.0, df) * ses
+        a = (1.0 - level) / 2.0
+        table = pd.DataFrame({"Estimate": ests, "Std. Error": ses, "t value": t,
+                              "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df),
+                              f"{100 * a:.3g} %": ests - half,
+                              f"{100 * (1 - a):.3g} %": ests + half},
+                             index=pd.Index(self._labels(R, r), name="restriction"))
+        return TTest(table=table, level=float(level), df=df,
+                     covariance=self.vcov_spec.label(), note=self._conditional_note())
+
+    def anova(self, type: int = 1) -> Any:
+        """The analysis of variance table of this fit (see :func:`attnreg.anova`).
+
+        Parameters
+        ----------
+        type : {1, 2, 3}
+            1: R's sequential ``anova(lm)``; 2 and 3: ``car::Anova(fit, type=)``.
+
+        Returns
+        -------
+        AnovaTable
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> tab = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=df).anova()
+        >>> tab.table.columns.tolist()
+        ['Df', 'Sum Sq', 'Mean Sq', 'F value', 'Pr(>F)']
+        >>> tab.table.index.tolist()
+        ['GNP', 'UNEMP', 'Residuals']
+        """
+        from attnreg.linear.anova import anova
+
+        return anova(self, type=type)
