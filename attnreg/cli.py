@@ -111,8 +111,12 @@ def _parser() -> argparse.ArgumentParser:
                          description="Fit FORMULA to the CSV file and print the R-style summary.")
     _common(fit)
     fit.add_argument("--vcov", default="classical",
-                     help="classical (default), HC0, HC1, HC2, HC3 or HAC")
-    fit.add_argument("--maxlags", type=int, default=None, help="HAC truncation lag")
+                     help="classical (default), HC0, HC1, HC2, HC3, HAC, cluster or DK")
+    fit.add_argument("--maxlags", type=int, default=None,
+                     help="HAC (or Driscoll-Kraay) truncation lag")
+    fit.add_argument("--cluster", default=None,
+                     help="--vcov cluster: the cluster column(s), e.g. 'firm' or 'firm + year'")
+    fit.add_argument("--time", default=None, help="--vcov DK: the time period column")
     fit.add_argument("--na-action", default="drop", choices=("drop", "raise"),
                      help="drop rows with missing values (default) or stop with an error")
 
@@ -224,9 +228,12 @@ def _fit(args: argparse.Namespace) -> str:
     options = _method_options(args)
     with_vcov = method_names("vcov")
     extra = {"vcov": args.vcov, "maxlags": args.maxlags} if args.method in with_vcov else {}
-    if args.method not in with_vcov and (args.vcov != "classical" or args.maxlags):
-        raise CommandError(f"--vcov and --maxlags apply to {', '.join(with_vcov)}, "
-                           f"not {args.method!r}")
+    extra.update({k: v for k, v in (("cluster", args.cluster), ("time", args.time))
+                  if v is not None and args.method in with_vcov})
+    if args.method not in with_vcov and (args.vcov != "classical" or args.maxlags
+                                         or args.cluster or args.time):
+        raise CommandError(f"--vcov, --maxlags, --cluster and --time apply to "
+                           f"{', '.join(with_vcov)}, not {args.method!r}")
     fit = attnreg(args.formula, data=data, method=args.method, na_action=args.na_action,
                   **extra, **options)
     return str(fit.summary())

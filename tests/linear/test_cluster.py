@@ -317,3 +317,16 @@ def test_own_cluster_share_of_training_rows(panel) -> None:
     assert_allclose(given["own"], own["own"].iloc[[3, 4]], rtol=1e-12)
     back = pickle.loads(pickle.dumps(fit.attention(new)))
     assert_allclose(back.by_cluster("firm"), fit.attention(new).by_cluster("firm"), rtol=0)
+
+
+def test_command_line_fit_with_clusters(tmp_path, capsys) -> None:
+    from attnreg.cli import main
+
+    path = tmp_path / "grunfeld.csv"
+    _frame("grunfeld").to_csv(path, index=False)
+    assert main(["fit", "--data", str(path), "inv ~ value + capital", "--vcov", "cluster",
+                 "--cluster", "firm"]) == 0
+    assert "cluster-robust (HC1) by firm, 10 clusters; t and F on 9 df" in capsys.readouterr().out
+    assert main(["fit", "--data", str(path), "inv ~ value + capital", "--vcov", "DK",
+                 "--time", "year"]) == 0
+    assert "Driscoll-Kraay (HC0" in capsys.readouterr().out
