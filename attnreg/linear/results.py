@@ -42,7 +42,8 @@ class FTest(NamedTuple):
 
     Classical covariance: R's ``summary.lm`` F (ridge: with the effective df tr(H) − 1).
     Any other covariance: the Wald test b' V⁻¹ b / q of the non-intercept coefficients under
-    it, on (q, df_resid) degrees of freedom, as statsmodels' ``fvalue`` with a ``cov_type``
+    it, on (q, df_inference) degrees of freedom (the residual df, or G − 1 for a cluster-robust
+    covariance), as statsmodels' ``fvalue`` with a ``cov_type``
     and R's ``lmtest::waldtest(fit, vcov=)``; q is the rank (k for PCR), and for ridge and
     PCR the test is conditional on λ or k.
     """
