@@ -16,12 +16,13 @@ state or caches cannot affect another's. In each process:
 4. the call is repeated; the reported time is the best of all runs (the minimum is the least
    noisy estimate of the cost).
 
-Clock: every library runs single-threaded here (BLAS is pinned to one thread with threadpoolctl
-and the usual ``*_NUM_THREADS`` variables), so the process's CPU time (user + system) equals
-its wall-clock time on an idle machine, and unlike wall-clock time it does not grow when other
-processes compete for the cores. The table therefore shows CPU seconds by default
-(``--clock wall`` for wall-clock seconds; both are printed while running and saved by
-``--json``).
+Conditions: the whole table is measured under each condition of ``conditions.py``: the
+libraries' default threads (what users get), one thread (BLAS pinned with threadpoolctl and the
+usual ``*_NUM_THREADS`` variables), and default threads with a busy neighbour (a second process
+spinning one core during the worker processes). Clock: wall-clock seconds, except on one
+thread, where the process's CPU time (user + system) equals its wall-clock time on an idle
+machine but does not grow when other processes compete for the cores (``--clock`` overrides;
+both are printed while running and saved by ``--json``).
 
 What is timed:
 
@@ -57,8 +58,8 @@ import sys
 import time
 from typing import Any
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conditions import CONDITIONS, busy_neighbour, child_env
 TOOLS = ("attnreg", "statsmodels", "numpy")
 DEFAULT_SIZES = ("1e4x10", "1e4x100", "1e5x10", "1e5x100", "1e6x10", "1e6x100")
 QUICK_SIZES = ("1e4x10", "1e4x100", "1e5x10", "1e5x100")
@@ -174,7 +175,8 @@ def _measure_memory(run: Any, df: Any) -> tuple[float, str, float, float]:
     return float(peak - base), "tracemalloc peak (numpy allocations; timing of that run inflated)", wall, cpu
 
 
-def worker(tool: str, n: int, p: int, reps: int) -> dict[str, Any]:
+def worker(tool: str, n: int, p: int, reps: int, condition: str) -> dict[str, Any]:
+    import contextlib
     import warnings
 
     import numpy as np
@@ -183,7 +185,8 @@ def worker(tool: str, n: int, p: int, reps: int) -> dict[str, Any]:
     warnings.simplefilter("ignore")
     formula = _formula(p)
     run = _runner(tool, formula)
-    with threadpool_limits(1):
+    pinned = threadpool_limits(1) if condition == "1 thread" else contextlib.nullcontext()
+    with pinned:
         run(_make_data(300, p, seed=1))  # warm-up: lazy imports, first-call caches
         df = _make_data(n, p)
         mem, method, wall, cpu = _measure_memory(run, df)
@@ -202,7 +205,7 @@ def worker(tool: str, n: int, p: int, reps: int) -> dict[str, Any]:
                 solve_cpu.append(run.solve_cpu)
         if coef is None:
             coef = run(df)
-    return {"tool": tool, "n": n, "p": p, "wall": walls, "cpu": cpus,
+    return {"tool": tool, "n": n, "p": p, "condition": condition, "wall": walls, "cpu": cpus,
             "solve_wall": solve_wall, "solve_cpu": solve_cpu, "mem_bytes": mem,
             "mem_method": method, "coef": np.asarray(coef, dtype=float).tolist()}
 
@@ -223,12 +226,17 @@ def _default_reps(n: int, p: int) -> int:
     return 7 if cells <= 1_000_000 else 5 if cells <= 10_000_000 else 2
 
 
-def _spawn(tool: str, n: int, p: int, reps: int, timeout: float) -> dict[str, Any]:
-    env = dict(os.environ)
-    env.update({v: "1" for v in THREAD_VARS})
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, str(n), str(p), str(reps)]
+def _spawn(tool: str, n: int, p: int, reps: int, timeout: float, condition: str) -> dict[str, Any]:
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, str(n), str(p), str(reps),
+           condition]
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        if condition == "busy":
+            with busy_neighbour():
+                proc = subprocess.run(cmd, env=child_env(condition), capture_output=True,
+                                      text=True, timeout=timeout)
+        else:
+            proc = subprocess.run(cmd, env=child_env(condition), capture_output=True, text=True,
+                                  timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"tool": tool, "n": n, "p": p, "error": f"timed out after {timeout:.0f} s"}
     if proc.returncode != 0:
@@ -304,33 +312,50 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=None,
                     help="runs per (tool, size) (default 7, 5 or 2 by size)")
     ap.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
-    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                    help="seconds shown in the table (default: CPU time, see above)")
+    ap.add_argument("--clock", choices=("cpu", "wall"), default=None,
+                    help="seconds shown in the tables (default: CPU on one thread, else wall)")
+    ap.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS),
+                    help="thread conditions to measure (default: all three)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per (tool, size)")
     ap.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
-    ap.add_argument("--worker", nargs=4, metavar=("TOOL", "N", "P", "REPS"),
+    ap.add_argument("--worker", nargs=5, metavar=("TOOL", "N", "P", "REPS", "CONDITION"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        tool, n, p, reps = args.worker
-        print(json.dumps(worker(tool, int(n), int(p), int(reps))))
+        tool, n, p, reps, condition = args.worker
+        print(json.dumps(worker(tool, int(n), int(p), int(reps), condition)))
         return 0
 
-    from tabulate import tabulate
 
     sizes = args.sizes or [_parse_size(s) for s in (QUICK_SIZES if args.quick else DEFAULT_SIZES)]
-    print("attnreg OLS benchmark: formula -> fit -> str(summary()), one BLAS thread, fresh "
-          "process per (tool, size)")
+    print("attnreg OLS benchmark: formula -> fit -> str(summary()), fresh process per (tool, "
+          "size, condition)")
     print(_versions())
     print(f"{os.cpu_count()} CPUs; {platform.platform()}")
-    print()
     t_start = time.perf_counter()
+    raw: list[dict[str, Any]] = []
+    for condition in args.conditions:
+        clock = args.clock or ("cpu" if condition == "1 thread" else "wall")
+        print(f"\n== {condition} ({'CPU' if clock == 'cpu' else 'wall-clock'} seconds)")
+        raw += run_condition(condition, clock, sizes, args)
+    print(f"total wall time {time.perf_counter() - t_start:.0f} s")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(raw, fh, indent=1)
+    return 0
+
+
+def run_condition(condition: str, clock: str, sizes: list[tuple[int, int]],
+                  args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every (tool, size) under one condition: progress lines, the table and the targets."""
+    from tabulate import tabulate
+
     rows, raw, methods, notes = [], [], set(), []
     for n, p in sizes:
         reps = args.reps or _default_reps(n, p)
         res = {}
         for tool in args.tools:
-            r = _spawn(tool, n, p, reps, args.timeout)
+            r = _spawn(tool, n, p, reps, args.timeout, condition)
             raw.append(r)
             res[tool] = r
             if "error" in r:
@@ -340,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
             if "error" in r:
                 print(f"  N={n:>9,} P={p:>4} {tool:<12} failed: {r['error']}", flush=True)
             else:
-                r["best"] = min(r[args.clock])
-                r["solve_best"] = min(r["solve_" + args.clock]) if r["solve_cpu"] else None
+                r["best"] = min(r[clock])
+                r["solve_best"] = min(r["solve_" + clock]) if r["solve_cpu"] else None
                 print(f"  N={n:>9,} P={p:>4} {tool:<12} cpu {_fmt_s(min(r['cpu'])):>6} s, "
                       f"wall {_fmt_s(min(r['wall'])):>6} s (best of {reps}), "
                       f"peak growth {r['mem_bytes'] / 2**20:,.1f} MiB", flush=True)
@@ -374,21 +399,17 @@ def main(argv: list[str] | None = None) -> int:
     print(tabulate(rows, headers=headers, tablefmt="github", stralign="right",
                    disable_numparse=True))
     print()
-    print(f"Seconds ({'CPU' if args.clock == 'cpu' else 'wall-clock'}): best of the runs, end "
+    print(f"Seconds ({'CPU' if clock == 'cpu' else 'wall-clock'}): best of the runs, end "
           "to end from the formula (numpy: patsy design + lstsq;\n  '(lstsq only)' is the solve "
           "alone). Ratios > 1: attnreg is faster.")
     print("mem: peak memory growth during one call / (N*P*8 bytes), method: "
           + ", ".join(sorted(methods)) + ".")
     print()
-    for line in _targets(raw, args.clock):
+    for line in _targets(raw, clock):
         print(line)
     for note in notes:
         print("NOTE:", note)
-    print(f"total wall time {time.perf_counter() - t_start:.0f} s")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(raw, fh, indent=1)
-    return 0
+    return raw
 
 
 if __name__ == "__main__":

@@ -10,11 +10,11 @@ of that block, for the forward pass and for the PCA fit, as the paper's code. Bo
 same model from the same seed (equal forward passes to rounding), so the R² agree to
 float32 training noise.
 
-One torch thread by default (the machine may be shared). Runs alternate fast / naive and
-the medians are reported, with the CPU time of the process (less sensitive than wall time
-to other load on the machine).
+Measured under each condition of ``conditions.py`` (default threads, one thread, a busy
+neighbour): runs alternate fast / naive and the medians are reported, wall-clock and CPU time
+of the process; the naive path is the peer, so the speed-up is a ratio from the same run.
 
-    python benchmarks/nn_speed.py [--splits 1] [--repeat 1] [--threads 1] [--fast-only] [--data DIR]
+    python benchmarks/nn_speed.py [--splits 1] [--repeat 1] [--fast-only] [--data DIR]
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conditions import add_arguments, under
 
 PAPER_R2 = 0.920  # the paper's RB on Kin8nm (mean of 5 splits, corrected protocol)
 
@@ -78,10 +79,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--splits", type=int, default=1, help="splits r = 0..splits-1 (paper: 5)")
     ap.add_argument("--repeat", type=int, default=1, help="timed fits of each kind per split")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: its default)")
     ap.add_argument("--fast-only", action="store_true",
                     help="skip the naive fits (e.g. to check the R² over the paper's 5 splits)")
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    add_arguments(ap)
     args = ap.parse_args()
 
     loaded = load_kin8nm(args.data)
@@ -90,7 +92,8 @@ def main() -> None:
         return
     import torch
 
-    torch.set_num_threads(args.threads)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     X, y = loaded
     warm = split(X[:400], y[:400], 0)  # import and allocate everything once, untimed
     from attnreg.nn.config import BlockConfig
@@ -102,7 +105,14 @@ def main() -> None:
             fit_network(warm[0], warm[2], config=BlockConfig(naive=naive), max_epochs=2)
 
     print(f"Kin8nm: n_train=4000, P={X.shape[1]}, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} thread(s)")
+          f"{torch.get_num_threads()} thread(s) by default")
+    for condition in args.conditions:
+        with under(condition):
+            run_condition(condition, X, y, args)
+
+
+def run_condition(condition: str, X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """The fast and naive fits of every split under one condition, and their medians."""
     results: dict[str, list[dict[str, float]]] = {"fast": [], "naive": []}
     for r in range(args.splits):
         data = split(X, y, r)
@@ -110,17 +120,19 @@ def main() -> None:
             for kind in ("fast",) if args.fast_only else ("fast", "naive"):
                 res = one_fit(data, naive=kind == "naive", seed=r)
                 results[kind].append(res)
-                print(f"  split {r} {kind:5s}: {res['wall']:6.1f} s wall, {res['cpu']:6.1f} s CPU, "
-                      f"{res['epochs']:3d} epochs (best {res['best']}), test R² {res['r2']:.4f}",
-                      flush=True)
+                print(f"  {condition:>8} split {r} {kind:5s}: {res['wall']:6.1f} s wall, "
+                      f"{res['cpu']:6.1f} s CPU, {res['epochs']:3d} epochs (best {res['best']}), "
+                      f"test R² {res['r2']:.4f}", flush=True)
     med = {k: {m: statistics.median(x[m] for x in v) for m in ("wall", "cpu")}
            for k, v in results.items() if v}
     for kind in med:
         r2 = statistics.mean(x["r2"] for x in results[kind])
-        print(f"{kind:5s}: median {med[kind]['wall']:.1f} s wall, {med[kind]['cpu']:.1f} s CPU; "
-              f"mean test R² {r2:.4f} over {args.splits} split(s) (paper's RB: {PAPER_R2:.3f})")
+        print(f"{condition:>8} {kind:5s}: median {med[kind]['wall']:.1f} s wall, "
+              f"{med[kind]['cpu']:.1f} s CPU; mean test R² {r2:.4f} over {args.splits} split(s) "
+              f"(paper's RB: {PAPER_R2:.3f})")
     if "naive" in med:
-        print(f"speed-up (naive / fast): {med['naive']['wall'] / med['fast']['wall']:.2f}x wall, "
+        print(f"{condition:>8} speed-up (naive / fast): "
+              f"{med['naive']['wall'] / med['fast']['wall']:.2f}x wall, "
               f"{med['naive']['cpu'] / med['fast']['cpu']:.2f}x CPU")
 
 

@@ -20,9 +20,11 @@ rows), against
 
 It also checks the fast path against the naive fits: the largest difference from the
 formula refits (relative to the largest coefficient) and from statsmodels' parameters.
-BLAS is pinned to one thread and every timing is the best of ``--repeat`` interleaved rounds
-of process CPU time (each round runs attnreg and its peers once), so the ratios, all
-measured in the same run, are less disturbed by other load on the machine.
+Every timing is the best of ``--repeat`` interleaved rounds (each round runs attnreg and its
+peers once), so the ratios, all measured in the same run, are less disturbed by other load on
+the machine; the whole table is measured under each condition of ``conditions.py`` (default
+threads, one thread, a busy neighbour), wall-clock seconds (process CPU time on one thread,
+where the two agree on an idle machine).
 Run as ``python benchmarks/rolling_speed.py`` (about a minute and a half).
 """
 
@@ -39,9 +41,9 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 from statsmodels.regression.rolling import RollingOLS
-from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conditions import add_arguments, under
 
 import attnreg as ar
 from attnreg.timeseries.updating import recursive_ls
@@ -56,18 +58,23 @@ def best_time(func: Callable[[], object], repeat: int) -> float:
     return best_times({"f": func}, repeat)["f"]
 
 
+#: the clock of the condition being measured: CPU time on one thread, else wall-clock time
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+
+
 def best_times(funcs: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Smallest process CPU time of each function over ``repeat`` interleaved rounds.
+    """Smallest time (:data:`CLOCK`) of each function over ``repeat`` interleaved rounds.
 
     Each round calls every function once, so load from other processes on the machine
     hits all of them alike and the ratios between them stay meaningful.
     """
+    clock = CLOCK[0]
     best = dict.fromkeys(funcs, np.inf)
     for _ in range(repeat):
         for name, func in funcs.items():
-            start = time.process_time()
+            start = clock()
             func()
-            best[name] = min(best[name], time.process_time() - start)
+            best[name] = min(best[name], clock() - start)
     return best
 
 
@@ -173,9 +180,9 @@ def run_case(frame: pd.DataFrame, formula: str, window: int | None,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         naive_coef = naive_formula_refit(frame, formula, window, sample[:2])  # warm up
-        start = time.process_time()
+        start = CLOCK[0]()
         naive_coef = naive_formula_refit(frame, formula, window, sample)
-        naive_each = (time.process_time() - start) / sample.size
+        naive_each = (CLOCK[0]() - start) / sample.size
     strided = origins[:: args.lstsq_stride]
     lstsq = best_time(lambda: lstsq_refit(design, y, window, strided), 1) * origins.size / strided.size
     fit = ours_ols()
@@ -212,6 +219,7 @@ def main() -> None:
                         help="origins on which the naive formula refit is timed (default 100)")
     parser.add_argument("--lstsq-stride", type=int, default=20,
                         help="time the lstsq floor on every this-many-th origin (default 20)")
+    add_arguments(parser)
     args = parser.parse_args()
     rng = np.random.default_rng(2024)
     n_rows = N_ORIGINS + WINDOW - 1
@@ -220,12 +228,17 @@ def main() -> None:
     names = [f"x{k + 1}" for k in range(N_REGRESSORS)]
     frame = pd.DataFrame(X, columns=names).assign(y=y)
     formula = "y ~ " + " + ".join(names)
-    with threadpool_limits(1):
-        potrf, sytrd = lapack_floor(args.repeat)
-        lines = [line for window in (None, WINDOW)
-                 for line in run_case(frame, formula, window, args, (potrf, sytrd))]
-        lines.append(f"LAPACK per origin: dpotrf {potrf:.1f} us (OLS, fixed lambda), dsytrd {sytrd:.1f} us "
-                     f"(GCV): dsytrd / dpotrf = {sytrd / potrf:.1f}x")
+    lines = []
+    for condition in args.conditions:
+        CLOCK[0] = time.process_time if condition == "1 thread" else time.perf_counter
+        with under(condition):
+            potrf, sytrd = lapack_floor(args.repeat)
+            lines.append(f"== {condition} ({'CPU' if condition == '1 thread' else 'wall-clock'} "
+                         "seconds)")
+            lines += [line for window in (None, WINDOW)
+                      for line in run_case(frame, formula, window, args, (potrf, sytrd))]
+            lines.append(f"LAPACK per origin: dpotrf {potrf:.1f} us (OLS, fixed lambda), dsytrd "
+                         f"{sytrd:.1f} us (GCV): dsytrd / dpotrf = {sytrd / potrf:.1f}x")
     footer = [
         f"*  ar.attnreg() timed once on {args.naive_origins} origins spread evenly over the "
         f"{N_ORIGINS}; mean cost per refit x {N_ORIGINS}.",
@@ -233,8 +246,8 @@ def main() -> None:
         f"{N_ORIGINS}.",
         "*** the fixed-lambda time plus, per origin, dsytrd's extra cost over dpotrf: what GCV would "
         "cost with a free lambda search, coefficient recovery and standardisation.",
-        "Times: best process CPU time of --repeat interleaved rounds, BLAS pinned to 1 thread; ratios are "
-        "peer / attnreg, except GCV / fixed.",
+        "Times: best of --repeat interleaved rounds under each condition (1 thread: process CPU "
+        "time; otherwise wall-clock); ratios are peer / attnreg, except GCV / fixed.",
     ]
     print("\n".join([*lines, *footer]))
 

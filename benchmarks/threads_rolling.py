@@ -3,23 +3,28 @@ thread, and a busy neighbour, each against statsmodels' RollingOLS(params_only) 
 
     python benchmarks/threads_rolling.py            # P = 50 regressors, best of 3
 
-attnreg's timing is ``attnreg.timeseries.recursive_ls`` (the engine under ``forecast()`` and
-``rolling()``); statsmodels' is ``RollingOLS(y, X, window, expanding=...).fit(params_only=True)``
-over the same windows. Wall-clock seconds, best of ``--reps``; the busy neighbour is a second
-process spinning one core (see :mod:`threads_ols`).
+Two attnreg timings against statsmodels' ``RollingOLS(y, X, window, expanding=...)
+.fit(params_only=True)`` over the same windows:
+
+* engine     -- ``attnreg.timeseries.recursive_ls`` (what ``forecast()`` and ``rolling()`` run);
+* forecast() -- end to end as users run it: ``ar.forecast(formula, data, method="ols", ...)``
+  from the formula (50 lagged regressors), every origin's fit and forecast, and the printed
+  ``summary()`` with its evaluation.
+
+Wall-clock seconds, best of ``--reps``, under the three conditions of ``conditions.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from threads_ols import best, busy_neighbour
+from conditions import add_arguments, best_of, under
 
 N_ORIGINS, N_REGRESSORS, WINDOW = 10_000, 50, 60
 
@@ -27,11 +32,12 @@ N_ORIGINS, N_REGRESSORS, WINDOW = 10_000, 50, 60
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
+    add_arguments(ap)
     args = ap.parse_args()
 
     from statsmodels.regression.rolling import RollingOLS
-    from threadpoolctl import threadpool_limits
 
+    import attnreg as ar
     from attnreg.timeseries import recursive_ls
 
     rng = np.random.default_rng(2024)
@@ -39,6 +45,11 @@ def main() -> None:
     X = rng.standard_normal((n, N_REGRESSORS))
     y = 0.5 + X @ rng.standard_normal(N_REGRESSORS) + rng.standard_normal(n)
     X1 = np.column_stack([np.ones(n), X])
+    # the same regression as a forecasting formula: y_t on x_{t-1}, so row t+1 holds x_t
+    names = [f"x{j}" for j in range(N_REGRESSORS)]
+    frame = pd.DataFrame(np.vstack([X, np.zeros((1, N_REGRESSORS))]), columns=names)
+    frame["y"] = np.r_[np.nan, y]
+    formula = "y ~ " + " + ".join(f"lag({c}, 1)" for c in names)
     for window in (None, WINDOW):
         name = "expanding" if window is None else f"rolling {window}"
 
@@ -49,14 +60,20 @@ def main() -> None:
             RollingOLS(y, X1, window=window or n, min_nobs=WINDOW,
                        expanding=window is None).fit(params_only=True)
 
-        ours(), theirs()
-        for label, context in (("default", contextlib.nullcontext()),
-                               ("1 thread", threadpool_limits(1, user_api="blas")),
-                               ("busy", busy_neighbour())):
-            with context:
-                a, s = best(ours, args.reps), best(theirs, args.reps)
-            print(f"{name:>10} {label:>9}: attnreg {a:6.3f} s   RollingOLS {s:6.3f} s   "
-                  f"ratio {s / a:4.1f}x", flush=True)
+        def end_to_end(window: int | None = window) -> None:
+            extra = {} if window is None else {"window": window}
+            fc = ar.forecast(formula, frame, method="ols",
+                             scheme="recursive" if window is None else "rolling",
+                             start=WINDOW + 1, progress=False, **extra)
+            str(fc.summary())
+
+        ours(), theirs(), end_to_end()
+        for label in args.conditions:
+            with under(label):
+                a, s, f = (best_of(ours, args.reps), best_of(theirs, args.reps),
+                           best_of(end_to_end, args.reps))
+            print(f"{name:>10} {label:>9}: engine {a:6.3f} s ({s / a:4.1f}x)   forecast() "
+                  f"{f:6.3f} s ({s / f:4.1f}x)   RollingOLS {s:6.3f} s", flush=True)
 
 
 if __name__ == "__main__":

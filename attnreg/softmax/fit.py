@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,11 +13,14 @@ from attnreg._warn import warn_user
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, OptionError
+from attnreg.threads import get_threads
 from attnreg.linear.filters import apply_filter
 from attnreg.linear.selection import loo_scores
 from attnreg.linear.spectral import decompose
+from attnreg.softmax.fused import ChunkRunner, chunk_runner, head_outputs
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
 from attnreg.softmax.options import (
+    TASK_BYTES,
     Options,
     as_design,
     as_outcome,
@@ -32,8 +34,8 @@ from attnreg.softmax.train import (
     Problem,
     RunResult,
     Schedule,
-    attention_heads,
     init_factors,
+    project,
     refit_run,
     train_run,
 )
@@ -54,18 +56,6 @@ class _Data:
     x_scale: FloatArray
     y_mean: float
     y_scale: float
-
-
-@contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    old = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if n is not None:
-            torch.set_num_threads(old)
 
 
 def _standardise(x: FloatArray, y: FloatArray) -> _Data:
@@ -100,7 +90,8 @@ def _base(z: FloatArray, ys: FloatArray, value: str) -> tuple[FloatArray | None,
     return np.where(np.isnan(coef), 0.0, coef), float(lams[best])  # a constant column: slope 0
 
 
-def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.device) -> Problem:
+def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.device,
+             runner: ChunkRunner) -> Problem:
     """Tensors of the train-part / validation-part problem; the base is fitted on ``tr``."""
     coef, _ = _base(d.z[tr], d.ys[tr], opts.value)
     base = ridge_base(d.z, coef)
@@ -110,8 +101,8 @@ def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.dev
         x_tr=t(d.z[tr]), y_tr=t(d.ys[tr]), base_tr=t(base[tr]), v_tr=t(d.ys[tr] - base[tr]),
         x_va=t(d.z[va]), y_va=t(d.ys[va]), base_va=t(base[va]), heads=opts.heads,
         rank=opts.rank or d.z.shape[1], kernel=opts.kernel, mask_self=opts.mask_self,
-        chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), len(tr), itemsize),
-        score_dtype=opts.score_dtype,
+        chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), len(tr), itemsize, TASK_BYTES),
+        score_dtype=opts.score_dtype, runner=runner,
     )
 
 
@@ -160,14 +151,13 @@ def _r2(y: FloatArray, pred: FloatArray) -> float:
 
 def _in_sample(
     theta: torch.Tensor, alpha: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-    opts: Options, mask: bool,
+    opts: Options, mask: bool, runner: ChunkRunner,
 ) -> FloatArray:
-    chunk = choose_chunk(None, opts.heads, keys.shape[0], keys.shape[0], 8)
+    chunk = choose_chunk(None, opts.heads, keys.shape[0], keys.shape[0], 8, TASK_BYTES)
     with torch.no_grad():
-        heads_out = attention_heads(
-            theta, keys, keys, values, kernel=opts.kernel, mask_self=mask, chunk=chunk,
-            score_dtype=torch.float64, cache_bytes=0,
-        )
+        z, bias = project(keys, theta, opts.kernel)
+        heads_out = head_outputs(runner, z, z, bias, values, mask_self=mask, chunk=chunk,
+                                 score_dtype=torch.float64)
     return (alpha @ heads_out).cpu().numpy()
 
 
@@ -188,8 +178,9 @@ def run_fit(
     dev = torch_device(opts.device)
     line = Progress(len(opts.lams) * opts.restarts, "softmax fit") if progress is True else None
     report = _StepLine(line, opts) if line is not None else (progress if callable(progress) else None)
-    with _threads(opts.threads):
-        prob = _problem(d, tr, va, opts, dev)
+    threads = opts.threads if opts.threads is not None else get_threads()
+    with chunk_runner(dev, threads) as runner:
+        prob = _problem(d, tr, va, opts, dev, runner)
         if warm is not None:
             inits = [_warm_init(warm, d, opts, dev)]
         else:
@@ -224,7 +215,7 @@ def _final_state(
     if not opts.refit or best.best_iter == 0:
         return best.theta, best.logits, 0
     everything = np.arange(d.z.shape[0])
-    full = _problem(d, everything, everything[:0], opts, dev)
+    full = _problem(d, everything, everything[:0], opts, dev, prob.runner)
     if warm is not None:
         theta0, logits0 = _warm_init(warm, d, opts, dev)
     else:
@@ -246,8 +237,8 @@ def _assemble(
     base = ridge_base(d.z, coef)
     values = d.ys - base
     keys, vals = torch.as_tensor(d.z, device=dev), torch.as_tensor(values, device=dev)
-    train_pred = base + _in_sample(theta, alpha, keys, vals, opts, mask=False)
-    loo_pred = base + _in_sample(theta, alpha, keys, vals, opts, mask=True)
+    train_pred = base + _in_sample(theta, alpha, keys, vals, opts, False, prob.runner)
+    loo_pred = base + _in_sample(theta, alpha, keys, vals, opts, True, prob.runner)
     y_va = prob.y_va.cpu().numpy()
     sst_va = float(np.mean((y_va - y_va.mean()) ** 2))
     if not best.converged:

@@ -16,6 +16,10 @@ from attnreg.exceptions import DataError, OptionError
 #: small enough to stay in a core's cache, large enough to amortise per-block overhead
 BLOCK_BYTES = 2 * 2**20
 _MIN_AUTO_CHUNK = 16
+#: the same for the fitter's fused loss-and-gradient pass, whose chunks are the tasks of its
+#: worker threads: larger blocks amortise the per-chunk Python and dispatch cost (N = 3,400,
+#: 5 heads, one thread: 11.7 s with 16-row chunks, 9.6 s at 2 MiB, 7.2 s at 12 MiB)
+TASK_BYTES = 12 * 2**20
 
 VALUES = ("ridge", "y")
 KERNELS = ("dot", "distance")
@@ -154,11 +158,12 @@ def split_sizes(n: int, p: int, opts: Options) -> tuple[int, int]:
     return n - n_val, n_val
 
 
-def choose_chunk(chunk_size: int | None, heads: int, n_q: int, n_k: int, itemsize: int) -> int:
-    """Query rows per block: the user's value, else about ``BLOCK_BYTES`` per block."""
+def choose_chunk(chunk_size: int | None, heads: int, n_q: int, n_k: int, itemsize: int,
+                 budget: int = BLOCK_BYTES) -> int:
+    """Query rows per block: the user's value, else about ``budget`` bytes per block."""
     if chunk_size is not None:
         return max(1, min(int(chunk_size), max(n_q, 1)))
-    rows = BLOCK_BYTES // max(1, heads * n_k * itemsize)
+    rows = budget // max(1, heads * n_k * itemsize)
     return int(max(1, min(max(n_q, 1), max(_MIN_AUTO_CHUNK, rows))))
 
 
