@@ -219,6 +219,12 @@ def test_extreme_column_scales_do_not_change_the_test() -> None:
     a, b = base.wald_test(hyp_base), fit.wald_test(hyp)
     assert b.statistic == pytest.approx(a.statistic, rel=1e-9)
     assert b.table["Std. Error"].to_numpy() == pytest.approx(a.table["Std. Error"], rel=1e-9)
+    # restrictions in the scaled coefficients' own units: Cov(R b) itself leaves float64
+    for power in (600, -600):
+        scaled = ar.attnreg("y ~ C(g) + x1 + x2 + x3",
+                            data=DATA.assign(x1=DATA.x1 * 2.0**power)).with_vcov("HC1")
+        assert scaled.wald_test("x1 = 0, x3 = 0").statistic == pytest.approx(
+            base.wald_test("x1 = 0, x3 = 0").statistic, rel=1e-9)
     t = fit.t_test(hyp.split(",")[1])
     assert t.table.iloc[0]["t value"] == pytest.approx(
         base.t_test("x3 = 0.1").table.iloc[0]["t value"], rel=1e-9)
@@ -287,6 +293,13 @@ def test_parser_names_with_operators_commas_and_spaces() -> None:
 def test_parser_errors(text: str, message: str) -> None:
     with pytest.raises(OptionError, match=message):
         parse_restrictions(NAMES, text)
+
+
+def test_parser_does_not_split_a_longer_word() -> None:
+    with pytest.raises(OptionError, match="unknown coefficient 'x1e'"):
+        parse_restrictions(["x1", "e"], "x1e = 0")
+    with pytest.raises(OptionError, match="unknown coefficient 'x12'"):
+        parse_restrictions(["x1"], "x12 = 0")
 
 
 def test_parser_rejects_non_text() -> None:
