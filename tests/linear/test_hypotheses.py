@@ -77,6 +77,17 @@ def test_wald_test_matches_car(case: dict[str, Any]) -> None:
         assert _rel(block.statistic, case["statistic"]) < RTOL_R
 
 
+@pytest.mark.parametrize("case", REF["cluster"], ids=lambda c: f"{c['model']}-{c['test']}")
+def test_cluster_robust_wald_matches_car(case: dict[str, Any]) -> None:
+    """vcovCL's default (HC1) covariance; F on G − 1 denominator df (``df_inference``)."""
+    fit = fit_of(case["model"]).with_vcov("cluster", cluster=DATA["cl"].to_numpy())
+    wt = fit.wald_test(case["python"], test=case["test"])
+    assert _rel(wt.statistic, case["statistic"]) < RTOL_R
+    assert _rel(wt.p_value, case["p_value"]) < RTOL_R
+    assert wt.df == (case["df"], case["clusters"] - 1 if case["test"] == "F" else np.inf)
+    assert _rel(wt.table["Std. Error"] ** 2, np.diag(case["value_vcov"])) < RTOL_R
+
+
 @pytest.mark.parametrize("case", REF["t_tests"], ids=lambda c: f"{c['vcov']}-{c['python']}")
 def test_t_test_matches_r(case: dict[str, Any]) -> None:
     fit = _vcov(fit_of("main"), case["vcov"])

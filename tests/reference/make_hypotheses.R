@@ -1,6 +1,7 @@
 #!/usr/bin/env Rscript
 # R's answers for tests/linear/test_hypotheses.py and tests/linear/test_anova.py:
-# car::linearHypothesis (F and Chisq, classical and sandwich::vcovHC HC1/HC3 covariances),
+# car::linearHypothesis (F and Chisq, classical and sandwich::vcovHC HC1/HC3 covariances,
+# cluster-robust sandwich::vcovCL),
 # single-restriction t tests, anova(lm) sequential tables, anova(m1, m2, m3) nested
 # comparisons and car::Anova type II / III tables, each with the text R prints.
 #
@@ -41,7 +42,8 @@ x4 <- x1 + x2                                # aliased with x1 and x2
 w <- round(runif(n, 0.5, 2), 4)
 y <- round(1 + 0.5 * x1 - 0.3 * x2 + 0.05 * x3 + 0.6 * (g == "b") + 0.4 * x1 * x2 +
            rnorm(n, sd = 0.5 + 0.5 * abs(x1)), 4)
-data <- data.frame(y = y, g = g, x1 = x1, x2 = x2, x3 = x3, x4 = x4, w = w)
+cl <- sample(1:12, n, replace = TRUE)        # clusters (drawn after y: y is unchanged)
+data <- data.frame(y = y, g = g, x1 = x1, x2 = x2, x3 = x3, x4 = x4, w = w, cl = cl)
 
 models <- list(
   main = list(formula = "y ~ C(g) + x1 + x2 + x3", weights = FALSE),
@@ -111,6 +113,26 @@ for (h in hyps) {
         value = unname(as.numeric(attr(lh, "value"))),
         value_vcov = unname(as.matrix(attr(lh, "vcov"))))
     }
+  }
+}
+
+# cluster-robust (sandwich::vcovCL, its default HC1 adjustment): car's statistic; the F
+# reference distribution on G - 1 denominator df (as Stata and fixest), p from pf()
+cluster_cases <- list()
+G <- length(unique(cl))
+for (h in hyps[c(1, 3, 4)]) {
+  fit <- fits[[h$model]]
+  V <- vcovCL(fit, cluster = ~cl, type = "HC1")
+  for (test in c("F", "Chisq")) {
+    lh <- linearHypothesis(fit, h$r_text, test = test, vcov. = V)
+    stat <- if (test == "F") lh$F[2] else lh$Chisq[2]
+    q <- lh$Df[2]
+    cluster_cases[[length(cluster_cases) + 1L]] <- list(
+      model = h$model, python = h$python, test = test, clusters = G, statistic = stat,
+      df = q, p_value = if (test == "F") pf(stat, q, G - 1, lower.tail = FALSE)
+                        else pchisq(stat, q, lower.tail = FALSE),
+      value = unname(as.numeric(attr(lh, "value"))),
+      value_vcov = unname(as.matrix(attr(lh, "vcov"))))
   }
 }
 
@@ -184,9 +206,10 @@ out <- list(
     car = as.character(packageVersion("car")),
     sandwich = as.character(packageVersion("sandwich")),
     jsonlite = as.character(packageVersion("jsonlite"))),
-  data = list(y = y, g = as.character(g), x1 = x1, x2 = x2, x3 = x3, x4 = x4, w = w),
+  data = list(y = y, g = as.character(g), x1 = x1, x2 = x2, x3 = x3, x4 = x4, w = w, cl = cl),
   models = models,
   hypotheses = hyp_cases,
+  cluster = cluster_cases,
   t_tests = t_cases,
   anova = anova_cases)
 writeLines(toJSON(out, auto_unbox = TRUE, digits = NA, na = "null", pretty = TRUE,
