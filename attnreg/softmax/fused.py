@@ -21,11 +21,12 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import torch
 
@@ -57,10 +58,37 @@ def task_spans(n: int, chunk: int, partial_bytes: int = 0) -> list[tuple[int, in
 
 @dataclass(frozen=True)
 class ChunkRunner:
-    """Runs the tasks of a pass: inline (one worker, or CUDA) or on a thread pool."""
+    """Runs the tasks of a pass: inline (one worker, or CUDA) or on a thread pool.
+
+    It also keeps each worker's scratch blocks and a pass's partial sums from one pass to
+    the next, so a fit touches fresh memory once rather than at every loss evaluation.
+    """
 
     pool: ThreadPoolExecutor | None
     workers: int
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+    _partials: dict[tuple[Any, ...], torch.Tensor] = field(default_factory=dict, repr=False)
+
+    def scratch(self, like: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+        """This worker's reusable block of at least ``shape`` (contents undefined)."""
+        key = (like.dtype, like.device, shape[0], shape[2])
+        cache = self._local.__dict__.setdefault("blocks", {})
+        buf = cache.get(key)
+        if buf is None or buf.shape[1] < shape[1]:
+            buf = cache[key] = like.new_empty(shape)
+        return buf
+
+    def partials(self, n_tasks: int, shape: tuple[int, ...], dtype: torch.dtype,
+                 device: torch.device) -> torch.Tensor:
+        """Zeroed partial sums (n_tasks, *shape), the same memory on every pass."""
+        key = (n_tasks, *shape, dtype, device)
+        out = self._partials.get(key)
+        if out is None:
+            self._partials.clear()
+            out = self._partials[key] = torch.zeros((n_tasks, *shape), dtype=dtype, device=device)
+        else:
+            out.zero_()
+        return out
 
     def map(self, fn: Callable[[int, int], T], spans: list[tuple[int, int]]) -> list[T]:
         """``[fn(start, stop) for (start, stop) in spans]``, the tasks spread over the workers."""
@@ -118,7 +146,7 @@ def head_outputs(
         out = q.new_empty((n_heads, n_q))
 
         def task(a: int, b: int) -> None:
-            buf = qa.new_empty((n_heads, min(chunk, b - a), k.shape[1]))
+            buf = runner.scratch(qa, (n_heads, min(chunk, b - a), k.shape[1]))
             for s, t in _spans(b - a, chunk):
                 _, _, nd = _forward_block(qa[:, a + s : a + t], ka_t, vv, a + s, mask_self, buf)
                 out[:, a + s : a + t] = (nd[..., 0] / nd[..., 1]).to(q.dtype)
@@ -134,14 +162,6 @@ def _weights(qa: torch.Tensor, ka_t: torch.Tensor, start: int, mask_self: bool,
     if mask_self:
         _set_diagonal_(e, start, -math.inf)
     return _exp_(e.sub_(e.amax(dim=2, keepdim=True)), start, mask_self)
-
-
-@dataclass(frozen=True)
-class _Partial:
-    """One task's share: Σ resid² and the key-side sums Σ_j e_ji z_j (M, N, 2r + 2)."""
-
-    sse: torch.Tensor
-    acc: torch.Tensor
 
 
 def loss_and_grad(
@@ -195,9 +215,14 @@ def loss_and_grad(
     h_all = zd.new_empty((n_heads, n))
     dq = torch.empty_like(zd)
 
-    def task(a: int, b: int) -> _Partial:
-        buf = qa.new_empty((n_heads, min(chunk, b - a), n))
-        acc = torch.zeros((n_heads, n, 2 * r + 2), dtype=sd, device=z.device)
+    spans = task_spans(n, chunk, n_heads * n * (2 * r + 2) * kv.element_size())
+    acc_all = runner.partials(len(spans), (n_heads, n, 2 * r + 2), sd, z.device)
+    sse_all = zd.new_zeros(len(spans))
+
+    def task(a: int, b: int) -> None:
+        index = spans.index((a, b))
+        acc = acc_all[index]
+        buf = runner.scratch(qa, (n_heads, min(chunk, b - a), n))
         sse = zd.new_zeros(())
         for s, t in _spans(b - a, chunk):
             lo, hi = a + s, a + t
@@ -216,15 +241,14 @@ def loss_and_grad(
             q = zd[:, lo:hi]
             zz = torch.cat([gw * q, ghw * q, gw, ghw], dim=2).to(sd)
             acc.baddbmm_(e.transpose(1, 2), zz)
-        return _Partial(sse, acc)
+        sse_all[index] = sse
 
-    partial = n_heads * n * (2 * r + 2) * torch.empty((), dtype=sd).element_size()
-    parts = runner.map(task, task_spans(n, chunk, partial))
-    acc_pd = torch.stack([p.acc for p in parts]).sum(0).to(pd) if len(parts) > 1 else parts[0].acc.to(pd)
+    runner.map(task, spans)
+    acc_pd = acc_all.sum(0).to(pd) if len(spans) > 1 else acc_all[0].to(pd)
     v = values.view(1, -1, 1)
     grad_z = dq + v * acc_pd[..., :r] - acc_pd[..., r : 2 * r]
     grad_bias = None if bias is None else values.view(1, -1) * acc_pd[..., 2 * r] - acc_pd[..., 2 * r + 1]
-    loss = float(torch.stack([p.sse for p in parts]).sum()) / n
+    loss = float(sse_all.sum()) / n
     # ∂loss/∂π_m = Σ_j g_j h_mj with g_j = −2 resid_j / n; through the softmax to the logits
     resid_all = target - pi @ h_all
     d_pi = (-2.0 / n) * (h_all @ resid_all)
