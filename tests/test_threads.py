@@ -97,3 +97,34 @@ def test_narrow_designs_are_reduced_on_one_thread() -> None:
     with threads.narrow_blas(threads.NARROW_COLUMNS):
         assert _blas_threads() == before
     assert _blas_threads() == before
+
+
+def test_network_training_runs_on_one_torch_thread_unless_the_user_asks() -> None:
+    """Mini-batch training is many small operations: one thread, or the user's cap."""
+    torch = pytest.importorskip("torch")
+    from torch import nn
+
+    from attnreg.nn.train import train_model
+
+    before = torch.get_num_threads()
+    x = torch.randn(120, 2)
+    y = x @ torch.tensor([1.0, -1.0])
+
+    def threads_seen() -> set[int]:
+        seen: set[int] = set()
+        model = nn.Sequential(nn.Linear(2, 1), nn.Flatten(0))
+        train_model(model, x[:100], y[:100], x[100:], y[100:], batch_size=20, max_epochs=3,
+                    progress=lambda rec: seen.add(torch.get_num_threads()))
+        return seen
+
+    torch.set_num_threads(2)
+    try:
+        assert threads_seen() == {1}
+        assert torch.get_num_threads() == 2  # restored
+        ar.set_threads(2)
+        try:
+            assert threads_seen() == {2}
+        finally:
+            ar.set_threads(None)
+    finally:
+        torch.set_num_threads(before)

@@ -7,6 +7,7 @@ array-level fitter built on it is :func:`attnreg.nn.fit.fit_network`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import time
@@ -24,6 +25,7 @@ from attnreg._warn import warn_user
 from attnreg._progress import Progress
 from attnreg._typing import IntArray
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
+from attnreg.threads import small_torch_ops
 
 Schedule = Literal["none", "warmup_cosine"]
 EVAL_BATCH = 8192  # rows per forward pass when predicting (memory bound, not a tuning knob)
@@ -208,7 +210,8 @@ def train_model(model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_val: torch
     best: tuple[float, int, dict[str, Any]] = (math.inf, 0, copy.deepcopy(model.state_dict()))
     records: list[EpochRecord] = []
     start, waited = time.perf_counter(), 0
-    with Progress(max_epochs, "training", enabled=progress is True) as bar:
+    threads = small_torch_ops() if x.device.type == "cpu" else contextlib.nullcontext()
+    with threads, Progress(max_epochs, "training", enabled=progress is True) as bar:
         for epoch in range(1, max_epochs + 1):
             lr_now = opt.param_groups[0]["lr"]
             order = epoch_order(x.shape[0]).to(x.device)
