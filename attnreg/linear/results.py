@@ -25,6 +25,7 @@ from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
+from attnreg.linear.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
 from attnreg.linear.diagnostics import Diagnostics
 from attnreg.linear.hypotheses import Hypotheses
@@ -55,7 +56,7 @@ class FTest(NamedTuple):
 
 
 @dataclass(frozen=True)
-class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearViews):
+class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearViews, Bootstrap):
     """A fitted spectral model. Immutable; derived statistics are computed once, on first use.
 
     Attributes
