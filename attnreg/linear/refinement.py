@@ -31,7 +31,7 @@ import numpy.typing as npt
 from attnreg.linear._tallqr import column_span, take_columns
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.spectral import Spectrum
-from attnreg.linear.scaling import BLOCK_BYTES
+from attnreg.linear.scaling import BLOCK_BYTES, binary_exponents
 
 #: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
 #: design has at most REFINE_MAX_SIZE cells (there the refinement costs well under a
@@ -162,7 +162,7 @@ def refine_ols_trace(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArra
     sizes: list[float] = []
     best, best_size, misses = res.c, np.inf, 0
     while True:
-        dc = _solve_augmented(sp, f, g)
+        dc = _solve_augmented(sp, f, g, res.g_exponents)
         size = _relative_size(dc, res.c)
         sizes.append(size)
         misses = 0 if size <= _SHRINK * best_size else misses + 1
@@ -207,6 +207,13 @@ class _Residuals:
         step = n if self._whole is not None else max(1, BLOCK_BYTES // (16 * cols.size))
         self._blocks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
         self._y = (sp.sqrt_w * y).astype(np.longdouble)
+        #: g is returned as g_j 2^-E_j: A'r is a product of the response's scale and a
+        #: column's, which may leave float64 (and a float64 long double) where g_j / d_j,
+        #: all the solve needs, does not
+        scale = np.ones(cols.size)
+        kept = slice(0 if sp.intercept is None else 1, None)
+        scale[kept] = sp.scale[sp.kept]
+        self.g_exponents = binary_exponents(scale)
         self.c = c.copy()
         self._r = np.empty(n)  # the residual iterate
         self._f = np.empty(n)  # y − r − A c, the residual of the first block equation
@@ -229,7 +236,7 @@ class _Residuals:
         else:
             self.c = self.c + dc
             V = np.column_stack([dc, self.c]).astype(np.longdouble)
-        g = np.zeros(self.c.size, dtype=np.longdouble)
+        g = np.zeros(self.c.size, dtype=np.longdouble)  # Σ_blocks −A'r 2^-E
         for lo, hi in self._blocks:
             A = self._whole[lo:hi] if self._whole is not None else self._convert(lo, hi)
             P = np.dot(A, V)  # [A dc,] A c (np.dot: numpy's matmul loop is slower on longdouble)
@@ -239,21 +246,26 @@ class _Residuals:
                 self._r[lo:hi] = self._r[lo:hi] + (self._f[lo:hi] - P[:, 0])
             rl = self._r[lo:hi].astype(np.longdouble)
             self._f[lo:hi] = self._y[lo:hi] - rl - P[:, -1]
-            g -= np.dot(rl, A)
+            k = int(binary_exponents(np.max(np.abs(self._r[lo:hi]), initial=0.0)))
+            g -= np.ldexp(np.dot(np.ldexp(rl, -k), A), k - self.g_exponents)  # exact powers of 2
         return self._f, g.astype(np.float64)
 
 
-def _solve_augmented(sp: Spectrum, f: FloatArray, g: FloatArray) -> FloatArray:
+def _solve_augmented(sp: Spectrum, f: FloatArray, g: FloatArray, exponents: IntArray) -> FloatArray:
     """Solve A'A dc = A'f − g via A = Q_b R_b T (Q_b = [sqrt(w)/sqrt(Σw), U]).
 
     Coordinates of ``dc`` and ``g``: [intercept, kept...] (or only kept without an intercept).
-    T maps the uncentred coefficients to centred ones: T = [[1, x̄'], [0, I]].
+    T maps the uncentred coefficients to centred ones: T = [[1, x̄'], [0, I]]. ``g`` is given
+    as g_j 2^-E_j (``exponents`` E), so that no product of two scales is ever formed.
     """
     d, xb = sp.scale[sp.kept], sp.center[sp.kept]
     has_int = sp.intercept is not None
-    g0, gr = (g[0], g[1:]) if has_int else (0.0, g)
-    gr = gr - xb * g0 if has_int else gr  # T^{-T} g
-    h_r = (sp.V.T @ (gr / d)) / sp.s  # R_b^{-T} (rest block: (D V S)^{-1})
+    e_r = exponents[1:] if has_int else exponents
+    g0 = np.ldexp(g[0], exponents[0]) if has_int else 0.0
+    gr = g[1:] if has_int else g
+    d_r = np.ldexp(d, -e_r)  # d / 2^E, of order one
+    g_d = gr / d_r - (xb / d) * g0 if has_int else gr / d_r  # (T^{-T} g) / d
+    h_r = (sp.V.T @ g_d) / sp.s  # R_b^{-T} (rest block: (D V S)^{-1})
     z_r = sp.U.t_dot(f) - h_r
     dc_r = (sp.V @ (z_r / sp.s)) / d  # R_b^{-1}
     if not has_int:

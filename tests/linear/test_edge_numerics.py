@@ -110,6 +110,21 @@ def test_scaled_column_gives_the_coefficients_scaled_back(frame, strict, scale: 
     assert_allclose(fit.influence(), base.influence(), rtol=RTOL_EXACT)
 
 
+@pytest.mark.parametrize("scale", [1e250, 1e300, 1e-300])
+def test_response_and_a_column_scaled_together(frame, strict, scale: float) -> None:
+    """y and x2 both times 1e250: every coefficient is representable, though the refinement's
+    A'r (a product of the two scales) is not; the fit is the unscaled one scaled back."""
+    data = frame.copy()
+    data["y"] *= scale
+    data["x2"] *= scale
+    fit = _fit(data, "ols", {})
+    base = _fit(frame, "ols", {})
+    back = pd.Series([1 / scale, 1 / scale, 1.0, 1 / scale], index=base.names)
+    assert_allclose(fit.coef * back, base.coef, rtol=RTOL_EXACT)
+    assert_allclose(fit.std_err * back, base.std_err, rtol=RTOL_EXACT)
+    assert_allclose(fit.r_squared, base.r_squared, rtol=RTOL_EXACT)
+
+
 @pytest.mark.parametrize("scale", SCALES)
 def test_covariance_entries_outside_float64_are_flagged(frame, scale: float) -> None:
     data = frame.copy()
