@@ -1015,7 +1015,10 @@ class _Run:
         ok = reps_b[valid]
         tok = t_rep[valid]
         with np.errstate(invalid="ignore"):
-            boot_se = ok.std(axis=0, ddof=1) if ok.shape[0] > 1 else np.full(K, np.nan)
+            # from b* − b̂ in the rescaled units: no square leaves float64 at any data scale
+            boot_se = (np.ldexp(delta[valid].std(axis=0, ddof=1), E) if ok.shape[0] > 1
+                       else np.full(K, np.nan))
+            boot_se[self.dead] = np.nan
             pct = (np.quantile(ok, [a, 1 - a], axis=0) if ok.shape[0]
                    else np.full((2, K), np.nan))
             tq = (np.quantile(tok, [a, 1 - a], axis=0) if tok.shape[0]

@@ -474,3 +474,18 @@ def test_results_report_pickle_and_frame(capsys):
     assert capsys.readouterr().err == ""  # quiet by default
     fit.bootstrap(reps=10, seed=1, progress=True)
     assert "bootstrap: 10/10" in capsys.readouterr().err
+
+
+def test_scale_invariance_at_extreme_scales():
+    df = panel(10, 6, seed=15)
+    fit = ar.attnreg("y ~ x1 + x2", data=df)
+    big = ar.attnreg("y ~ x1 + x2", data=df.assign(y=df.y * 1e150, x1=df.x1 * 1e100,
+                                                    x2=df.x2 * 1e-100))
+    a = fit.bootstrap(cluster="firm", reps=50, seed=2, hypothesis="x1 = 0.4, x2 = 0")
+    b = big.bootstrap(cluster="firm", reps=50, seed=2, hypothesis="x1 = 4e49, x2 = 0")
+    assert_allclose(b.t_replications, a.t_replications, rtol=1e-9, atol=1e-12)
+    assert_allclose(b.test.draws, a.test.draws, rtol=1e-9)
+    assert_allclose(b.test.statistic, a.test.statistic, rtol=1e-9)
+    scale = np.array([1e150, 1e50, 1e250])
+    assert_allclose(b.std_err / scale, a.std_err, rtol=1e-9)  # no overflow in the squares
+    assert_allclose(b.studentized.to_numpy() / scale[:, None], a.studentized, rtol=1e-9)
