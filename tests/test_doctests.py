@@ -108,15 +108,21 @@ def test_public_names_have_examples(name: str) -> None:
 
 def _result_classes() -> list[type]:
     from attnreg.attention import AttentionWeights, Embedding
+    from attnreg.linear.anova import AnovaTable
+    from attnreg.linear.bootstrap import BootstrapResults, BootstrapTest
+    from attnreg.linear.diagtests import DiagnosticTable, OutlierTest
+    from attnreg.linear.hypotheses import TTest, WaldTest
     from attnreg.nn.results import NetworkResults
     from attnreg.report import Comparison, Summary
+    from attnreg.report.etable import ETable
     from attnreg.linear.results import LinearResults
     from attnreg.softmax.results import SoftmaxResults
     from attnreg.timeseries.forecast_results import ForecastResults
     from attnreg.timeseries.rolling import RollingResults
 
     return [LinearResults, SoftmaxResults, NetworkResults, ForecastResults, RollingResults,
-            AttentionWeights, Embedding, Summary, Comparison]
+            AttentionWeights, Embedding, Summary, Comparison, WaldTest, TTest, AnovaTable,
+            DiagnosticTable, OutlierTest, BootstrapResults, BootstrapTest, ETable]
 
 
 @pytest.mark.parametrize("cls", _result_classes(), ids=lambda c: c.__name__)

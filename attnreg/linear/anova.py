@@ -56,6 +56,18 @@ class AnovaTable:
         R's heading (each entry printed as R's ``cat(heading, sep = "\\n")``).
     kind : str
         ``"sequential"``, ``"nested"``, ``"type II"`` or ``"type III"``.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+    >>> a = fit.anova()
+    >>> a.kind, list(a.table.index)
+    ('sequential', ['GNP', 'UNEMP', 'ARMED', 'POP', 'YEAR', 'Residuals'])
+    >>> print(f"{a.table.loc['UNEMP', 'F value']:.2f}")
+    29.27
     """
 
     table: pd.DataFrame

@@ -83,6 +83,16 @@ class WaldTest:
         The fit's method (``"ols"``, ``"ridge"``, ``"pcr"``).
     note : str
         What the test is conditional on (ridge and PCR), else empty.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+    >>> w = fit.wald_test("UNEMP = ARMED, POP = 0")
+    >>> print(f"F = {w.statistic:.4f} on {w.df[0]:g} and {w.df[1]:g} DF, p = {w.p_value:.4g}")
+    F = 14.1778 on 2 and 10 DF, p = 0.001205
     """
 
     statistic: float
@@ -143,6 +153,17 @@ class TTest:
         Degrees of freedom of the t distribution (the fit's ``df_inference``).
     covariance : str
     note : str
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import longley
+    >>> df = longley.load_pandas().data
+    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+    >>> t = fit.with_vcov("HC1").t_test("UNEMP - ARMED = 0")
+    >>> row = t.table.loc["UNEMP - ARMED = 0"]
+    >>> print(f"{row['Estimate']:.4f} (se {row['Std. Error']:.4f}), t = {row['t value']:.3f}")
+    -0.9522 (se 0.3109), t = -3.063
     """
 
     table: pd.DataFrame
