@@ -23,7 +23,7 @@ from attnreg.report.sections import (
     Residuals,
 )
 
-__all__ = ["html", "latex", "statistic_rows", "text"]
+__all__ = ["html", "latex", "markdown", "statistic_rows", "text"]
 
 
 # ------------------------------------------------------------------------------ text (R's)
@@ -176,3 +176,30 @@ def latex(sections: tuple[Any, ...]) -> str:
                 isinstance(section, Lines) and not section.lead_blank):
             notes += [f"% {line}" for line in text(section) if line]
     return "\n".join([*parts, *notes])
+
+
+def markdown(title: str, sections: tuple[Any, ...]) -> str:
+    """The summary as Markdown: the title as a heading, tables as pipe tables, notes as lines.
+
+    Notes keep their line breaks (a line ending in two spaces); the numbers are those of
+    :func:`latex` and :func:`html`.
+    """
+    blocks: list[str] = [f"**{title}**"]
+    for section in sections:
+        if isinstance(section, Coefficients):
+            table = display_table(section)
+            table.columns = [str(c).replace("|", "\\|") for c in table.columns]  # not a cell edge
+            blocks.append(str(tabulate(table, headers="keys", tablefmt="pipe")))
+        elif isinstance(section, FitStatistics):
+            blocks.append(str(tabulate(statistic_rows(section), headers=["statistic", "value"],
+                                       tablefmt="pipe")))
+        elif isinstance(section, Call):
+            blocks.append(f"`{section.call}`")
+        else:
+            lines = [line for line in text(section) if line]
+            if isinstance(section, Residuals):
+                lines = ["```text", *lines, "```"]
+                blocks.append("\n".join(lines))
+            elif lines:
+                blocks.append("  \n".join(lines))
+    return "\n\n".join(blocks) + "\n"

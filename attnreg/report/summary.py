@@ -45,6 +45,8 @@ class Summary:
     (0.9807, 'classical')
     >>> "begin{tabular}" in s.to_latex()
     True
+    >>> [line for line in s.to_markdown().splitlines() if line.startswith("| GNP")]
+    ['| GNP         |     0.0378403 |   0.00171065 |  22.1204  |  1.06132e-11 | *** |']
     """
 
     title: str
@@ -94,3 +96,7 @@ class Summary:
     def to_latex(self) -> str:
         """The coefficient table and fit statistics as LaTeX tabulars; notes as comments."""
         return render.latex(self.sections)
+
+    def to_markdown(self) -> str:
+        """The summary as Markdown: pipe tables for the numbers, the notes as lines."""
+        return render.markdown(self.title, self.sections)

@@ -16,9 +16,11 @@ from attnreg.exceptions import DataError, OptionError
 
 __all__ = [
     "ClarkWestResult",
+    "CoverageResult",
     "DieboldMarianoResult",
     "clark_west",
     "diebold_mariano",
+    "interval_coverage",
     "mae",
     "msfe",
     "msfe_ratio",
@@ -308,3 +310,51 @@ def clark_west(actual: object, f_model: object, f_bench: object, h: int = 1) -> 
     statistic = float(adjusted.mean() / np.sqrt(lrv / y.size))
     p_value = float(stats.norm.sf(statistic))
     return ClarkWestResult(statistic, p_value, float(adjusted.mean()), h, y.size, lrv)
+
+
+class CoverageResult(NamedTuple):
+    """Empirical coverage of forecast intervals.
+
+    Attributes
+    ----------
+    coverage : float
+        Share of intervals containing the outcome (bounds included); NaN without intervals.
+    mean_width : float
+        Mean of ``upper - lower``.
+    n_intervals : int
+        Forecasts that have an interval (both bounds finite).
+    """
+
+    coverage: float
+    mean_width: float
+    n_intervals: int
+
+
+def interval_coverage(actual: object, lower: object, upper: object) -> CoverageResult:
+    """Coverage and mean width of the intervals ``[lower, upper]``, skipping missing ones.
+
+    Parameters
+    ----------
+    actual, lower, upper : array_like, shape (n_obs,)
+        Outcomes and interval bounds; forecasts whose bounds are NaN (no interval yet) are
+        left out.
+
+    Returns
+    -------
+    CoverageResult
+
+    Examples
+    --------
+    >>> interval_coverage([0.0, 1.0, 5.0, 2.0], [-1.0, 0.0, 0.0, np.nan], [1.0, 1.0, 3.0, 3.0])
+    CoverageResult(coverage=0.6666666666666666, mean_width=2.0, n_intervals=3)
+    """
+    y, lo, up = (np.asarray(a, dtype=np.float64) for a in (actual, lower, upper))
+    if not (y.shape == lo.shape == up.shape) or y.ndim != 1:
+        raise DataError(f"expected 1-D arrays of one length, however: shapes="
+                        f"{sorted({y.shape, lo.shape, up.shape})}.")
+    has = np.isfinite(lo) & np.isfinite(up)
+    if not has.any():
+        return CoverageResult(float("nan"), float("nan"), 0)
+    inside = (y[has] >= lo[has]) & (y[has] <= up[has])
+    return CoverageResult(float(inside.mean()), float(np.mean(up[has] - lo[has])),
+                          int(has.sum()))

@@ -13,6 +13,7 @@ window use rank-one updates of the Gram matrix (:mod:`attnreg.timeseries.updatin
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -20,24 +21,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnreg._progress import Progress
 from attnreg._typing import IntArray
 from attnreg.formula.design import Design, build_design
 from attnreg.exceptions import DataError, LeakageError, OptionError
-from attnreg.timeseries.plan import ForecastPlan
+from attnreg.timeseries.plan import ForecastPlan, IteratedPlan
 from attnreg.formula.lags import check_time_index, min_lag
 
 SCHEMES = ("recursive", "rolling", "fixed")
 BENCHMARKS = ("mean",)
+STRATEGIES = ("direct", "iterated")
+INTERVALS = ("empirical", "gaussian")
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
 STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te")
 
 
 def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
              scheme: str = "recursive", start: Any = None, window: int | None = None,
-             horizon: int = 1, refit_every: int = 1, benchmark: str = "mean",
-             known: Sequence[str] = (), progress: bool = False, eval_env: Any = 0,
-             **options: Any) -> Any:
+             horizon: int | Sequence[int] = 1, strategy: str = "direct",
+             interval: str | None = None, level: float = 0.9, min_errors: int = 20,
+             refit_every: int = 1, benchmark: str = "mean", known: Sequence[str] = (),
+             progress: bool = False, eval_env: Any = 0, **options: Any) -> Any:
     """Recursive, rolling or fixed-scheme out-of-sample forecasts with evaluation.
 
     Parameters
@@ -45,6 +48,8 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     formula : str
         ``"infl ~ lag(infl, 1) + lag(unemp, 1)"``: the response at date s regressed on
         regressors known at s − horizon. ``lag``, ``lags`` and ``diff`` work inside formulas.
+        The name ``h`` stands for the horizon (unless the data has a column ``h``):
+        ``"infl ~ lag(infl, h) + lag(unemp, h)"`` is the direct regression of each horizon.
     data : DataFrame
         Rows in time order (a PeriodIndex or DatetimeIndex is checked for order and gaps).
     method : str
@@ -52,12 +57,34 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         "ridge", "pcr", "softmax", "block" or "ftt".
     scheme : {"recursive", "rolling", "fixed"}
     start : label, optional
-        Date of the first forecast TARGET (its origin is ``horizon`` rows earlier). Default:
-        the middle of the sample.
+        Date of the first forecast TARGET (its origin is ``horizon`` rows earlier), the same
+        for every horizon. Default: the middle of the sample.
     window : int, optional
         Rolling window length in rows (required for ``scheme="rolling"``).
-    horizon : int
-        Forecast horizon h ≥ 1. Every regressor must be lagged at least h periods.
+    horizon : int or sequence of int
+        Forecast horizon h ≥ 1, or several (``[1, 2, 4, 8]``): then every horizon is
+        forecast at every origin and the results are indexed by (horizon, target date)
+        (:class:`~attnreg.timeseries.forecast_results.MultiHorizonForecasts`). For the
+        direct strategy every regressor must be lagged at least h periods at horizon h.
+    strategy : {"direct", "iterated"}
+        ``"direct"``: one model per horizon and origin, fitted to the h-step-ahead targets.
+        ``"iterated"`` (pure autoregressions: every regressor a lag of the response, linear
+        methods): the one-step model fitted at the origin, iterated h times on its own
+        forecasts.
+    interval : {None, "empirical", "gaussian"}
+        Forecast intervals without look-ahead. ``"empirical"``: quantiles (numpy's default,
+        linear interpolation) of the model's own past out-of-sample errors at that horizon
+        that are observed by the origin (an h-step error for target s is known at s), NaN
+        until ``min_errors`` of them exist. ``"gaussian"`` (ols, ridge, pcr): σ from the fit at
+        the origin; at h = 1 the prediction interval of the fit,
+        ``t · σ · sqrt(1 + x'(X'X)⁻¹x)`` for OLS (ridge and PCR: their conditional
+        covariance, effective df); for h > 1 direct ``z · σ`` (σ of the h-step regression,
+        parameter uncertainty ignored); iterated: ``z · σ · sqrt(Σ_{j<h} ψ_j²)`` with ψ the
+        MA weights of the fitted AR.
+    level : float
+        Nominal coverage of the intervals, in (0, 1).
+    min_errors : int
+        Empirical intervals: past errors needed before the first interval.
     refit_every : int
         Re-estimate every this many origins (the model in between stays the last one fitted).
     benchmark : {"mean"}
@@ -72,7 +99,10 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
 
     Returns
     -------
-    ForecastResults
+    ForecastResults or MultiHorizonForecasts
+        A scalar ``horizon`` gives :class:`ForecastResults` (indexed by target date); a
+        sequence gives :class:`MultiHorizonForecasts` (indexed by horizon and target date;
+        ``fc.at_horizon(h)`` is the ForecastResults of one horizon, ``fc.horizons`` the list).
 
     Examples
     --------
@@ -95,30 +125,118 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     >>> ar.forecast("infl ~ lag(infl, 4) + lag(unemp, 4)", macro, method="ridge",
     ...             scheme="rolling", window=60, start="2000Q1", horizon=4).plan.horizon
     4
+
+    Several horizons in one call (direct regressions on ``lag(., h)``), with 80 % intervals
+    from each horizon's own past errors:
+
+    >>> fh = ar.forecast("infl ~ lag(infl, h) + lag(unemp, h)", macro, start="1985Q1",
+    ...                  horizon=[1, 4], interval="empirical", level=0.8)
+    >>> fh.horizons
+    [1, 4]
+    >>> fh.forecasts.index.names
+    FrozenList(['horizon', 'target'])
+    >>> fh.evaluation[["n_intervals", "coverage"]].round(3)  # doctest: +NORMALIZE_WHITESPACE
+             n_intervals  coverage
+    horizon
+    1               79.0     0.734
+    4               76.0     0.605
     """
     from attnreg.api import _capture_env, formula_namespace
-    from attnreg.timeseries._running import run_forecasts
+    from attnreg.timeseries._running import run_all
 
-    plan = plan_forecasts(formula, data, method, scheme=scheme, start=start, window=window,
-                          horizon=horizon, refit_every=refit_every, benchmark=benchmark,
-                          known=known, env=_capture_env(eval_env), namespace=formula_namespace(),
-                          options=options)
+    horizons = _horizons(horizon)
+    _check_choice("strategy", strategy, STRATEGIES)
+    if interval is not None:
+        _check_choice("interval", interval, INTERVALS)
+    level = _level(level)
+    min_errors = _positive_int("min_errors", min_errors)
+    env, namespace = _capture_env(eval_env), formula_namespace()
+    common = dict(scheme=scheme, start=start, window=window, refit_every=refit_every,
+                  benchmark=benchmark, known=known, env=env, namespace=namespace,
+                  options=options, strategy=strategy, interval=interval, level=level,
+                  min_errors=min_errors)
+    plans: list[Any]
+    if strategy == "iterated":
+        plans = [plan_iterated(formula, data, method, horizons=horizons, **common)]
+    else:  # every horizon planned (and guarded) before the first fit
+        plans = [plan_forecasts(at_horizon(formula, h, data), data, method, horizon=h,
+                                **common) for h in horizons]
     from attnreg.methods import get_method
     from attnreg.threads import user_threads
 
-    with user_threads(get_method(method).capabilities.torch), \
-            Progress(plan.n_forecasts, f"forecast ({method}, {scheme})", progress) as bar:
-        return run_forecasts(plan, bar)
+    with user_threads(get_method(method).capabilities.torch):
+        parts = run_all(plans, horizons, progress)
+    if isinstance(horizon, (int, np.integer)):
+        return parts[0]
+    from attnreg.timeseries.forecast_results import MultiHorizonForecasts
+
+    return MultiHorizonForecasts(parts=tuple(parts), formula=formula)
+
+
+def at_horizon(formula: str, h: int, data: pd.DataFrame) -> str:
+    """The formula of horizon ``h``: the name ``h`` replaced by the number (not a column).
+
+    Examples
+    --------
+    >>> at_horizon("y ~ lag(y, h) + lag(x, h + 1)", 4, pd.DataFrame({"y": [1.0]}))
+    'y ~ lag(y, 4) + lag(x, 4 + 1)'
+    """
+    if "h" in data.columns:
+        return formula
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(formula).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return formula  # the formula parser reports it
+    starts = np.cumsum([0] + [len(line) for line in formula.splitlines(keepends=True)])
+    out, last = [], 0
+    for k, tok in enumerate(tokens):
+        before = tokens[k - 1].string if k else ""
+        after = tokens[k + 1].string if k + 1 < len(tokens) else ""
+        if tok.type == tokenize.NAME and tok.string == "h" and before != "." and after != "=":
+            at = int(starts[tok.start[0] - 1]) + tok.start[1]
+            out += [formula[last:at], str(h)]
+            last = at + 1
+    return "".join(out) + formula[last:]
+
+
+def _horizons(horizon: Any) -> list[int]:
+    if isinstance(horizon, (int, np.integer, bool)):
+        return [_positive_int("horizon", horizon)]
+    if isinstance(horizon, (str, bytes)) or not isinstance(horizon, Sequence | np.ndarray):
+        raise OptionError(f"horizon must be a positive integer or a sequence of them, "
+                          f"however: horizon={horizon!r}")
+    values = [_positive_int("horizon", h) for h in horizon]
+    if not values:
+        raise OptionError("horizon=[] gives nothing to forecast: name at least one horizon")
+    if len(set(values)) != len(values):
+        raise OptionError(f"horizon lists a horizon twice, however: horizon={list(values)!r}")
+    return sorted(values)
+
+
+def _level(level: Any) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or \
+            not 0.0 < float(level) < 1.0:
+        raise OptionError(f"level must be a number in (0, 1), e.g. 0.9, however: {level=!r}")
+    return float(level)
 
 
 def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str, start: Any,
                    window: int | None, horizon: int, refit_every: int, benchmark: str,
                    known: Sequence[str], env: Any, namespace: dict[str, Any],
-                   options: dict[str, Any]) -> ForecastPlan:
+                   options: dict[str, Any], strategy: str = "direct",
+                   interval: str | None = None, level: float = 0.9,
+                   min_errors: int = 20) -> ForecastPlan:
     """Validate every argument, build the design and decide the training rows of each forecast."""
     from attnreg.methods import get_method
 
     estimator = get_method(method)
+    if interval == "gaussian" and estimator.family != "spectral":
+        raise OptionError(f"interval='gaussian' needs the residual scale and coefficient "
+                          f"covariance of a linear fit (ols, ridge, pcr), not method {method!r}: "
+                          "use interval='empirical'")
     _check_choice("scheme", scheme, SCHEMES)
     _check_choice("benchmark", benchmark, BENCHMARKS)
     horizon = _positive_int("horizon", horizon)
@@ -147,9 +265,87 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
             "sample; forecasts re-estimate centring and scaling inside each window already: "
             "remove it from the formula")
     design = build_design(formula, data, eval_env=env, extra_names=namespace)
-    _guard_leakage(design, horizon, set(known))
-    return _schedule(design, data.index, method, scheme, start, window, horizon, refit_every,
+    if strategy == "direct":
+        _guard_leakage(design, horizon, set(known))
+    plan = _schedule(design, data.index, method, scheme, start, window, horizon, refit_every,
                      options)
+    return dataclasses.replace(plan, strategy=strategy, interval=interval, level=level,
+                               min_errors=min_errors)
+
+
+def plan_iterated(formula: str, data: pd.DataFrame, method: str, *, horizons: list[int],
+                  start: Any, **kw: Any) -> IteratedPlan:
+    """The one-step plan whose fits are iterated to every horizon (pure autoregressions).
+
+    Its forecasts start ``max(horizons) - 1`` rows before ``start``, so that every origin of
+    every horizon has its one-step model.
+    """
+    from attnreg.methods import get_method
+
+    if get_method(method).family != "spectral":
+        raise OptionError(f"strategy='iterated' iterates a linear autoregression (ols, ridge, "
+                          f"pcr), not method {method!r}: use strategy='direct'")
+    probe = plan_forecasts(formula, data, method, horizon=1, start=start, **kw)
+    lags = ar_lags(probe.design)
+    pos = data.index.get_indexer(probe.design.row_labels)
+    first = int(pos[probe.targets[0]])
+    early = max(first - (max(horizons) - 1), int(pos[0]))
+    plan = plan_forecasts(formula, data, method, horizon=1, start=data.index[early], **kw)
+    return IteratedPlan(base=plan, lags=lags, first=first, positions=pos,
+                        index=data.index)
+
+
+def ar_lags(design: Design) -> IntArray:
+    """The lag of the response in each column (0: the intercept), or LeakageError.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> frame = pd.DataFrame({"y": np.random.default_rng(0).normal(size=30)})
+    >>> fc = ar.forecast("y ~ lag(y, 2) + lags(y, 4, 5)", frame, start=20)
+    >>> ar_lags(fc.plan.design).tolist()
+    [0, 2, 4, 5]
+    """
+    import ast
+
+    lhs = ast.unparse(ast.parse(design.formula.split("~", 1)[0].strip(), mode="eval"))
+    info = design.design_info
+    out = np.zeros(len(design.column_names), dtype=np.int64)
+    for term, cols in info.term_slices.items():
+        if not term.factors:
+            continue
+        code = " : ".join(f.code for f in term.factors)
+        found = _lag_of_response(code, lhs) if len(term.factors) == 1 else None
+        if found is None:
+            raise LeakageError(
+                f"strategy='iterated' iterates an autoregression, but the term {code!r} is not a "
+                f"lag of the response {lhs!r} (lag({lhs}, k) or lags({lhs}, a, b), k, a >= 1): "
+                "its future values are not forecast; use strategy='direct'")
+        a, b = found
+        if b - a + 1 != cols.stop - cols.start:
+            raise LeakageError(f"strategy='iterated' cannot map the columns of term {code!r}")
+        out[cols] = np.arange(a, b + 1)
+    return out
+
+
+def _lag_of_response(code: str, lhs: str) -> tuple[int, int] | None:
+    import ast
+
+    node = ast.parse(code.strip(), mode="eval").body
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+        return None
+    if ast.unparse(node.args[0]) != lhs or node.keywords:
+        return None
+    nums = [a.value for a in node.args[1:]
+            if isinstance(a, ast.Constant) and type(a.value) is int and a.value >= 1]
+    if len(nums) != len(node.args) - 1:
+        return None
+    if node.func.id == "lag" and len(nums) <= 1:
+        k = nums[0] if nums else 1
+        return k, k
+    if node.func.id == "lags" and len(nums) == 2 and nums[0] <= nums[1]:
+        return nums[0], nums[1]
+    return None
 
 
 def _schedule(design: Design, index: pd.Index, method: str, scheme: str, start: Any,
@@ -175,7 +371,8 @@ def _schedule(design: Design, index: pd.Index, method: str, scheme: str, start: 
         np.arange(targets.size) == 0)
     return ForecastPlan(design=design, targets=targets, train_start=begin, train_stop=stop,
                         refit=refit, origin_labels=index[origin_pos], method=method,
-                        scheme=scheme, horizon=horizon, window=window, options=dict(options))
+                        scheme=scheme, horizon=horizon, window=window, options=dict(options),
+                        target_pos=pos[targets], origin_pos=origin_pos)
 
 
 def _start_position(index: pd.Index, start: Any, pos: IntArray) -> int:

@@ -16,6 +16,7 @@ from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary, fmt_g
+from attnreg.report.sections import Coefficients, Lines
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
 from attnreg.timeseries.plan import ForecastPlan, benchmark_means
@@ -41,6 +42,13 @@ class ForecastResults:
         For methods whose fit starts from the previous origin's (softmax), the model fitted
         at each refit, by forecast position: the attention views use the very models that
         made the forecasts. Other methods are refitted exactly from the plan when needed.
+    lower, upper : ndarray, shape (n_forecasts,), or None
+        Forecast interval bounds (``interval=``), NaN where none is available yet.
+    sigma_path : ndarray, shape (n_forecasts,), or None
+        ``interval="gaussian"``: the residual standard error of the fit used by each forecast.
+
+    One horizon's results; :class:`MultiHorizonForecasts` holds several. Both answer
+    :attr:`horizons` and :meth:`at_horizon`, so code can treat them alike.
 
     Examples
     --------
@@ -61,10 +69,52 @@ class ForecastResults:
     tuning_path: FloatArray | None = field(repr=False)
     engine: str
     models: dict[int, Any] | None = field(default=None, repr=False)
+    lower: FloatArray | None = field(default=None, repr=False)
+    upper: FloatArray | None = field(default=None, repr=False)
+    sigma_path: FloatArray | None = field(default=None, repr=False)
+
+    @property
+    def horizons(self) -> list[int]:
+        """The horizons of these results: ``[h]``.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> ar.forecast("infl ~ lag(infl, 2)", macro, start="2000Q1", horizon=2).horizons
+        [2]
+        """
+        return [self.plan.horizon]
+
+    def at_horizon(self, h: int) -> ForecastResults:
+        """The results of horizon ``h``: these results themselves (OptionError otherwise).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="2000Q1")
+        >>> fc.at_horizon(1) is fc
+        True
+        """
+        if h != self.plan.horizon:
+            raise OptionError(f"horizon={h!r} was not forecast; horizons: {self.horizons}")
+        return self
+
+    @property
+    def strategy(self) -> str:
+        """``"direct"`` or ``"iterated"``."""
+        return self.plan.strategy
 
     @cached_property
     def forecasts(self) -> pd.DataFrame:
         """One row per target date: origin, forecast, actual, error, benchmark, n_train.
+
+        With ``interval=``, two more columns: ``lower`` and ``upper``.
 
         Examples
         --------
@@ -87,6 +137,8 @@ class ForecastResults:
             "origin": p.origin_labels, "forecast": self.predictions, "actual": actual,
             "error": actual - self.predictions, "benchmark": bench,
             "benchmark_error": actual - bench, "n_train": p.train_stop - p.train_start,
+            **({} if self.lower is None or self.upper is None else
+               {"lower": self.lower, "upper": self.upper}),
         }, index=pd.Index(d.row_labels[p.targets], name="target"))
 
     @cached_property
@@ -139,6 +191,9 @@ class ForecastResults:
     def evaluation(self) -> pd.Series:
         """MSFE, RMSE, MAE, OOS R² and MSFE ratio against the benchmark, DM and Clark–West.
 
+        With intervals, also ``n_intervals`` (forecasts that have one), ``coverage`` (share of
+        those whose actual lies inside, bounds included), ``mean_width`` and ``level``.
+
         Examples
         --------
         >>> import attnreg as ar
@@ -163,7 +218,15 @@ class ForecastResults:
             "mae": ev.mae(y, m), "benchmark_msfe": ev.msfe(y, b),
             "oos_r2": ev.oos_r2(y, m, b), "msfe_ratio": ev.msfe_ratio(y, m, b),
             "dm_statistic": dm.statistic, "dm_p_value": dm.p_value,
-            "cw_statistic": cw.statistic, "cw_p_value": cw.p_value})
+            "cw_statistic": cw.statistic, "cw_p_value": cw.p_value,
+            **self._interval_evaluation()})
+
+    def _interval_evaluation(self) -> dict[str, float]:
+        if self.lower is None or self.upper is None:
+            return {}
+        cov = ev.interval_coverage(self.plan.design.y[self.plan.targets], self.lower, self.upper)
+        return {"n_intervals": float(cov.n_intervals), "coverage": cov.coverage,
+                "mean_width": cov.mean_width, "level": self.plan.level}
 
     def summary(self) -> Summary:
         """Report: the setting, the accuracy of the forecasts and the tests against the benchmark.
@@ -200,6 +263,13 @@ class ForecastResults:
                              index=["MSFE", "RMSE", "MAE", "MSFE (prevailing mean)",
                                     "OOS R-squared", "MSFE ratio",
                                     "Diebold-Mariano (HLN), vs mean", "Clark-West, vs mean"])
+        intervals: tuple[Any, ...] = ()
+        if p.interval is not None:
+            rows = pd.DataFrame({"Nominal": [p.level], "Coverage": [e.coverage],
+                                 "Mean width": [e.mean_width], "n": [e.n_intervals]},
+                                index=[f"{p.interval} intervals"])
+            intervals = (Lines(("", "Forecast intervals:")),
+                         Coefficients(rows, stars=False, heading=False))
         footer = ["OOS R-squared = 1 - MSFE / MSFE(prevailing mean) (Campbell-Thompson).",
                   f"DM: two-sided, squared loss, Harvey-Leybourne-Newbold correction, "
                   f"{p.horizon - 1} lags; CW: one-sided (model better), Newey-West "
@@ -207,15 +277,31 @@ class ForecastResults:
                   "Every forecast re-estimates the model from rows observed at its origin "
                   "(centring, scaling, spectrum, lambda/k"
                   + (", heads" if get_method(p.method).family == "softmax" else "") + ")."]
+        if p.strategy == "iterated":
+            footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
+                          f"{p.horizon} time(s).")
+        from attnreg.timeseries.fcsummary import interval_note
+
+        footer += interval_note(self)
         if self.tuning_path is not None:
             name = _tuning_label(p.method)
             footer.append(f"{name} over origins: min {fmt_g(float(np.nanmin(self.tuning_path)))}, "
                           f"median {fmt_g(float(np.nanmedian(self.tuning_path)))}, max "
                           f"{fmt_g(float(np.nanmax(self.tuning_path)))}")
-        return Summary.from_lines("attnreg forecast evaluation", header, table, footer,
-                                  stars=False)
+        if not intervals:
+            return Summary.from_lines("attnreg forecast evaluation", header, table, footer,
+                                      stars=False)
+        return Summary("attnreg forecast evaluation",
+                       (Lines(tuple(header)), Coefficients(table, stars=False, heading=False),
+                        *intervals, Lines(tuple(footer), lead_blank=True)))
 
     # ------------------------------------------------------------ attention over the past
+    def _direct_only(self, what: str) -> None:
+        if self.plan.strategy == "iterated":
+            raise OptionError(f"{what} describes the fit that made a forecast; an iterated "
+                              "forecast chains several one-step predictions: use "
+                              "strategy='direct'")
+
     def _index_of(self, target: Any) -> int:
         labels = self.forecasts.index
         try:
@@ -241,6 +327,7 @@ class ForecastResults:
         >>> w.weights.shape, round(float(w.weights.to_numpy().sum()), 6)
         ((1, 198), 1.0)
         """
+        self._direct_only("attention()")
         return forecast_attention(self, self._index_of(target), chunk_size)
 
     def attention_shares(self, recent: tuple[int, ...] = (4, 20)) -> pd.DataFrame:
@@ -261,6 +348,7 @@ class ForecastResults:
         2000Q1   0.046    0.181
         2000Q2   0.046    0.174
         """
+        self._direct_only("attention_shares()")
         return attention_shares(self, recent)
 
     def leakage_audit(self) -> Any:
@@ -279,25 +367,160 @@ class ForecastResults:
         """
         from attnreg.timeseries.leakage import leakage_audit
 
+        self._direct_only("leakage_audit()")
         return leakage_audit(self)
 
-    def plot(self, ax: Any = None) -> Any:
-        """Forecast vs actual (top) and the cumulative squared-error difference vs the benchmark.
+    def plot(self, kind: str = "forecast", **kw: Any) -> Any:
+        """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.
 
         Examples
         --------
         Needs matplotlib.
 
-        >>> fig = fc.plot()  # doctest: +SKIP
+        >>> axes = fc.plot()  # doctest: +SKIP
         """
-        from attnreg.plots import plot_forecast
-
-        return plot_forecast(self, ax=ax)
+        return _plot(self, kind, kw)
 
     def __repr__(self) -> str:
         e = self.evaluation
         return (f"<attnreg forecasts: {self.plan.method}, {self.plan.scheme}, h={self.plan.horizon}, "
                 f"{int(e.n_forecasts)} forecasts, OOS R²={e.oos_r2:.4f}>")
+
+
+@dataclass(frozen=True)
+class MultiHorizonForecasts:
+    """Forecasts of several horizons from the same origins, indexed by (horizon, target date).
+
+    Attributes
+    ----------
+    parts : tuple of ForecastResults
+        One per horizon, in increasing horizon (``at_horizon(h)`` picks one).
+    formula : str
+        The formula as given (``h`` stands for the horizon).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fh = ar.forecast("infl ~ lag(infl, h) + lag(unemp, h)", macro, start="2000Q1",
+    ...                  horizon=[1, 4])
+    >>> fh
+    <attnreg forecasts: ols, recursive, horizons [1, 4], 39 targets, OOS R² 1: -0.0358, 4: -0.1875>
+    >>> fh.at_horizon(4).plan.design.formula
+    'infl ~ lag(infl, 4) + lag(unemp, 4)'
+    >>> fh.forecasts.loc[4, ["origin", "forecast"]].head(2).round(3)  # doctest: +NORMALIZE_WHITESPACE
+            origin  forecast
+    target
+    2000Q1  1999Q1     3.679
+    2000Q2  1999Q2     3.054
+    """
+
+    parts: tuple[ForecastResults, ...]
+    formula: str
+
+    @property
+    def horizons(self) -> list[int]:
+        """The horizons, increasing."""
+        return [p.plan.horizon for p in self.parts]
+
+    @property
+    def strategy(self) -> str:
+        """``"direct"`` or ``"iterated"``."""
+        return self.parts[0].plan.strategy
+
+    def at_horizon(self, h: int) -> ForecastResults:
+        """The :class:`ForecastResults` of horizon ``h`` (indexed by target date).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fh = ar.forecast("infl ~ lag(infl, h)", macro, start="2000Q1", horizon=[1, 2])
+        >>> fh.at_horizon(2)
+        <attnreg forecasts: ols, recursive, h=2, 39 forecasts, OOS R²=-0.2325>
+        """
+        for part in self.parts:
+            if part.plan.horizon == h:
+                return part
+        raise OptionError(f"horizon={h!r} was not forecast; horizons: {self.horizons}")
+
+    @cached_property
+    def forecasts(self) -> pd.DataFrame:
+        """Every horizon's :attr:`ForecastResults.forecasts`, indexed by (horizon, target)."""
+        return pd.concat([p.forecasts for p in self.parts], keys=self.horizons,
+                         names=["horizon", "target"])
+
+    @cached_property
+    def evaluation(self) -> pd.DataFrame:
+        """:attr:`ForecastResults.evaluation` of every horizon, one row per horizon."""
+        return pd.DataFrame([p.evaluation for p in self.parts],
+                            index=pd.Index(self.horizons, name="horizon"))
+
+    @property
+    def coef_path_frame(self) -> pd.DataFrame | None:
+        """Coefficients (and λ or k) of every horizon, indexed by (horizon, origin)."""
+        frames = [p.coef_path_frame for p in self.parts]
+        if any(f is None for f in frames):
+            return None
+        return pd.concat(frames, keys=self.horizons, names=["horizon", "origin"])
+
+    def summary(self) -> Summary:
+        """Report: per-horizon accuracy, tests against the benchmark and interval coverage.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fh = ar.forecast("infl ~ lag(infl, h)", macro, start="2000Q1", horizon=[1, 2])
+        >>> print(fh.summary())  # doctest: +ELLIPSIS
+        <BLANKLINE>
+        Out-of-sample forecasts at horizons 1, 2: infl ~ lag(infl, h)
+        ...
+        """
+        from attnreg.timeseries.fcsummary import horizons_summary
+
+        return horizons_summary(self)
+
+    def plot(self, kind: str = "forecast", **kw: Any) -> Any:
+        """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.
+
+        Examples
+        --------
+        Needs matplotlib.
+
+        >>> axes = fh.plot()  # doctest: +SKIP
+        """
+        return _plot(self, kind, kw)
+
+    def __repr__(self) -> str:
+        p, e = self.parts[0].plan, self.evaluation
+        r2 = ", ".join(f"{h}: {v:.4f}" for h, v in zip(self.horizons, e["oos_r2"], strict=True))
+        n = len(self.forecasts.index.get_level_values("target").unique())
+        return (f"<attnreg forecasts: {p.method}, {p.scheme}, "
+                + ("iterated, " if self.strategy == "iterated" else "")
+                + f"horizons {self.horizons}, {n} targets, OOS R² {r2}>")
+
+
+def _plot(res: Any, kind: str, kw: dict[str, Any]) -> Any:
+    """``plot_forecasts(res, kind, **kw)`` from :mod:`attnreg.timeseries.fcplots`."""
+    try:
+        from attnreg.timeseries.fcplots import plot_forecasts
+    except ModuleNotFoundError as err:
+        if err.name != "attnreg.timeseries.fcplots":
+            raise
+        if kind == "forecast" and isinstance(res, ForecastResults):  # the original plot
+            from attnreg.plots import plot_forecast
+
+            return plot_forecast(res, **kw)
+        raise ImportError(f"plot(kind={kind!r}) needs the module attnreg.timeseries.fcplots, "
+                          "which this installation does not have") from None
+    return plot_forecasts(res, kind, **kw)
 
 
 def _tuning_label(method: str) -> str:

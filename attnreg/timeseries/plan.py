@@ -21,7 +21,7 @@ from attnreg.formula.design import Design
 from attnreg.exceptions import RankDeficiencyWarning
 from attnreg.methods import get_method
 
-__all__ = ["ForecastPlan", "benchmark_means", "checked_options", "fit_window", "subdesign",
+__all__ = ["ForecastPlan", "IteratedPlan", "benchmark_means", "checked_options", "fit_window", "subdesign",
            "tuning_of"]
 
 
@@ -43,6 +43,23 @@ class ForecastPlan:
         Whether the model is re-estimated for forecast i (else the previous fit is reused).
     origin_labels : pandas.Index
         Data label of each forecast's origin.
+    method, scheme : str
+    horizon : int
+        The forecast horizon h of this plan (one plan per horizon).
+    window : int or None
+    options : dict
+        Method options.
+    strategy : {"direct", "iterated"}
+        Direct: the model of this plan forecasts h steps ahead in one go. Iterated: the plan's
+        fits are one-step models, iterated h times (pure autoregressions).
+    interval : {None, "empirical", "gaussian"}
+        Forecast intervals requested (see :func:`attnreg.forecast`).
+    level : float
+        Their nominal coverage.
+    min_errors : int
+        Past out-of-sample errors needed before an empirical interval is given.
+    target_pos, origin_pos : ndarray of int, shape (n_forecasts,), or None
+        Data positions of each forecast's target and origin (``target - horizon``).
     """
 
     design: Design
@@ -56,6 +73,12 @@ class ForecastPlan:
     horizon: int
     window: int | None
     options: dict[str, Any]
+    strategy: str = "direct"
+    interval: str | None = None
+    level: float = 0.9
+    min_errors: int = 20
+    target_pos: IntArray | None = None
+    origin_pos: IntArray | None = None
 
     @property
     def n_forecasts(self) -> int:
@@ -65,6 +88,31 @@ class ForecastPlan:
     def rows(self, i: int) -> IntArray:
         """Training rows of forecast ``i``."""
         return np.arange(self.train_start[i], self.train_stop[i])
+
+
+@dataclass(frozen=True)
+class IteratedPlan:
+    """The one-step plan (``base``) whose fits are iterated to every horizon.
+
+    Attributes
+    ----------
+    base : ForecastPlan
+        One-step forecasts from every origin that some horizon needs.
+    lags : ndarray of int, shape (n_coef,)
+        Lag of the response in each design column (0: the intercept).
+    first : int
+        Data position of the first target.
+    positions : ndarray of int, shape (n_obs,)
+        Data position of each design row.
+    index : pandas.Index
+        The data's index.
+    """
+
+    base: ForecastPlan
+    lags: IntArray
+    first: int
+    positions: IntArray
+    index: pd.Index
 
 
 def subdesign(design: Design, rows: IntArray) -> Design:

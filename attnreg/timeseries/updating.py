@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 from attnreg._warn import warn_user
 from attnreg._typing import BoolArray, FloatArray, IntArray
@@ -72,6 +72,11 @@ class RecursiveFit:
     window : int or None
         Rolling window length; None for an expanding window.
     intercept : bool
+    sigma : FloatArray or None, shape (n_origins,)
+        OLS with ``x_new``: residual standard error ``sqrt(RSS / (n - n_coef))``.
+    leverage : FloatArray or None, shape (n_origins,)
+        OLS with ``x_new``: ``x'(X'X)⁻¹x`` of each origin's row of ``x_new`` (intercept
+        included), from the window's Cholesky factor: ``1/n + |L⁻¹(x - x̄)|²``.
     """
 
     origins: IntArray
@@ -84,6 +89,8 @@ class RecursiveFit:
     method: Method
     window: int | None
     intercept: bool
+    sigma: FloatArray | None = None
+    leverage: FloatArray | None = None
 
     def predict(self, X_next: FloatArray) -> FloatArray:
         """Forecasts ``x_j' coef_j``, one row of regressors (no intercept column) per origin.
@@ -211,6 +218,24 @@ def _std_err(work: _gram.Work, ok: BoolArray) -> FloatArray:
 
 
 
+def _prediction_leverage(work: _gram.Work, ok: BoolArray,
+                         x_new: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """σ and ``x'(X'X)⁻¹x`` per origin, by one triangular solve with the window's factor."""
+    m = work.grams.shape[1]
+    P = work.css.shape[1] - 1
+    off = m - P - 1
+    rss = np.where(ok, work.grams[:, m - 1, m - 1] ** 2, np.nan)
+    n_coef = P + work.centre
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sigma = np.sqrt(np.where(work.nobs > n_coef, rss / (work.nobs - n_coef), np.nan))
+    dev = x_new - work.means[:, :-1]  # means are zero without an intercept
+    lev = np.where(ok, 1.0 / work.nobs if work.centre else 0.0, np.nan)
+    for j in np.flatnonzero(ok) if P else []:  # L⁻¹ (x - x̄), L the centred Gram's factor
+        v = blas.dtrsv(work.grams[j].T[off: off + P, off: off + P], dev[j], lower=1)
+        lev[j] += v @ v
+    return sigma, lev
+
+
 class _Batch(NamedTuple):
     """Results for one batch of origins."""
 
@@ -218,14 +243,18 @@ class _Batch(NamedTuple):
     lam: FloatArray
     std_err: FloatArray | None
     deficient: BoolArray
+    sigma: FloatArray | None = None
+    leverage: FloatArray | None = None
 
 
-def _finish(work: _gram.Work, spec: _Spec) -> _Batch:
+def _finish(work: _gram.Work, spec: _Spec, x_new: FloatArray | None = None) -> _Batch:
     """Coefficients, penalties, standard errors and rank flags of a factorised batch."""
     css, (B, m) = work.css[:, :-1], work.grams.shape[:2]
     const: BoolArray = np.any(css <= RANK_RTOL * work.raw[:, :-1], axis=1)  # constant column
     deficient = const if spec.standardize or spec.method == "ols" else np.zeros_like(const)
     lam, std_err = np.full(B, np.nan if spec.lam is None else spec.lam), None
+    sigma: FloatArray | None = None
+    lev: FloatArray | None = None
     if spec.gcv:
         out = work.out
         slopes, lam = ridge_by_gcv(work.grams, out["d"], out["e"], out["tau"], css, work.nobs,
@@ -241,12 +270,14 @@ def _finish(work: _gram.Work, spec: _Spec) -> _Batch:
         if spec.return_se:
             std_err = _std_err(work, ok)
             std_err[deficient] = np.nan
+        if x_new is not None:
+            sigma, lev = _prediction_leverage(work, ok & ~deficient, x_new)
     coef = slopes
     if spec.intercept:
         const_term = work.means[:, -1] - np.einsum("bk,bk->b", work.means[:, :-1], slopes)
         coef = np.column_stack([const_term, slopes])
     coef[deficient] = np.nan
-    return _Batch(coef, lam, std_err, deficient)
+    return _Batch(coef, lam, std_err, deficient, sigma, lev)
 
 
 def recursive_ls(
@@ -261,6 +292,7 @@ def recursive_ls(
     standardize: bool = True,
     reset: int = 250,
     return_se: bool = False,
+    x_new: FloatArray | None = None,
 ) -> RecursiveFit:
     """OLS or ridge coefficients at every origin of an expanding or rolling window.
 
@@ -295,6 +327,10 @@ def recursive_ls(
     return_se : bool, default False
         OLS only: classical standard errors ``sqrt(diag(sigma^2 (X'X)^{-1}))`` with
         ``sigma^2 = RSS / (n - n_coef)`` (NaN when ``n <= n_coef``).
+    x_new : array_like, shape (n_origins, P), optional
+        OLS only: one row of regressors per origin (no intercept column); ``sigma`` and
+        ``leverage`` then give the OLS prediction interval
+        ``coef' x ± t · sigma · sqrt(1 + leverage)`` at each origin.
 
     Returns
     -------
@@ -322,6 +358,14 @@ def recursive_ls(
     ends = np.arange(spec.min_nobs - 1, ya.size)
     if ends.size == 0:
         raise DataError(f"need at least min_nobs={spec.min_nobs} rows, however: T={ya.size}.")
+    Xn = None
+    if x_new is not None:
+        Xn = np.asarray(x_new, dtype=np.float64)
+        if spec.method != "ols":
+            raise OptionError("x_new gives the OLS prediction leverage; use method='ols'.")
+        if Xn.shape != (ends.size, Xa.shape[1]):
+            raise DataError(f"x_new must have one row per origin, shape {(ends.size, Xa.shape[1])}"
+                            f", however: {Xn.shape=}.")
     starts = np.zeros_like(ends) if spec.window is None else np.maximum(ends - spec.window + 1, 0)
     Z = np.column_stack([Xa, ya])  # (T, K): y last, so the Gram is bordered by X'y and y'y
     if spec.gcv:
@@ -336,7 +380,7 @@ def recursive_ls(
         work, run = _gram.fill(Z, starts[a : a + batch], ends[a : a + batch], a,
                                centre=spec.intercept, reset=spec.reset, kind=kind,
                                kernel=kernel, run=run)
-        parts.append(_finish(work, spec))
+        parts.append(_finish(work, spec, None if Xn is None else Xn[a : a + batch]))
     deficient = np.concatenate([p.deficient for p in parts])
     if deficient.any():
         warn_user(f"{deficient.sum()} of {ends.size} windows are rank deficient; their "
@@ -344,6 +388,10 @@ def recursive_ls(
     lams = np.concatenate([p.lam for p in parts]) if spec.method == "ridge" else None
     std_err = np.concatenate([p.std_err for p in parts if p.std_err is not None]) \
         if spec.return_se else None
+    sigma = lev = None
+    if Xn is not None:
+        sigma = np.concatenate([p.sigma for p in parts if p.sigma is not None])
+        lev = np.concatenate([p.leverage for p in parts if p.leverage is not None])
     return RecursiveFit(ends, np.concatenate([p.coef for p in parts]), ends - starts + 1, lams,
                         std_err, deficient, int(deficient.sum()), spec.method, spec.window,
-                        spec.intercept)
+                        spec.intercept, sigma, lev)

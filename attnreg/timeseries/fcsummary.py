@@ -1,0 +1,84 @@
+"""The report of forecasts at several horizons: per-horizon evaluation and interval coverage.
+
+A :class:`~attnreg.report.Summary` like every other (header lines, one table of numbers,
+footer notes), so it prints as text and renders with ``to_latex()``, ``to_markdown()`` and
+as HTML.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from attnreg.report import Summary
+
+if TYPE_CHECKING:
+    from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
+
+__all__ = ["horizons_summary", "interval_note"]
+
+#: table columns: (evaluation key, heading)
+_COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
+            ("msfe_ratio", "MSFE ratio"), ("dm_statistic", "DM"), ("dm_p_value", "Pr(DM)"),
+            ("cw_statistic", "CW"), ("cw_p_value", "Pr(CW)"))
+_INTERVAL_COLUMNS = (("n_intervals", "n int."), ("coverage", "Coverage"),
+                     ("mean_width", "Mean width"))
+
+
+def interval_note(res: ForecastResults) -> list[str]:
+    """Footer lines saying how the intervals were made (none without intervals)."""
+    p = res.plan
+    if p.interval is None:
+        return []
+    pct = f"{100 * p.level:g}%"
+    if p.interval == "empirical":
+        return [f"{pct} intervals: quantiles of the model's own past out-of-sample errors at "
+                f"the same horizon observed by the origin (at least {p.min_errors}; none before)."]
+    how = ("t * sigma * sqrt(1 + x'(X'X)^-1 x) at h = 1 (the fit's prediction interval); "
+           + ("z * sigma * sqrt(sum psi_j^2) (the fitted AR's MA weights) for h > 1"
+              if p.strategy == "iterated" else
+              "z * sigma of the h-step regression for h > 1 (parameter uncertainty ignored)"))
+    return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
+
+
+def horizons_summary(res: MultiHorizonForecasts) -> Summary:
+    """The per-horizon report of :meth:`MultiHorizonForecasts.summary`."""
+    first = res.parts[0]
+    p, e = first.plan, res.evaluation
+    f = res.forecasts
+    targets = f.index.get_level_values("target")
+    columns = _COLUMNS + (_INTERVAL_COLUMNS if p.interval is not None else ())
+    table = pd.DataFrame({head: e[key].to_numpy(dtype=float) for key, head in columns},
+                         index=pd.Index([f"h = {h}" for h in res.horizons]))
+    header = [f"Out-of-sample forecasts at horizons {', '.join(map(str, res.horizons))}: "
+              f"{res.formula}",
+              f"method = {p.method!r}, scheme = {p.scheme!r}"
+              + (f" (window {p.window})" if p.window else "")
+              + f", strategy = {p.strategy!r}",
+              f"targets {targets.min()} to {targets.max()}; engine: "
+              + ", ".join(sorted({part.engine for part in res.parts})), "",
+              "Forecast accuracy by horizon:"]
+    footer = ["OOS R2 = 1 - MSFE / MSFE(prevailing mean); DM: Diebold-Mariano with the "
+              "Harvey-Leybourne-Newbold correction, two-sided, h - 1 lags; CW: Clark-West, "
+              "one-sided (model better), Newey-West h - 1 lags; both against the prevailing mean.",
+              ("Direct strategy: one model per horizon and origin, estimated from the rows "
+               "observed at the origin." if p.strategy == "direct" else
+               "Iterated strategy: the one-step model fitted at the origin, iterated h times.")]
+    if p.interval is not None:
+        footer += interval_note(first)
+        footer.append("Coverage: share of the forecasts with an interval whose actual lies "
+                      "inside; n int.: forecasts with an interval.")
+    if first.tuning_path is not None:
+        from attnreg.methods import get_method
+        from attnreg.report import fmt_g
+
+        tune = np.concatenate([part.tuning_path for part in res.parts
+                               if part.tuning_path is not None])
+        name = "lambda" if get_method(p.method).tuning == "lam" else "k"
+        footer.append(f"{name} over origins and horizons: min {fmt_g(float(np.nanmin(tune)))}, "
+                      f"median {fmt_g(float(np.nanmedian(tune)))}, "
+                      f"max {fmt_g(float(np.nanmax(tune)))}")
+    return Summary.from_lines("attnreg forecast evaluation by horizon", header, table, footer,
+                              stars=False)
