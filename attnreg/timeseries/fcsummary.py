@@ -28,7 +28,18 @@ _INTERVAL_COLUMNS = (("n_intervals", "n int."), ("coverage", "Coverage"),
 
 
 def interval_note(res: ForecastResults) -> list[str]:
-    """Footer lines saying how the intervals were made (none without intervals)."""
+    """Footer lines saying how the intervals were made (none without intervals).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="1990Q1", interval="empirical")
+    >>> interval_note(fc)[0][:45]
+    "90% intervals: quantiles of the model's own p"
+    """
     p = res.plan
     if p.interval is None:
         return []
@@ -44,7 +55,22 @@ def interval_note(res: ForecastResults) -> list[str]:
 
 
 def horizons_summary(res: MultiHorizonForecasts) -> Summary:
-    """The per-horizon report of :meth:`MultiHorizonForecasts.summary`."""
+    """The per-horizon report of :meth:`MultiHorizonForecasts.summary`.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fh = ar.forecast("infl ~ lag(infl, h)", macro, start="1990Q1", horizon=[1, 4],
+    ...                  interval="empirical", level=0.8)
+    >>> table = horizons_summary(fh).table
+    >>> table[["n", "OOS R2", "Coverage"]].round(3)  # doctest: +NORMALIZE_WHITESPACE
+              n  OOS R2  Coverage
+    h = 1  79.0   0.158     0.525
+    h = 4  79.0   0.017     0.482
+    """
     first = res.parts[0]
     p, e = first.plan, res.evaluation
     f = res.forecasts
