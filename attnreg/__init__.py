@@ -13,6 +13,7 @@ from attnreg.datasets import load_dataset
 from attnreg.linear.anova import anova
 from attnreg.report import compare
 from attnreg.report.etable import etable
+from attnreg.timeseries.compare import compare_forecasts
 from attnreg.timeseries.forecast import forecast
 from attnreg.timeseries.rolling import rolling
 from attnreg.formula.lags import diff, lag, lags
@@ -35,5 +36,5 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'attnreg' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "anova", "attnreg", "compare", "diff", "etable", "forecast", "get_threads",
-           "lag", "lags", "load_dataset", "rolling", "set_threads"]
+__all__ = ["__version__", "anova", "attnreg", "compare", "compare_forecasts", "diff", "etable",
+           "forecast", "get_threads", "lag", "lags", "load_dataset", "rolling", "set_threads"]

@@ -183,7 +183,7 @@ def plot_attention_heatmap(attention: Any, ax: Any = None, max_rows: int = 200) 
 
 
 def plot_coef_paths(forecasts: Any, terms: list[str] | None = None, ax: Any = None) -> Any:
-    """Coefficients at every forecast origin (or of a rolling fit).
+    """Coefficients at every forecast origin (or of a rolling fit); ``plot_forecasts(fc, "coef")``.
 
     Examples
     --------
@@ -199,23 +199,15 @@ def plot_coef_paths(forecasts: Any, terms: list[str] | None = None, ax: Any = No
     >>> [line.get_label() for line in ax.lines[:2]]
     ['lag(infl, 1)', 'lag(unemp, 1)']
     """
-    frame = forecasts.coef  # ForecastResults and RollingResults both carry .coef
-    if frame is None:
-        raise OptionError("coefficient paths exist for the spectral methods only")
-    terms = terms or [c for c in frame.columns if c != "(Intercept)"]
-    ax = _axes(ax)
-    x = frame.index.to_timestamp() if hasattr(frame.index, "to_timestamp") else frame.index
-    for t in terms:
-        ax.plot(x, frame[t].to_numpy(), label=t)
-    ax.axhline(0, color="black", lw=0.8)
-    ax.legend(fontsize=8)
-    ax.set_title("Coefficients over origins")
-    return ax
+    from attnreg.timeseries.fcplots import plot_forecasts
+
+    return plot_forecasts(forecasts, "coef", terms=terms, ax=_axes(ax))
 
 
 def plot_forecast(forecasts: Any, ax: Any = None) -> Any:
     """Forecast vs actual (top) and the cumulative squared-error difference vs the benchmark
-    (bottom; rising means the model is beating the prevailing mean).
+    (bottom; rising means the model is beating the prevailing mean): the kinds ``"forecast"``
+    and ``"cumulative"`` of :func:`attnreg.timeseries.fcplots.plot_forecasts`.
 
     Returns
     -------
@@ -236,19 +228,13 @@ def plot_forecast(forecasts: Any, ax: Any = None) -> Any:
     >>> len(top.lines), len(bottom.lines)
     (3, 2)
     """
-    f = forecasts.forecasts
+    from attnreg.timeseries.fcplots import plot_forecasts
+
     axes = _axes(ax, nrows=2, figsize=(8.0, 6.0)) if ax is None else ax
     top, bottom = axes[0], axes[1]
-    x = f.index.to_timestamp() if hasattr(f.index, "to_timestamp") else f.index
-    top.plot(x, f["actual"].to_numpy(), color="black", lw=1, label="actual")
-    top.plot(x, f["forecast"].to_numpy(), color="tab:blue", lw=1.2, label="forecast")
-    top.plot(x, f["benchmark"].to_numpy(), color="grey", ls="--", lw=1, label="prevailing mean")
-    top.legend(fontsize=8)
-    top.set_title(f"{forecasts.plan.method} forecasts, horizon {forecasts.plan.horizon}")
-    gain = np.cumsum(f["benchmark_error"].to_numpy() ** 2 - f["error"].to_numpy() ** 2)
-    bottom.plot(x, gain, color="tab:green")
-    bottom.axhline(0, color="black", lw=0.8)
-    bottom.set_ylabel("cum. SSE(mean) − SSE(model)")
+    plot_forecasts(forecasts, "forecast", ax=top)
+    plot_forecasts(forecasts, "cumulative", ax=bottom)
+    bottom.set_title("")
     return axes
 
 
