@@ -126,6 +126,13 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     estimator = get_method(method)
     env = _capture_env(eval_env)
     given = front_door_options(lam, k, standardize, vcov, maxlags, tol, **options)
+    from attnreg.large import FitRequest, chunked_backend, to_memory
+
+    backend = chunked_backend(data, given)  # larger than memory: files, arrow, polars, dask
+    if backend is not None:
+        return backend.fit(FitRequest(formula, data, method, weights, subset, na_action, env,
+                                      given))
+    data = to_memory(data)  # small arrow / polars inputs: pandas, then as before
     checked = estimator.check_options(given)  # every option, before any work
     if weights is not None and not estimator.capabilities.weights:
         raise OptionError(f"weights are not supported by method {method!r}")

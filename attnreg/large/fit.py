@@ -1,0 +1,408 @@
+"""Chunked spectral fits: the spectrum from the R factor, then the passes the fit needs.
+
+:func:`fit_from_factor` is the formula- and data-free core (what the distributed engine
+calls once it has reduced the R factor): it takes the accumulated :class:`RFactor` through
+the same steps as the in-memory decomposition (:mod:`attnreg.linear.spectral`): aliased
+columns by the relative size of R's diagonal, column scales, the SVD of the scaled R, U'ỹ
+and the OLS residual from R's last column. OLS, WLS, ridge (λ fixed or by GCV) and PCR (k
+fixed or by GCV) follow from the filters; GCV needs only the spectrum and U'ỹ. (Leave-one-out
+would need every row's hat value at each candidate λ or k, one pass per candidate: refused.)
+
+:func:`fit_chunked` runs the whole local fit: pass 1 (:func:`attnreg.large.spec.learn_spec`),
+pass 2 (the R factor), for ill-conditioned OLS the refinement passes, and pass 3
+(:func:`attnreg.large.passes.second_pass`: residual statistics, hat values and the
+covariance meat).
+
+OLS refinement. In memory, OLS coefficients of designs with cond(Z) > ``REFINE_COND`` are
+refined in extended precision (:mod:`attnreg.linear.refinement`). The chunked fit does the
+same with the semi-normal equations: each step is one pass computing g = Aᵀ W (y − A c) in
+``np.longdouble`` (A the uncentred design), then solves AᵀWA δ = g with the factorisation
+(R and the centring, no normal matrix formed), and stops by the in-memory rule (a correction
+below float64's roundoff, or two in a row that fail to halve, or ``REFINE_MAX_STEPS``).
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> from attnreg.large.fit import fit_chunked
+>>> rng = np.random.default_rng(1)
+>>> df = pd.DataFrame({"x": rng.normal(size=300), "g": rng.choice(["a", "b"], 300)})
+>>> df["y"] = 1 + 2 * df.x + (df.g == "b") + rng.normal(size=300)
+>>> fit = fit_chunked("y ~ x + C(g)", df, chunk_rows=100)
+>>> fit.nobs, [round(float(c), 3) for c in fit.coef]
+(300, [0.916, 1.08, 1.954])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
+from attnreg.large.accumulate import RFactor, chunk_design
+from attnreg.large.passes import GradientPart, frames_of, gradient_part
+from attnreg.large.spec import ChunkSpec, learn_spec
+from attnreg.large.sources import ChunkSource, as_source
+
+__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "fit_chunked",
+           "fit_from_factor", "spectrum_from_factor"]
+
+#: Options of the chunked path besides the method's own.
+CHUNK_OPTIONS = ("chunk_rows", "progress", "residuals")
+
+
+def check_chunk_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Pop and validate the chunked path's own options (``chunk_rows``, ``progress``, ``residuals``).
+
+    Examples
+    --------
+    >>> opts = {"lam": 1.0, "progress": False}
+    >>> check_chunk_options(opts), opts
+    ({'chunk_rows': None, 'progress': False, 'residuals': True}, {'lam': 1.0})
+    """
+    out = {"chunk_rows": options.pop("chunk_rows", None),
+           "progress": options.pop("progress", False),
+           "residuals": options.pop("residuals", True)}
+    cr = out["chunk_rows"]
+    if cr is not None and (not isinstance(cr, (int, np.integer)) or isinstance(cr, bool) or cr < 1):
+        raise OptionError(f"chunk_rows must be a positive integer, however: chunk_rows={cr!r}")
+    for name in ("progress", "residuals"):
+        if not isinstance(out[name], bool):
+            raise OptionError(f"{name} must be True or False, however: {name}={out[name]!r}")
+    return out
+
+
+def accumulate_factor(spec: ChunkSpec, source: ChunkSource, *, progress: bool = False) -> RFactor:
+    """Pass 2: the R factor of every chunk's design, merged in row order.
+
+    Parameters
+    ----------
+    spec : ChunkSpec
+    source : ChunkSource
+    progress : bool
+
+    Returns
+    -------
+    RFactor
+    """
+    total = RFactor.empty(spec.n_coef, spec.intercept, spec.weights is not None)
+    for frame in frames_of(source, spec, spec.read_columns(), "attnreg pass 2 (R factor): rows",
+                         progress):
+        total = total.merge(RFactor.from_chunk(chunk_design(spec, frame), spec))
+    return total
+
+
+def spectrum_from_factor(factor: RFactor, method: str, *, standardize: bool,
+                         tol: float) -> Any:
+    """The :class:`~attnreg.linear.spectral.Spectrum` of the accumulated factor.
+
+    The steps of the in-memory tall decomposition on R; U is not available (its rows are
+    recomputed in the passes), so the spectrum's ``U`` holds no rows.
+    """
+    from attnreg.linear.left_vectors import LeftVectors
+    from attnreg.linear.rules import RULES
+    from attnreg.linear.scaling import column_norms, unit_weights
+    from attnreg.linear.spectral import Spectrum, _scales, _scaled_r, _small_svd
+
+    rule = RULES[method]
+    scaling: Any = "norm" if not rule.penalized else ("sd" if standardize else "none")
+    n, p = factor.n_obs, factor.n_coef
+    intercept = 0 if factor.intercept else None
+    cols = np.array([j for j in range(p) if j != intercept], dtype=np.int64)
+    R_aug = factor.centred_r()
+    if not np.isfinite(R_aug).all():
+        raise DataError("the design is too large for float64 arithmetic (values near 1e308); "
+                        "rescale the predictors")
+    k = cols.size
+    means = factor.means()
+    yss = float(column_norms(R_aug[:, k:k + 1])[0] ** 2)
+    keep = np.zeros(0, dtype=bool)
+    norms = np.zeros(0)
+    if k:
+        norms = column_norms(R_aug[:k, :k])
+        keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
+        if keep.any() and not keep.all():
+            R_aug = np.triu(sla.qr(R_aug[:, np.r_[np.flatnonzero(keep), k]], mode="r")[0])
+            norms = norms[keep]
+    kept, aliased = cols[keep], cols[~keep]
+    scale = np.ones(p)
+    center = means[:p].copy()
+    common: dict[str, Any] = {"center": center, "sqrt_w": unit_weights(n), "sum_w": factor.sum_w,
+              "intercept": intercept, "y_center": float(means[p]), "yss": yss,
+              "y": np.zeros(0), "y_scale": 1.0, "tol": float(tol)}
+    if not kept.size:
+        return Spectrum(U=LeftVectors(n, 0, stored=np.zeros((0, 0))), s=np.zeros(0),
+                        V=np.zeros((0, 0)), kept=kept, aliased=aliased, scale=scale,
+                        uty=np.zeros(0), y_outside=yss, **common)
+    m = kept.size
+    e = np.zeros(m, dtype=np.int64)
+    col_scale = _scales(norms, scaling, factor.sum_w, e)
+    scale[kept] = col_scale
+    Ur, s, Vt = _small_svd(_scaled_r(R_aug[:m, :m], col_scale, e))
+    return Spectrum(U=LeftVectors(n, m, stored=np.zeros((0, m))), s=s, V=Vt.T, kept=kept,
+                    aliased=aliased, scale=scale, uty=Ur.T @ R_aug[:m, m],
+                    y_outside=float(R_aug[m, m] ** 2), **common)
+
+
+def fit_from_factor(spec: ChunkSpec, factor: RFactor, method: str = "ols",
+                    options: dict[str, Any] | None = None, *, call: str = "",
+                    source: ChunkSource | None = None) -> Any:
+    """The fit of an accumulated R factor: spectrum, λ or k, filter (no data needed).
+
+    Parameters
+    ----------
+    spec : ChunkSpec
+    factor : RFactor
+        Of every row (:func:`accumulate_factor`, or a tree reduction of partition factors).
+    method : {"ols", "ridge", "pcr"}
+    options : dict, optional
+        The method's options as :meth:`attnreg.methods.Estimator.check_options` resolves
+        them (``tuning``, ``standardize``, ``tol``, ``vcov``...); default: the method's defaults.
+    call : str
+        The call string reports show.
+    source : ChunkSource, optional
+        Kept (not pickled unless it is files) for the passes of ``with_vcov`` and refinement.
+
+    Returns
+    -------
+    ChunkedResults
+        Classical covariance, no residual statistics yet (see :func:`fit_chunked`).
+
+    Raises
+    ------
+    DataError
+        No rows, or no more rows than coefficients for OLS.
+    OptionError
+        Leave-one-out selection (chunked fits choose λ and k by GCV).
+    """
+    from attnreg.large.results import ChunkedResults
+    from attnreg.linear.filters import apply_filter
+    from attnreg.linear.inference import make_vcov_spec
+    from attnreg.linear.rules import RULES
+    from attnreg.linear.spectral import ALIAS_TOL
+    from attnreg.methods import get_method
+
+    rule = RULES[get_method(method, tuple(RULES)).name]
+    opts = dict(options) if options is not None else get_method(method).check_options({})
+    tuning = opts.get("tuning")
+    if tuning == "loo":
+        raise OptionError(f"{rule.tuning}='loo' needs every row's hat value at each candidate "
+                          f"(one pass of the data per candidate); chunked fits choose "
+                          f"{rule.tuning} by GCV: {rule.tuning}='gcv' or a number")
+    n = factor.n_obs
+    if n == 0:
+        raise DataError(f"no rows left after removing missing values ({factor.n_dropped} rows "
+                        "had NA)")
+    if not rule.penalized and n <= spec.n_coef:
+        raise DataError(f"n_obs ({n}) must exceed the number of coefficients ({spec.n_coef})")
+    if n < 2:
+        raise DataError(f"n_obs ({n}) must be at least 2")
+    standardize = bool(opts.get("standardize", rule.penalized))
+    tol = float(opts.get("tol", ALIAS_TOL))
+    sp = spectrum_from_factor(factor, rule.name, standardize=standardize, tol=tol)
+    names = spec.column_names
+    if sp.aliased.size:
+        warn_user(f"{sp.aliased.size} coefficient(s) not defined because of singularities: "
+                  f"{', '.join(names[j] for j in sp.aliased)}", RankDeficiencyWarning)
+    selection = None
+    if rule.select is not None:
+        if isinstance(tuning, str):
+            selection = rule.select(sp, tuning)
+        else:
+            if rule.counts and int(tuning) > sp.rank:  # type: ignore[arg-type]
+                raise OptionError(f"{rule.tuning} must be between 1 and the rank of the "
+                                  f"predictors ({sp.rank}), however: {rule.tuning}={tuning}")
+            selection = rule.fixed(float(tuning))  # type: ignore[arg-type]
+    f = rule.filter(sp.s, None if selection is None else selection.value)
+    filtered = apply_filter(sp, f, spec.n_coef)
+    return ChunkedResults(spec=spec, method=rule.name, factor=factor, spectrum=sp,
+                          filtered=filtered, selection=selection,
+                          vcov_spec=make_vcov_spec("classical"), call=call or spec.formula,
+                          standardize=standardize, source=source)
+
+
+def refinement_columns(res: Any) -> IntArray:
+    """Design columns the OLS refinement corrects: the intercept, then the kept columns."""
+    sp = res.spectrum
+    return sp.kept if sp.intercept is None else np.r_[sp.intercept, sp.kept].astype(np.int64)
+
+
+def refinement_step(res: Any, gradient: GradientPart) -> tuple[FloatArray, float]:
+    """The correction δ of the coefficients from g = A_cᵀ W (y − A c), and its relative size.
+
+    ``gradient`` is taken in the centred coordinates A_c = [1, X − x̄] = A T⁻¹ (T =
+    [[1, x̄ᵀ], [0, I]]), so g = T⁻ᵀ Aᵀ W r, and with A_c = Q_b R_b (R_b = [[√Σw, 0],
+    [0, D V S]]) the correction is δ = T⁻¹ R_b⁻¹ R_b⁻ᵀ g.
+    """
+    sp = res.spectrum
+    q = np.asarray(gradient.q, dtype=np.float64)
+    d, xb = sp.scale[sp.kept], sp.center[sp.kept]
+    has_int = sp.intercept is not None
+    q0, qr = (q[0], q[1:]) if has_int else (0.0, q)  # q in centred coordinates
+    z = (sp.V.T @ (qr / d)) / sp.s
+    dc_r = (sp.V @ (z / sp.s)) / d
+    dc = np.r_[q0 / sp.sum_w - xb @ dc_r, dc_r] if has_int else dc_r
+    c = res.filtered.coef[refinement_columns(res)]
+    mag = np.abs(c)
+    nz = mag > 0
+    size = float(np.max(np.abs(dc[nz]) / mag[nz])) if nz.any() else 0.0
+    return dc, size
+
+
+def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
+           progress: bool = False) -> Any:
+    """OLS coefficients refined in extended precision, one pass of the data per step."""
+    from attnreg.linear.refinement import _PATIENCE, _ROUNDING, _SHRINK, REFINE_MAX_STEPS
+
+    steps = REFINE_MAX_STEPS if max_steps is None else max_steps
+    cols = refinement_columns(res)
+    best, best_size, misses, sizes = res, np.inf, 0, []
+    current = res
+    for _ in range(steps):
+        c = current.filtered.coef[cols]
+        g = GradientPart(np.zeros(cols.size, dtype=np.longdouble))
+        for frame in frames_of(source, res.spec, res.spec.read_columns(),
+                             "attnreg refinement pass: rows", progress):
+            g = g.merge(gradient_part(res.spec, cols, c, frame, res.spectrum.center))
+        dc, size = refinement_step(current, g)
+        sizes.append(size)
+        misses = 0 if size <= _SHRINK * best_size else misses + 1
+        if size < best_size:
+            best, best_size = current, size
+        coef = current.filtered.coef.copy()
+        coef[cols] = c + dc
+        nxt = dataclasses.replace(current, filtered=dataclasses.replace(current.filtered, coef=coef))
+        if size <= _ROUNDING:
+            return dataclasses.replace(nxt, refinement=tuple(sizes))
+        if misses == _PATIENCE:
+            return dataclasses.replace(best, refinement=tuple(sizes))
+        current = nxt
+    out = current if misses == 0 else best
+    return dataclasses.replace(out, refinement=tuple(sizes))
+
+
+def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | None = None,
+                subset: str | None = None, na_action: str = "drop", eval_env: Any = None,
+                chunk_rows: int | None = None, progress: bool = False, residuals: bool = True,
+                vcov: str = "classical", call: str = "", **options: Any) -> Any:
+    """Fit a spectral method to data read chunk by chunk (what :func:`attnreg.attnreg` does
+    for large inputs).
+
+    Parameters
+    ----------
+    formula : str
+    data : path, glob, arrow, polars, pandas or ChunkSource
+        See :func:`attnreg.large.sources.as_source`.
+    method : {"ols", "ridge", "pcr"}
+    weights : str, optional
+        A weights column.
+    subset : str, optional
+        A row filter expression (``"x > 0"``).
+    na_action : {"drop", "raise"}
+    eval_env : patsy.EvalEnvironment, optional
+    chunk_rows : int, optional
+        Rows per chunk.
+    progress : bool
+        Rows done per pass on stderr.
+    residuals : bool
+        Run the pass for the residual statistics (quantiles, hat values, exact RSS) even
+        with the classical covariance (default True).
+    vcov : str
+        Covariance (options as keywords: ``cluster=``, ``maxlags=``, ``type=``...).
+    call : str
+    **options
+        The method's options (``lam=``, ``k=``, ``standardize=``, ``tol=``).
+
+    Returns
+    -------
+    ChunkedResults
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=200)})
+    >>> df["y"] = 1 - df.x + rng.normal(size=200)
+    >>> fit = fit_chunked("y ~ x", df, chunk_rows=64, vcov="HC1")
+    >>> fit.vcov_spec.kind, fit.nobs
+    ('HC1', 200)
+    """
+    from attnreg.linear.rules import RULES
+    from attnreg.methods import get_method
+
+    estimator = get_method(method, tuple(RULES))
+    vcov_options: dict[str, Any] = {k: options.pop(k) for k in ("maxlags", "cluster", "type", "cadjust", "df",
+                                                 "fix", "time", "adjust") if k in options}
+    given: dict[str, Any] = {**options, **vcov_options}
+    if vcov != "classical":
+        given["vcov"] = vcov
+    checked = estimator.check_options(given)
+    source = as_source(data, chunk_rows=chunk_rows)
+    if weights is not None and not isinstance(weights, str):
+        raise OptionError("weights of a chunked fit must name a column of the data, however: "
+                          f"type(weights) is {type(weights).__name__}")
+    if subset is not None and not isinstance(subset, str):
+        raise OptionError("subset of a chunked fit must be an expression such as 'x > 0', "
+                          f"however: type(subset) is {type(subset).__name__}")
+    if na_action not in ("drop", "raise"):
+        raise OptionError(f"na_action must be one of 'drop', 'raise', however: {na_action=}")
+    return run_chunked(formula, source, estimator.name, checked, weights=weights, subset=subset,
+                       na_action=na_action, eval_env=eval_env, progress=progress,
+                       residuals=residuals, call=call)
+
+
+def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[str, Any], *,
+                weights: str | None, subset: str | None, na_action: str, eval_env: Any,
+                progress: bool, residuals: bool, call: str) -> Any:
+    """The passes of a local chunked fit with options already checked."""
+    from attnreg.linear.refinement import REFINE_COND
+
+    spec = learn_spec(formula, source, eval_env, weights=weights, subset=subset,
+                      na_action=na_action, progress=progress)
+    factor = accumulate_factor(spec, source, progress=progress)
+    res = fit_from_factor(spec, factor, method, checked, call=call, source=source)
+    sp = res.spectrum
+    if method == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
+        res = refine(res, source, progress=progress)
+    vcov = checked.get("vcov", "classical")
+    if vcov != "classical" or residuals:
+        res = res.with_vcov(vcov, maxlags=checked.get("maxlags"), progress=progress,
+                            **checked.get("vcov_options", {}))
+    return res
+
+
+def fit_request(request: Any) -> Any:
+    """The local chunked backend of :func:`attnreg.attnreg` (a :class:`attnreg.large.FitRequest`).
+
+    Every option is checked before any data is read.
+    """
+    from attnreg.linear.rules import RULES
+    from attnreg.methods import call_string, get_method
+
+    options = dict(request.options)
+    chunk = check_chunk_options(options)
+    if request.method not in RULES:
+        get_method(request.method)  # an unknown method: the registry's message
+        raise OptionError(f"method {request.method!r} cannot be fitted chunk by chunk; chunked "
+                          f"fits are {', '.join(map(repr, RULES))}")
+    estimator = get_method(request.method)
+    checked = estimator.check_options(options)
+    weights, subset = request.weights, request.subset
+    if weights is not None and not isinstance(weights, str):
+        raise OptionError("weights of a chunked fit must name a column of the data, however: "
+                          f"type(weights) is {type(weights).__name__}")
+    if subset is not None and not isinstance(subset, str):
+        raise OptionError("subset of a chunked fit must be an expression such as 'x > 0', "
+                          f"however: type(subset) is {type(subset).__name__}")
+    if request.na_action not in ("drop", "raise"):
+        raise OptionError(f"na_action must be one of 'drop', 'raise', however: "
+                          f"na_action={request.na_action!r}")
+    source = as_source(request.data, chunk_rows=chunk["chunk_rows"])
+    call = call_string(request.formula, request.method, options, weighted=weights is not None)
+    return run_chunked(request.formula, source, estimator.name, checked, weights=weights,
+                       subset=subset, na_action=request.na_action, eval_env=request.eval_env,
+                       progress=chunk["progress"], residuals=chunk["residuals"], call=call)

@@ -1,0 +1,401 @@
+"""The passes after the R factor: residuals, hat values and covariance meats, chunk by chunk.
+
+A pass is a :class:`PassPlan` (what the fit knows: coefficients, the spectrum's factors, the
+covariance asked for), a function of one chunk returning a mergeable partial result, and the
+partials' ``merge``: :func:`second_pass` / :class:`MeatPart` for residual statistics and
+the covariance meats, :func:`gradient_part` / :class:`GradientPart` for the extended-precision
+refinement of OLS. The local engine folds the partials over the chunks in row order; a
+distributed engine may compute them on workers and merge them in a tree (partials of
+neighbouring row ranges merge, earlier first: the HAC meat needs the order).
+
+Per chunk, with Z = √w (X_kept − x̄) / d the centred, weighted, scaled columns and the SVD
+R_z = U_R S Vᵀ of their R factor, the chunk's rows of the left singular vectors are
+U = Z V S⁻¹ (= Z R_z⁻¹ U_R, no inverse formed), the hat values h_i = w_i/Σw + Σ_k f_k U_ik²
+and the scores s_i = v_i [√w_i/Σw, U_i] (v the weighted residuals, divided by √(1 − h) for
+HC2 and by 1 − h for HC3). The meats are those of :mod:`attnreg.linear.inference` and
+:mod:`attnreg.linear.cluster`:
+
+- HC0–HC3: Σ s_i s_iᵀ, accumulated per chunk;
+- HAC: Σ_l k_l (Γ_l + Γ_lᵀ) in row order: a partial keeps its first and last ``maxlags``
+  scores, so the lagged products across a chunk boundary are formed when partials merge;
+- cluster (one- and multi-way) and Driscoll–Kraay: score sums per cluster (per
+  intersection of the dimensions, per period), keyed by the cluster's value, so a cluster
+  spanning chunks is summed across them; the meats follow from the sums as in memory.
+
+Residual quantiles: the weighted residuals of the rows whose label hash is among the
+:data:`RESERVOIR_SIZE` smallest are kept (a uniform sample independent of the chunking, so
+partials merge), with the exact minimum and maximum: exact whenever the fit has at most
+that many rows.
+
+Examples
+--------
+>>> import numpy as np
+>>> a = MeatPart.empty(3)
+>>> a.merge(MeatPart.empty(3)).n_obs
+0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg._progress import Progress
+from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import DataError
+from attnreg.large.accumulate import ChunkDesign, chunk_design
+from attnreg.large.sources import ChunkSource
+from attnreg.large.spec import ChunkSpec
+
+__all__ = ["RESERVOIR_SIZE", "GradientPart", "MeatPart", "PassPlan", "frames_of", "gradient_part",
+           "pass_plan", "run_pass", "second_pass"]
+
+#: Residuals kept for the summary's quantiles (exact up to this many rows).
+RESERVOIR_SIZE = 200_000
+
+
+@dataclass(frozen=True)
+class PassPlan:
+    """What a pass over the chunks needs of a fit (small: n_coef² numbers).
+
+    Attributes
+    ----------
+    spec : ChunkSpec
+    coef : ndarray, shape (n_coef,)
+        Coefficients, aliased ones 0.
+    kept : ndarray of int, shape (m,)
+        Design columns of the spectrum.
+    center : ndarray, shape (n_coef,)
+        Weighted column means x̄ (0 without an intercept).
+    scale : ndarray, shape (m,)
+        Column scales d of the kept columns.
+    G : ndarray, shape (m, rank)
+        V S⁻¹: U = Z G with Z = √w (X_kept − x̄) / d.
+    f : ndarray, shape (rank,)
+        Filter factors.
+    sum_w : float
+    intercept : bool
+    kind : str
+        ``"none"`` (residual statistics only), ``"HC0"``–``"HC3"``, ``"HAC"``, ``"cluster"``
+        or ``"DK"``.
+    maxlags : int
+        HAC lags.
+    groups : tuple of tuple of str
+        Cluster: the key columns of each intersection of the dimensions (one-way: one), DK:
+        the time column.
+    """
+
+    spec: ChunkSpec = field(repr=False)
+    coef: FloatArray
+    kept: IntArray
+    center: FloatArray
+    scale: FloatArray
+    G: FloatArray
+    f: FloatArray
+    sum_w: float
+    intercept: bool
+    kind: str = "none"
+    maxlags: int = 0
+    groups: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def width(self) -> int:
+        """1 + rank: the length of a score."""
+        return 1 + int(self.G.shape[1])
+
+    def read_columns(self) -> list[str]:
+        """Source columns a pass reads (formula, weights, cluster ids)."""
+        extra = tuple(dict.fromkeys(c for g in self.groups for c in g))
+        return self.spec.read_columns(extra)
+
+
+@dataclass(frozen=True)
+class MeatPart:
+    """The mergeable result of :func:`second_pass` over some consecutive rows.
+
+    Attributes
+    ----------
+    n_obs : int
+    rss : float
+        Σ (√w e)².
+    resid_min, resid_max : float
+        Extreme weighted residuals.
+    sample_keys : ndarray of uint64, sample_values : ndarray
+        The reservoir: label hashes and weighted residuals (the smallest hashes).
+    hat_max : float
+    hat_max_label : object
+    meat : ndarray, shape (1 + rank, 1 + rank)
+        HC: Σ s sᵀ; HAC: the within-part lagged sum.
+    head, tail : ndarray, shape (≤ maxlags, 1 + rank)
+        HAC: the first and last scores of the part.
+    sums : tuple of DataFrame
+        Cluster / DK: per intersection, score sums indexed by the key columns.
+    """
+
+    n_obs: int
+    rss: float = 0.0
+    resid_min: float = np.inf
+    resid_max: float = -np.inf
+    sample_keys: Any = field(default_factory=lambda: np.zeros(0, dtype=np.uint64), repr=False)
+    sample_values: FloatArray = field(default_factory=lambda: np.zeros(0), repr=False)
+    hat_max: float = -np.inf
+    hat_max_label: Any = None
+    meat: FloatArray | None = field(default=None, repr=False)
+    head: FloatArray | None = field(default=None, repr=False)
+    tail: FloatArray | None = field(default=None, repr=False)
+    sums: tuple[pd.DataFrame, ...] = field(default=(), repr=False)
+    maxlags: int = 0
+
+    @classmethod
+    def empty(cls, width: int, maxlags: int = 0) -> MeatPart:
+        """The partial of no rows."""
+        return cls(n_obs=0, meat=np.zeros((width, width)), head=np.zeros((0, width)),
+                   tail=np.zeros((0, width)), maxlags=maxlags)
+
+    def merge(self, other: MeatPart) -> MeatPart:
+        """The partial of this part's rows followed by ``other``'s (row order matters for HAC)."""
+        if other.n_obs == 0:
+            return self
+        if self.n_obs == 0:
+            return other
+        keys = np.concatenate([self.sample_keys, other.sample_keys])
+        values = np.concatenate([self.sample_values, other.sample_values])
+        if keys.size > RESERVOIR_SIZE:
+            take = np.argpartition(keys, RESERVOIR_SIZE - 1)[:RESERVOIR_SIZE]
+            keys, values = keys[take], values[take]
+        better = other.hat_max > self.hat_max
+        meat = head = tail = None
+        L = max(self.maxlags, other.maxlags)
+        if self.meat is not None and other.meat is not None:
+            meat = self.meat + other.meat
+            if L and self.tail is not None and other.head is not None:
+                meat = meat + _cross_lags(self.tail, other.head, L)
+                head = np.vstack([self.head, other.head])[:L] if self.head is not None else None
+                tail = np.vstack([self.tail, other.tail])[-L:] if other.tail is not None else None
+        sums = tuple(_add_sums(a, b) for a, b in zip(self.sums, other.sums, strict=True))
+        return MeatPart(n_obs=self.n_obs + other.n_obs, rss=self.rss + other.rss,
+                        resid_min=min(self.resid_min, other.resid_min),
+                        resid_max=max(self.resid_max, other.resid_max),
+                        sample_keys=keys, sample_values=values,
+                        hat_max=other.hat_max if better else self.hat_max,
+                        hat_max_label=other.hat_max_label if better else self.hat_max_label,
+                        meat=meat, head=head, tail=tail, sums=sums, maxlags=L)
+
+
+def _add_sums(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    both = pd.concat([a, b])
+    return both.groupby(level=list(range(both.index.nlevels)), sort=False).sum()
+
+
+def _bartlett(lag: int, maxlags: int) -> float:
+    return 1.0 - lag / (maxlags + 1.0)
+
+
+def _lagged(scores: FloatArray, maxlags: int) -> FloatArray:
+    """Σ_l k_l (Γ_l + Γ_lᵀ) within one block of consecutive scores (Γ_0 once)."""
+    S = scores.T @ scores
+    for lag in range(1, min(maxlags, scores.shape[0] - 1) + 1):
+        gamma = scores[lag:].T @ scores[:-lag]
+        S += _bartlett(lag, maxlags) * (gamma + gamma.T)
+    return S
+
+
+def _cross_lags(tail: FloatArray, head: FloatArray, maxlags: int) -> FloatArray:
+    """The lagged products between the last scores of one part and the first of the next."""
+    both = np.vstack([tail, head])
+    t = tail.shape[0]
+    out = np.zeros((both.shape[1], both.shape[1]))
+    for lag in range(1, maxlags + 1):
+        # pairs (i, i + lag) with i in the tail and i + lag in the head
+        lo, hi = max(0, t - lag), t
+        later = np.arange(lo, hi) + lag
+        ok = later < both.shape[0]
+        if not ok.any():
+            continue
+        a, b = both[later[ok]], both[np.arange(lo, hi)[ok]]
+        gamma = a.T @ b
+        out += _bartlett(lag, maxlags) * (gamma + gamma.T)
+    return out
+
+
+def _label_hash(labels: pd.Index) -> Any:
+    return pd.util.hash_array(np.asarray(labels, dtype=object) if labels.dtype == object
+                              else np.asarray(labels))
+
+
+def chunk_scores(plan: PassPlan, chunk: ChunkDesign) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Weighted residuals, hat values and the rows [√w/Σw, U] of one chunk.
+
+    Returns
+    -------
+    resid_w : ndarray, shape (m,)
+    hat : ndarray, shape (m,)
+    basis : ndarray, shape (m, 1 + rank)
+    """
+    X, y = chunk.X, chunk.y
+    sqrt_w = None if chunk.weights is None else np.sqrt(chunk.weights)
+    e = y - X @ plan.coef
+    rw = e if sqrt_w is None else e * sqrt_w
+    Z = X[:, plan.kept] - plan.center[plan.kept]
+    if sqrt_w is not None:
+        Z *= sqrt_w[:, None]
+    Z /= plan.scale
+    U = Z @ plan.G
+    basis = np.empty((X.shape[0], plan.width))
+    if plan.intercept:
+        basis[:, 0] = (sqrt_w if sqrt_w is not None else 1.0) / plan.sum_w
+    else:
+        basis[:, 0] = 0.0
+    basis[:, 1:] = U
+    hat = (U * U) @ plan.f
+    if plan.intercept:
+        hat += (chunk.weights if chunk.weights is not None else 1.0) / plan.sum_w
+    return rw, hat, basis
+
+
+def second_pass(plan: PassPlan, frame: pd.DataFrame) -> MeatPart:
+    """One chunk's partial: residual statistics, hat values and the covariance meat.
+
+    Parameters
+    ----------
+    plan : PassPlan
+    frame : DataFrame
+        A chunk from :meth:`ChunkSource.frames` (columns :meth:`PassPlan.read_columns`,
+        ``uses=plan.spec.uses``).
+
+    Returns
+    -------
+    MeatPart
+        Merge the chunks' parts in row order with :meth:`MeatPart.merge`.
+    """
+    chunk = chunk_design(plan.spec, frame)
+    width = plan.width
+    if chunk.n_obs == 0:
+        return MeatPart.empty(width, plan.maxlags)
+    rw, hat, basis = chunk_scores(plan, chunk)
+    keys = _label_hash(chunk.labels)
+    if keys.size > RESERVOIR_SIZE:
+        take = np.argpartition(keys, RESERVOIR_SIZE - 1)[:RESERVOIR_SIZE]
+        sample_keys, sample_values = keys[take], rw[take]
+    else:
+        sample_keys, sample_values = keys, rw.copy()
+    i = int(np.argmax(hat))
+    part = MeatPart(n_obs=chunk.n_obs, rss=float(rw @ rw), resid_min=float(rw.min()),
+                    resid_max=float(rw.max()), sample_keys=sample_keys,
+                    sample_values=sample_values, hat_max=float(hat[i]),
+                    hat_max_label=chunk.labels[i], meat=np.zeros((width, width)),
+                    head=np.zeros((0, width)), tail=np.zeros((0, width)), maxlags=plan.maxlags)
+    kind = plan.kind
+    if kind == "none":
+        return part
+    if kind in ("HC0", "HC1", "HC2", "HC3"):
+        v = rw / np.sqrt(1.0 - hat) if kind == "HC2" else rw / (1.0 - hat) if kind == "HC3" else rw
+        scores = basis * v[:, None]
+        return replace(part, meat=scores.T @ scores)
+    scores = basis * rw[:, None]
+    if kind == "HAC":
+        L = plan.maxlags
+        return replace(part, meat=_lagged(scores, L), head=scores[:L].copy(),
+                       tail=scores[max(0, scores.shape[0] - L):].copy())
+    # cluster / DK: score sums per key
+    sums = []
+    for cols in plan.groups:
+        keys_frame = {}
+        for c in cols:
+            values = frame[c].to_numpy()[chunk.rows]
+            if pd.isna(values).any():
+                j = int(np.argmax(pd.isna(values)))
+                raise DataError(f"cluster column {c!r} is missing at row {chunk.labels[j]!r}")
+            keys_frame[c] = values
+        df = pd.DataFrame(scores, columns=range(width))
+        df.index = pd.MultiIndex.from_arrays(list(keys_frame.values()), names=list(cols)) \
+            if len(cols) > 1 else pd.Index(next(iter(keys_frame.values())), name=cols[0])
+        sums.append(df.groupby(level=list(range(len(cols))), sort=False).sum())
+    return replace(part, sums=tuple(sums))
+
+
+def frames_of(source: ChunkSource, spec: ChunkSpec, columns: list[str], label: str,
+              progress: bool) -> Iterator[Any]:
+    """The chunks of ``source`` with the spec's input rules, progress reported on stderr."""
+    total = source.n_rows or spec.n_rows_seen
+    done = 0
+    with Progress(total, label, progress) as bar:
+        for frame in source.frames(columns, uses=spec.uses):
+            done += frame.shape[0]
+            bar.update(done)
+            yield frame
+
+
+def pass_plan(res: Any, kind: str = "none", maxlags: int = 0,
+              groups: tuple[tuple[str, ...], ...] = ()) -> PassPlan:
+    """The :class:`PassPlan` of a chunked fit for a covariance ``kind`` (see :mod:`passes`)."""
+    sp = res.spectrum
+    coef = np.where(np.isnan(res.filtered.coef), 0.0, res.filtered.coef)
+    G = sp.V / sp.s if sp.rank else np.zeros((sp.kept.size, 0))
+    return PassPlan(spec=res.spec, coef=coef, kept=sp.kept, center=sp.center,
+                    scale=sp.scale[sp.kept], G=G, f=res.filtered.f, sum_w=sp.sum_w,
+                    intercept=sp.intercept is not None, kind=kind, maxlags=maxlags,
+                    groups=groups)
+
+
+def run_pass(plan: PassPlan, source: ChunkSource, *, progress: bool = False) -> MeatPart:
+    """:func:`second_pass` over every chunk of ``source``, merged in row order."""
+    total = MeatPart.empty(plan.width, plan.maxlags)
+    for frame in frames_of(source, plan.spec, plan.read_columns(),
+                         f"attnreg pass ({plan.kind if plan.kind != 'none' else 'residuals'}): rows",
+                         progress):
+        total = total.merge(second_pass(plan, frame))
+    return total
+
+
+# ------------------------------------------------------------------------------ refinement
+
+@dataclass(frozen=True)
+class GradientPart:
+    """Σ Aᵀ (√w y − A c) over some rows, in extended precision (A = √w [1, X_kept])."""
+
+    q: Any  # ndarray of np.longdouble, shape (len(cols),)
+    n_obs: int = 0
+
+    def merge(self, other: GradientPart) -> GradientPart:
+        """The sum over both parts' rows."""
+        return GradientPart(self.q + other.q, self.n_obs + other.n_obs)
+
+
+def gradient_part(spec: ChunkSpec, cols: IntArray, coef: FloatArray,
+                  frame: pd.DataFrame, center: FloatArray | None = None) -> GradientPart:
+    """One chunk's Aᵀ W r with r = y − X c formed in ``np.longdouble``.
+
+    With ``center`` (the fit's column means) the gradient is taken in the centred
+    coordinates [1, X − x̄] (r itself uses the uncentred design): its entries are then of
+    the size of the centred columns, not of their offsets.
+
+    Parameters
+    ----------
+    spec : ChunkSpec
+    cols : ndarray of int
+        Design columns in the refinement (the intercept, then the kept columns).
+    coef : ndarray, shape (len(cols),)
+        Current coefficients of those columns.
+    frame : DataFrame
+        A chunk (as for :func:`second_pass`).
+
+    Returns
+    -------
+    GradientPart
+    """
+    chunk = chunk_design(spec, frame)
+    if chunk.n_obs == 0:
+        return GradientPart(np.zeros(cols.size, dtype=np.longdouble), 0)
+    A = chunk.X[:, cols].astype(np.longdouble)
+    y = chunk.y.astype(np.longdouble)
+    r = y - np.dot(A, coef.astype(np.longdouble))
+    if chunk.weights is not None:
+        r = r * chunk.weights.astype(np.longdouble)  # Aᵀ W r with A the unweighted columns
+    if center is not None:
+        A = A - center[cols].astype(np.longdouble)  # the intercept's centre is 0: stays 1
+    return GradientPart(np.dot(r, A), chunk.n_obs)

@@ -1,0 +1,659 @@
+"""The result of a chunked fit: coefficients, inference and an R-style summary without the data.
+
+A :class:`ChunkedResults` holds the spec (pass 1), the accumulated R factor, the spectrum,
+the filter, the covariance in use and the statistics of the last pass over the rows
+(:class:`attnreg.large.passes.MeatPart`): O(n_coef²) numbers and a bounded residual sample,
+never the data. It keeps its source (a reference: files by path, objects in memory only
+until it is pickled) so that :meth:`ChunkedResults.with_vcov` can read the rows again.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> import attnreg as ar
+>>> rng = np.random.default_rng(0)
+>>> df = pd.DataFrame({"x": rng.normal(size=400), "g": rng.choice(list("abcd"), 400)})
+>>> df["y"] = 1 + df.x + rng.normal(size=400)
+>>> fit = ar.attnreg("y ~ x + C(g)", df, chunk_rows=100)   # chunk_rows: the chunked path
+>>> type(fit).__name__, fit.nobs
+('ChunkedResults', 400)
+>>> mem = ar.attnreg("y ~ x + C(g)", df)
+>>> bool(np.allclose(fit.std_err, mem.std_err, rtol=1e-12))
+True
+>>> print(f"{fit.with_vcov('cluster', cluster='g').std_err['x']:.4f}")
+0.0398
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+from scipy import stats
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import InferenceWarning, OptionError
+from attnreg.large.accumulate import RFactor
+from attnreg.large.passes import MeatPart
+from attnreg.large.spec import ChunkSpec
+
+__all__ = ["ChunkedResults", "ClusterCounts"]
+
+_HC = ("HC0", "HC1", "HC2", "HC3")
+
+
+@dataclass(frozen=True)
+class ClusterCounts:
+    """What the covariance labels and degrees of freedom need of the clusters of a chunked fit.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The cluster (or time) columns.
+    n_clusters : tuple of int
+        Clusters per dimension.
+    """
+
+    names: tuple[str, ...]
+    n_clusters: tuple[int, ...]
+
+    @property
+    def n_dims(self) -> int:
+        """Number of dimensions."""
+        return len(self.names)
+
+
+def _cluster_columns(cluster: Any, what: str = "cluster") -> tuple[str, ...]:
+    if isinstance(cluster, str):
+        names = tuple(p.strip() for p in cluster.split("+"))
+    elif isinstance(cluster, (list, tuple)) and all(isinstance(c, str) for c in cluster):
+        names = tuple(cluster)
+    else:
+        raise OptionError(f"{what} of a chunked fit must name columns of the data ('firm', "
+                          f"'firm + year' or a list of names), however: type({what}) is "
+                          f"{type(cluster).__name__}")
+    if not names or not all(names):
+        raise OptionError(f"{what} must name at least one column, however: {what}={cluster!r}")
+    return names
+
+
+def _intersections(names: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    import itertools
+
+    return tuple(s for size in range(1, len(names) + 1)
+                 for s in itertools.combinations(names, size))
+
+
+@dataclass(frozen=True)
+class ChunkedResults:
+    """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
+
+    Attributes
+    ----------
+    spec : ChunkSpec
+        The formula's design as learned in pass 1.
+    method : str
+    factor : RFactor
+        The R factor of every row (with row counts).
+    spectrum : Spectrum
+        The decomposition of the scaled design (its U holds no rows).
+    filtered : Filtered
+        Filter factors, coefficients (refined for ill-conditioned OLS), effective df.
+    selection : Selection or None
+        How λ or k was chosen (GCV) or that it was fixed.
+    vcov_spec : VcovSpec
+        The covariance in use.
+    call : str
+    standardize : bool
+    source : ChunkSource or None
+        Where the rows are read again (not pickled unless it is files).
+    stats : MeatPart or None
+        The last pass's residual statistics and covariance meat.
+    refinement : tuple of float
+        Sizes of the refinement corrections (OLS on ill-conditioned designs).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from attnreg.large.fit import fit_chunked
+    >>> rng = np.random.default_rng(2)
+    >>> df = pd.DataFrame({"x": rng.normal(size=120)})
+    >>> df["y"] = 2 + 3 * df.x + rng.normal(size=120)
+    >>> fit = fit_chunked("y ~ x", df, chunk_rows=50)
+    >>> print(f"{fit.coef['x']:.3f} ({fit.std_err['x']:.3f}), R2 {fit.r_squared:.3f}")
+    2.803 (0.094), R2 0.883
+    >>> fit.predict(df.head(2)).round(3).tolist()
+    [2.513, 0.517]
+    """
+
+    spec: ChunkSpec = field(repr=False)
+    method: str
+    factor: RFactor = field(repr=False)
+    spectrum: Any = field(repr=False)
+    filtered: Any = field(repr=False)
+    selection: Any
+    vcov_spec: Any
+    call: str
+    standardize: bool
+    source: Any = field(default=None, repr=False, compare=False)
+    stats: MeatPart | None = field(default=None, repr=False, compare=False)
+    middle_robust: FloatArray | None = field(default=None, repr=False, compare=False)
+    refinement: tuple[float, ...] = ()
+
+    # ------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle support: the source only if it is files; the spectrum without its n-vector."""
+        state = dict(self.__dict__)
+        for key in [k for k in state if k not in {f.name for f in dataclasses.fields(self)}]:
+            state.pop(key)  # cached properties
+        src = state["source"]
+        state["source"] = src if getattr(src, "portable", False) else None
+        state["source_description"] = getattr(src, "description", None)
+        state["spectrum"] = dataclasses.replace(self.spectrum, sqrt_w=np.ones(0))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from attnreg.linear.scaling import unit_weights
+
+        state = dict(state)
+        desc = state.pop("source_description", None)
+        sp = state["spectrum"]
+        state["spectrum"] = dataclasses.replace(sp, sqrt_w=unit_weights(state["factor"].n_obs))
+        self.__dict__.update(state)
+        object.__setattr__(self, "_source_description", desc)
+
+    @property
+    def source_description(self) -> str:
+        """What the data was (``"parquet dataset trips/*.parquet"``)."""
+        if self.source is not None:
+            return str(self.source.description)
+        return str(self.__dict__.get("_source_description") or "data not kept")
+
+    # ------------------------------------------------------------ basic quantities
+    @property
+    def names(self) -> list[str]:
+        """Coefficient names."""
+        return self.spec.column_names
+
+    @property
+    def nobs(self) -> int:
+        """Rows in the fit."""
+        return int(self.factor.n_obs)
+
+    @property
+    def n_dropped(self) -> int:
+        """Rows dropped because of missing values (over all chunks)."""
+        return int(self.factor.n_dropped)
+
+    @property
+    def n_excluded(self) -> int:
+        """Rows excluded by ``subset``."""
+        return int(self.factor.n_excluded)
+
+    @property
+    def n_read(self) -> int:
+        """Rows read from the source."""
+        return int(self.factor.n_read)
+
+    @property
+    def intercept(self) -> bool:
+        """Whether the design has an intercept."""
+        return self.spec.intercept
+
+    @property
+    def coef(self) -> pd.Series:
+        """Coefficients (NaN where aliased)."""
+        return pd.Series(self.filtered.coef, index=self.names, name="coef")
+
+    @property
+    def aliased(self) -> list[str]:
+        """Names of the coefficients not defined because of singularities."""
+        return [self.names[j] for j in self.spectrum.aliased]
+
+    @property
+    def lam(self) -> float | None:
+        """Ridge's λ (None for other methods)."""
+        return float(self.selection.value) if self.method == "ridge" else None
+
+    @property
+    def k(self) -> int | None:
+        """PCR's number of components (None for other methods)."""
+        return int(self.selection.value) if self.method == "pcr" else None
+
+    @property
+    def edf(self) -> float:
+        """Effective degrees of freedom tr(H), the intercept included."""
+        return float(self.filtered.edf)
+
+    @property
+    def df_model(self) -> float:
+        """Model degrees of freedom, excluding the intercept."""
+        return self.edf - (1.0 if self.intercept else 0.0)
+
+    @property
+    def df_resid(self) -> float:
+        """Residual degrees of freedom n − tr(H)."""
+        return self.nobs - self.edf
+
+    @cached_property
+    def rss(self) -> float:
+        """(Weighted) residual sum of squares: from the residual pass when it ran, else from
+        the spectrum (Σ (1 − f)² (U'ỹ)² + the part of ỹ outside the column space)."""
+        if self.stats is not None:
+            return float(self.stats.rss)
+        from attnreg.linear.filters import rss_of_filter
+
+        return float(rss_of_filter(self.spectrum, self.filtered.f))
+
+    @property
+    def tss(self) -> float:
+        """Total sum of squares (centred with an intercept, as R)."""
+        return float(self.spectrum.yss)
+
+    @cached_property
+    def _df_ok(self) -> bool:
+        if self.df_resid >= 1.0:
+            return True
+        warn_user(f"inference is not defined: the residual degrees of freedom are "
+                  f"{self.df_resid:.3g}", InferenceWarning)
+        return False
+
+    @cached_property
+    def sigma(self) -> float:
+        """Residual standard error sqrt(RSS / df_resid)."""
+        return float(np.sqrt(self.rss / self.df_resid)) if self._df_ok else float("nan")
+
+    @cached_property
+    def r_squared(self) -> float:
+        """R² = 1 − RSS/TSS (uncentred without an intercept, as R)."""
+        return 1.0 - self.rss / self.tss if self.tss > 0 else float("nan")
+
+    @property
+    def adj_r_squared(self) -> float:
+        """Adjusted R²."""
+        if not self._df_ok:
+            return float("nan")
+        n0 = self.nobs - (1 if self.intercept else 0)
+        return 1.0 - (1.0 - self.r_squared) * n0 / self.df_resid
+
+    @cached_property
+    def loglik(self) -> float:
+        """Gaussian log-likelihood (R's ``logLik.lm``, prior weights included)."""
+        n = self.nobs
+        return 0.5 * (self.factor.sum_log_w - n * (np.log(2 * np.pi) + 1.0 - np.log(n)
+                                                   + np.log(self.rss)))
+
+    @property
+    def aic(self) -> float:
+        """AIC = −2 logLik + 2 (edf + 1)."""
+        return -2.0 * self.loglik + 2.0 * (self.edf + 1.0)
+
+    @property
+    def bic(self) -> float:
+        """BIC = −2 logLik + log(n) (edf + 1)."""
+        return -2.0 * self.loglik + np.log(self.nobs) * (self.edf + 1.0)
+
+    # ------------------------------------------------------------ inference
+    @cached_property
+    def _middle(self) -> FloatArray:
+        sp = self.spectrum
+        if not self._df_ok:
+            return np.full((1 + sp.rank,) * 2, np.nan)
+        if self.vcov_spec.estimator.classical or self.middle_robust is None:
+            sigma2 = float(np.sqrt(self.rss / self.df_resid)) ** 2
+            middle = np.eye(1 + sp.rank) * sigma2
+            middle[0, 0] = sigma2 / sp.sum_w if sp.intercept is not None else 0.0
+            return middle
+        return self.middle_robust
+
+    @cached_property
+    def _vcov_z(self) -> tuple[FloatArray, IntArray]:
+        from attnreg.linear.inference import vcov_scaled
+
+        Vz, E = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
+        if not self._df_ok:
+            return np.full_like(Vz, np.nan), E
+        return self.vcov_spec.estimator.adjust_vcov(self.vcov_spec, Vz, E), E
+
+    @cached_property
+    def vcov(self) -> pd.DataFrame:
+        """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
+        from attnreg.linear.inference import scale_back
+
+        V = scale_back(*self._vcov_z)
+        return pd.DataFrame(V, index=self.names, columns=self.names)
+
+    @cached_property
+    def std_err(self) -> pd.Series:
+        """Standard errors of the coefficients."""
+        Vz, E = self._vcov_z
+        with np.errstate(invalid="ignore"):
+            se = np.ldexp(np.sqrt(np.diag(Vz)), E)
+        return pd.Series(se, index=self.names, name="std_err")
+
+    @property
+    def df_inference(self) -> float:
+        """Degrees of freedom of t and F (G − 1 for cluster-robust covariances)."""
+        return float(self.vcov_spec.df_inference(self.df_resid))
+
+    @cached_property
+    def t_value(self) -> pd.Series:
+        """t statistics coef / std_err."""
+        return (self.coef / self.std_err).rename("t_value")
+
+    @cached_property
+    def p_value(self) -> pd.Series:
+        """Two-sided p-values (Student's t on :attr:`df_inference`)."""
+        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_inference)
+        return pd.Series(p, index=self.names, name="p_value")
+
+    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
+        """Confidence intervals (columns named like R's ``confint``).
+
+        Parameters
+        ----------
+        level : float
+            Coverage, strictly between 0 and 1.
+
+        Returns
+        -------
+        DataFrame
+        """
+        from attnreg.linear.coefficients import _pct
+        from attnreg.linear.views import check_level
+
+        check_level(level)
+        q = stats.t.ppf(0.5 + level / 2.0, self.df_inference)
+        a = (1.0 - level) / 2.0
+        return pd.DataFrame({_pct(a): self.coef - q * self.std_err,
+                             _pct(1.0 - a): self.coef + q * self.std_err})
+
+    @cached_property
+    def f_test(self) -> Any:
+        """Overall F test: R's F (classical), or the Wald F under a robust covariance."""
+        from attnreg.linear.cluster import wald_from_vcov
+        from attnreg.linear.inference import vcov_scaled, wald_f
+        from attnreg.linear.results import FTest
+
+        df1, df2 = self.df_model, self.df_resid
+        nan = float("nan")
+        if df1 <= 0 or not self._df_ok:
+            return FTest(nan, df1, df2, nan)
+        if self.vcov_spec.estimator.classical:
+            rss, tss = self.rss, self.tss
+            if rss == 0.0:
+                return FTest(math.inf, float(df1), float(df2), 0.0)
+            stat = ((tss - rss) / df1) / (rss / df2)
+            return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
+        Vz, E = self._vcov_z
+        raw, _ = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
+        if np.array_equal(raw, Vz, equal_nan=True):
+            stat, q = wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
+        else:
+            stat, q = wald_from_vcov(Vz, E, self.filtered.coef,
+                                     np.asarray(self.spectrum.kept, dtype=np.int64))
+        df2 = self.df_inference
+        return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
+
+    # ------------------------------------------------------------ covariances
+    def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
+                  adjust: bool = False, data: Any = None, progress: bool = False,
+                  **options: Any) -> ChunkedResults:
+        """The same fit under another covariance, from one more pass over the rows.
+
+        Parameters
+        ----------
+        kind : {"classical", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "DK"}
+        maxlags : int, optional
+            HAC / Driscoll–Kraay lags (HAC default floor(4 (n/100)^(2/9)), DK floor(T^(1/4))).
+        adjust : bool
+            HAC: times n / (n − df).
+        data : optional
+            The source again (needed after unpickling a fit of data in memory).
+        progress : bool
+        **options
+            ``cluster="firm"`` / ``"firm + year"`` / a list of columns, ``type="HC1"|"HC0"``,
+            ``cadjust=``, ``df="cluster"|"residual"``, ``fix=``; DK: ``time="year"``,
+            ``type="HC0"|"HC1"|"sss"``. Cluster ids must be columns of the data.
+
+        Returns
+        -------
+        ChunkedResults
+
+        Raises
+        ------
+        OptionError
+            Unknown covariance or option (named, before any work); ``type="CR2"`` (needs
+            each cluster's block of the hat matrix); no source to read.
+        """
+        from attnreg.large.passes import pass_plan, run_pass
+        from attnreg.large.sources import as_source
+        from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov
+
+        checked = check_vcov_options(kind, maxlags=maxlags, adjust=adjust, **options)
+        name = get_vcov(kind).name
+        source = self.source if data is None else as_source(
+            data, chunk_rows=getattr(self.source, "chunk_rows", None))
+        if source is None:
+            if name == "classical" and self.stats is not None:
+                return self._with(vcov_spec=VcovSpec("classical"), middle_robust=None)
+            raise OptionError(f"with_vcov({kind!r}) reads the rows again, but this fit does not "
+                              f"keep its source ({self.source_description}): pass data=")
+        groups: tuple[tuple[str, ...], ...] = ()
+        L = 0
+        if name == "HAC":
+            L = checked["maxlags"]
+            if L is None:
+                L = int(np.floor(4 * (self.nobs / 100.0) ** (2.0 / 9.0)))
+            if self.nobs <= L:
+                raise OptionError(f"maxlags must be smaller than the number of observations "
+                                  f"({self.nobs}), however: maxlags={L}")
+        elif name == "cluster":
+            if checked["type"] == "CR2":
+                raise OptionError("type='CR2' needs each cluster's block of the hat matrix, "
+                                  "which a chunked fit does not form; use type='HC1' or 'HC0'")
+            groups = _intersections(_cluster_columns(checked["cluster"]))
+        elif name == "DK":
+            groups = (_cluster_columns(checked["time"], "time"),)
+            if len(groups[0]) != 1:
+                raise OptionError(f"time must be one column, however: time={checked['time']!r}")
+        plan_kind = name if name != "classical" else "none"
+        for g in groups:
+            for col in g:
+                if col not in source.columns:
+                    raise OptionError(f"{name} column {col!r} is not a column of the data "
+                                      f"({source.description})")
+        plan = pass_plan(self, plan_kind, L, groups)
+        part = run_pass(plan, source, progress=progress)
+        base = self._with(stats=part)  # the exact RSS of this pass
+        df = base.df_resid
+        n = base.nobs
+        if name == "classical":
+            return base._with(vcov_spec=VcovSpec("classical"), middle_robust=None)
+        if name in _HC:
+            meat = np.array(part.meat)
+            if name == "HC1":
+                meat *= n / df if df > 0 else np.nan
+            return base._with(vcov_spec=VcovSpec(name), middle_robust=meat)
+        if name == "HAC":
+            meat = np.array(part.meat)
+            if checked["adjust"]:
+                meat *= n / df if df > 0 else np.nan
+            return base._with(vcov_spec=VcovSpec("HAC", int(L), bool(checked["adjust"])),
+                              middle_robust=meat)
+        if name == "cluster":
+            width = plan.width
+            meat = np.zeros((width, width))
+            counts = {}
+            for cols, sums in zip(groups, part.sums, strict=True):
+                S = sums.to_numpy()
+                G = S.shape[0]
+                if len(cols) == 1:
+                    counts[cols[0]] = G
+                adj = G / (G - 1.0) if checked["cadjust"] and G > 1 else 1.0
+                meat += (-1) ** (len(cols) + 1) * adj * (S.T @ S)
+            if checked["type"] == "HC1":
+                meat *= (n - 1.0) / df if df > 0 else np.nan
+            names = groups[0] if len(groups) == 1 else tuple(g[0] for g in groups if len(g) == 1)
+            ids = ClusterCounts(names, tuple(counts[c] for c in names))
+            bound = {**checked, "cluster": ids}
+            return base._with(vcov_spec=VcovSpec("cluster", options=tuple(sorted(bound.items()))),
+                              middle_robust=meat)
+        # Driscoll–Kraay: HAC over the per-period sums, periods in sorted order
+        sums = part.sums[0].sort_index()
+        S = sums.to_numpy()
+        T = S.shape[0]
+        L = checked["maxlags"] if checked["maxlags"] is not None else int(np.floor(T ** 0.25))
+        if L >= T:
+            raise OptionError(f"maxlags must be smaller than the number of periods ({T}), "
+                              f"however: maxlags={L}")
+        meat = S.T @ S
+        for lag in range(1, L + 1):
+            gamma = S[lag:].T @ S[:-lag]
+            meat += (1.0 - lag / (L + 1.0)) * (gamma + gamma.T)
+        if checked["type"] != "HC0":
+            factor = n / df if checked["type"] == "HC1" else T / (T - 1.0) * (n - 1.0) / df
+            meat *= factor if df > 0 else np.nan
+        ids = ClusterCounts(groups[0], (T,))
+        return base._with(vcov_spec=VcovSpec("DK", int(L), options=(("time", ids),
+                                                                    ("type", checked["type"]))),
+                          middle_robust=meat)
+
+    def _with(self, **changes: Any) -> ChunkedResults:
+        """A copy with fields changed (cached statistics recomputed)."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values.update(changes)
+        out = ChunkedResults(**values)
+        if "_source_description" in self.__dict__:
+            object.__setattr__(out, "_source_description", self.__dict__["_source_description"])
+        return out
+
+    # ------------------------------------------------------------ prediction
+    def _design_of(self, frame: pd.DataFrame) -> FloatArray:
+        from attnreg.formula.design import _translate_patsy_error
+        from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
+        from attnreg.formula.parse import check_names
+
+        frame = string_labels(frame, "newdata")
+        factors = list(self.spec.x_info.factor_infos.keys())
+        check_names(factors, frame, self.spec.eval_env, "newdata")
+        uses = {name: outside for f in factors for name, outside in variable_uses(f.code).items()}
+        frame = prepare_frame(frame, uses, "newdata")
+        positional = frame.set_axis(pd.RangeIndex(frame.shape[0]), axis=0)
+        try:
+            (mat,) = patsy.build_design_matrices(
+                [self.spec.x_info], positional,
+                NA_action=patsy.NAAction(NA_types=["None", "NaN"]), return_type="dataframe")
+        except patsy.PatsyError as exc:
+            raise _translate_patsy_error(exc, "newdata") from None
+        X = np.full((frame.shape[0], len(self.names)), np.nan)
+        X[np.asarray(mat.index, dtype=np.int64)] = mat.to_numpy(dtype=np.float64)
+        return X
+
+    def predict(self, newdata: Any) -> pd.Series | Iterator[pd.Series]:
+        """Predictions for new rows, built with the fit's levels and transform statistics.
+
+        Parameters
+        ----------
+        newdata : DataFrame, dict, or a large source (path, arrow, polars)
+            A pandas DataFrame or dict is predicted in memory; a large source chunk by chunk.
+
+        Returns
+        -------
+        Series, or an iterator of Series (one per chunk) for a large source
+            NaN for rows with missing values.
+        """
+        from attnreg.large.sources import as_source, is_large
+
+        coef = np.where(np.isnan(self.filtered.coef), 0.0, self.filtered.coef)
+        if isinstance(newdata, dict):
+            newdata = pd.DataFrame(newdata)
+        if isinstance(newdata, pd.DataFrame) and not is_large(newdata):
+            return pd.Series(self._design_of(newdata) @ coef, index=newdata.index, name="fit")
+        source = as_source(newdata, chunk_rows=getattr(self.source, "chunk_rows", None))
+
+        def chunks() -> Iterator[pd.Series]:
+            cols = [c for c in self.spec.columns_needed if c != self.spec.response_name
+                    and c in source.columns]
+            for frame in source.frames(cols):
+                yield pd.Series(self._design_of(frame) @ coef, index=frame.index, name="fit")
+
+        return chunks()
+
+    # ------------------------------------------------------------ reports
+    def summary(self) -> Any:
+        """The R ``summary.lm``-style report, with notes on the chunked passes.
+
+        Returns
+        -------
+        attnreg.report.Summary
+        """
+        from attnreg.linear.rules import RULES
+        from attnreg.report.sections import (
+            Call,
+            Coefficients,
+            FitStatistics,
+            Lines,
+            Penalty,
+            Residuals,
+        )
+        from attnreg.report.summary import Summary
+
+        sections: list[Any] = [Call(self.call)]
+        notes = [f"Chunked fit of {self.source_description}: {self.n_read} rows read, "
+                 f"{self.nobs} in the fit"
+                 + (f", {self.n_dropped} dropped for missing values" if self.n_dropped else "")
+                 + (f", {self.n_excluded} excluded by subset" if self.n_excluded else "")
+                 + (f", {self.factor.n_zero_weight} of weight zero" if self.factor.n_zero_weight
+                    else "") + "."]
+        st = self.stats
+        if st is not None:
+            values = np.concatenate([st.sample_values, [st.resid_min, st.resid_max]]) \
+                if st.sample_values.size < st.n_obs else st.sample_values
+            sections.append(Residuals(np.asarray(values, dtype=np.float64),
+                                      tuple(str(i) for i in range(values.size)),
+                                      self.factor.weighted, float(self.df_resid)))
+            if st.sample_values.size < st.n_obs:
+                notes.append(f"Residual quantiles from a uniform sample of "
+                             f"{st.sample_values.size} of {st.n_obs} rows (Min and Max exact).")
+            notes.append(f"Leverage (hat values): mean {self.edf / self.nobs:.4g}, max "
+                         f"{st.hat_max:.4g} (row {st.hat_max_label!r}).")
+        else:
+            notes.append("Residuals not computed (residuals=False): no residual quantiles.")
+        if self.refinement:
+            notes.append(f"OLS refined in extended precision: {len(self.refinement)} pass(es).")
+        table = pd.DataFrame({"Estimate": self.coef, "Std. Error": self.std_err,
+                              "t value": self.t_value, "Pr(>|t|)": self.p_value})
+        sections.append(Coefficients(table, n_aliased=len(self.aliased)))
+        has_model = self.df_model > 0
+        ft = self.f_test if has_model else None
+        sections.append(FitStatistics(
+            sigma=float(self.sigma), df_resid=float(self.df_resid),
+            effective=RULES[self.method].penalized, n_deleted=self.n_dropped,
+            r_squared=float(self.r_squared) if has_model else None,
+            adj_r_squared=float(self.adj_r_squared) if has_model else None,
+            f_statistic=None if ft is None else float(ft.statistic),
+            f_df1=None if ft is None else float(ft.df1),
+            f_df2=None if ft is None else float(ft.df2),
+            f_p_value=None if ft is None else float(ft.p_value),
+            covariance=self.vcov_spec.kind, covariance_label=self.vcov_spec.label()))
+        if self.selection is not None:
+            sel = self.selection
+            sections.append(Penalty(method=self.method, parameter=RULES[self.method].parameter,
+                                    value=float(sel.value), criterion=sel.criterion,
+                                    n_candidates=int(sel.grid.size),
+                                    standardized=bool(self.standardize), edf=self.edf))
+        sections.append(Lines(tuple(notes), lead_blank=True))
+        return Summary(title=f"attnreg {self.method} fit (chunked)", sections=tuple(sections))
+
+    def __repr__(self) -> str:
+        coefs = ", ".join(f"{n}={v:.4g}" for n, v in self.coef.items())
+        return f"<ChunkedResults {self.method}: {coefs}; n={self.nobs}>"
+

@@ -1,0 +1,478 @@
+"""Data read a chunk of rows at a time: files, arrow, polars and pandas as :class:`ChunkSource`.
+
+:func:`as_source` wraps what the chunked fits accept:
+
+- a parquet or CSV path, a directory or a glob (``"trips/*.parquet"``), read with
+  ``pyarrow.dataset`` in record batches of only the columns the formula needs;
+- a ``pyarrow.Table``, ``pyarrow.dataset.Dataset`` or ``pyarrow.RecordBatchReader`` (a reader
+  can be read once only);
+- a ``polars.DataFrame`` (sliced, zero copy) or ``polars.LazyFrame`` (collected in batches);
+- a ``pandas.DataFrame``, split into chunks of rows (for tests and for forcing the chunked
+  path on data already in memory).
+
+Each chunk becomes a pandas DataFrame only when it is read, and only with the columns asked
+for; :meth:`ChunkSource.frames` applies the package's input rules
+(:func:`attnreg.formula.frame.prepare_frame`: numbers as float64, text and dates refused with
+the column named) chunk by chunk. pyarrow and polars are imported only when such a source is
+made: ``import attnreg`` imports neither.
+
+:func:`is_large` says which inputs take the chunked path: paths, arrow datasets and readers,
+polars LazyFrames, and arrow tables or polars frames of more than :data:`LARGE_CELLS` cells;
+never a pandas DataFrame (unless ``chunk_rows`` is given). Small arrow and polars inputs are
+converted to pandas (:func:`to_memory`) and fitted in memory exactly as before.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> from attnreg.large.sources import as_source, is_large
+>>> df = pd.DataFrame({"y": np.arange(10.0), "x": np.arange(10) % 3})
+>>> src = as_source(df, chunk_rows=4)
+>>> src.columns, src.n_rows
+(('y', 'x'), 10)
+>>> [len(f) for f in src.frames(["x"])]
+[4, 4, 2]
+>>> next(iter(src.frames(["x"], uses={"x": True})))["x"].dtype  # the input rules, per chunk
+dtype('float64')
+>>> is_large(df), is_large("trips/*.parquet"), is_large(df, chunk_rows=4)
+(False, True, True)
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg.exceptions import DataError, FormulaError, OptionError
+from attnreg.formula.frame import prepare_frame, string_labels
+
+__all__ = ["DEFAULT_CHUNK_ROWS", "LARGE_CELLS", "ArrowSource", "ChunkSource", "PandasSource",
+           "PolarsSource", "as_source", "is_large", "to_memory"]
+
+#: Rows per chunk when none is given (about 8 MiB per float64 column... at 20 columns 160 MiB
+#: of design at most; arrow files keep their own batch size up to this).
+DEFAULT_CHUNK_ROWS = 1 << 18
+#: Arrow tables and polars frames with more cells (rows × columns) than this take the
+#: chunked path; smaller ones are converted to pandas and fitted in memory.
+LARGE_CELLS = 1 << 24
+
+
+def _kind(data: Any) -> str:
+    """'path', 'arrow', 'polars', 'pandas' or '' (what :func:`as_source` makes of ``data``)."""
+    if isinstance(data, (str, os.PathLike)):
+        return "path"
+    if isinstance(data, (list, tuple)) and data and all(isinstance(d, (str, os.PathLike))
+                                                        for d in data):
+        return "path"
+    if isinstance(data, pd.DataFrame):
+        return "pandas"
+    module = type(data).__module__.split(".")[0]
+    if module == "pyarrow":
+        return "arrow"
+    if module == "polars":
+        return "polars"
+    return ""
+
+
+def is_large(data: Any, *, chunk_rows: int | None = None) -> bool:
+    """Whether :func:`attnreg.attnreg` fits ``data`` chunk by chunk.
+
+    Parameters
+    ----------
+    data : object
+        What was given as ``data=``.
+    chunk_rows : int, optional
+        Given: the chunked path for any input this module reads (pandas included).
+
+    Returns
+    -------
+    bool
+        True for paths and globs, arrow datasets and record batch readers, polars
+        LazyFrames, arrow tables and polars DataFrames of more than :data:`LARGE_CELLS`
+        cells; False for pandas DataFrames, dicts and small tables (unless ``chunk_rows``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> is_large(pd.DataFrame({"x": [1.0]})), is_large("data/*.csv")
+    (False, True)
+    """
+    kind = _kind(data)
+    if not kind:
+        return False
+    if chunk_rows is not None or kind == "path":
+        return True
+    if kind == "arrow":
+        name = type(data).__name__
+        if name in ("Table", "RecordBatch"):
+            return int(data.num_rows) * max(int(data.num_columns), 1) > LARGE_CELLS
+        return True  # datasets and readers stream
+    if kind == "polars":
+        if type(data).__name__ == "LazyFrame":
+            return True
+        return int(data.height) * max(int(data.width), 1) > LARGE_CELLS
+    return False
+
+
+def to_memory(data: Any) -> Any:
+    """A small arrow table or polars frame as a pandas DataFrame; anything else unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"x": [1.0]})
+    >>> to_memory(df) is df
+    True
+    """
+    kind = _kind(data)
+    if kind == "arrow" and type(data).__name__ in ("Table", "RecordBatch"):
+        return _arrow_to_pandas(data, 0)
+    if kind == "polars" and type(data).__name__ == "DataFrame":
+        return _polars_to_pandas(data, 0)
+    return data
+
+
+class ChunkSource(ABC):
+    """Rows read a chunk at a time, each chunk a pandas DataFrame of the columns asked for.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        Every column of the source (string labels).
+    n_rows : int or None
+        Number of rows, when known without reading the data.
+    description : str
+        What the source is, for reports (``"parquet dataset trips/*.parquet"``).
+    chunk_rows : int
+        Rows per chunk (a file's own record batches may be smaller).
+    """
+
+    columns: tuple[str, ...]
+    n_rows: int | None
+    description: str
+    chunk_rows: int
+    #: whether the data stays readable after pickling (files: yes; objects in memory: no)
+    portable: bool = False
+
+    @abstractmethod
+    def _raw(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """Chunks as pandas DataFrames of ``columns``, row labels included."""
+
+    def frames(self, columns: Sequence[str] | None = None, *,
+               uses: Mapping[str, bool] | None = None) -> Iterator[pd.DataFrame]:
+        """The chunks, one pandas DataFrame each, in row order.
+
+        Parameters
+        ----------
+        columns : sequence of str, optional
+            Columns to read (default: all). A column the source lacks is a FormulaError
+            naming it.
+        uses : mapping of str to bool, optional
+            Variables a formula reads, each with whether it is read outside ``C()``
+            (:func:`attnreg.formula.frame.variable_uses`): the package's input rules are
+            then applied to each chunk (:func:`attnreg.formula.frame.prepare_frame`).
+
+        Yields
+        ------
+        DataFrame
+            Row labels: the pandas source's own, else the global row numbers 0, 1, ...
+        """
+        cols = list(self.columns) if columns is None else list(dict.fromkeys(columns))
+        missing = [c for c in cols if c not in self.columns]
+        if missing:
+            raise FormulaError(f"data ({self.description}) has no column {missing[0]!r}; it has "
+                               f"{', '.join(map(repr, self.columns[:20]))}")
+        for frame in self._raw(cols):
+            frame = string_labels(frame, "data")
+            yield prepare_frame(frame, uses, "data") if uses is not None else frame
+
+    def __repr__(self) -> str:
+        rows = "?" if self.n_rows is None else str(self.n_rows)
+        return f"<{type(self).__name__} {self.description}: {rows} rows, {len(self.columns)} columns>"
+
+
+def _check_chunk_rows(chunk_rows: Any) -> int:
+    if chunk_rows is None:
+        return DEFAULT_CHUNK_ROWS
+    if (not isinstance(chunk_rows, (int, np.integer)) or isinstance(chunk_rows, bool)
+            or chunk_rows < 1):
+        raise OptionError(f"chunk_rows must be a positive integer, however: {chunk_rows=}")
+    return int(chunk_rows)
+
+
+# ------------------------------------------------------------------------------ pandas
+
+class PandasSource(ChunkSource):
+    """A pandas DataFrame split into chunks of ``chunk_rows`` rows (views, no copies)."""
+
+    def __init__(self, frame: pd.DataFrame, chunk_rows: int) -> None:
+        self._frame = string_labels(frame, "data")
+        self.columns = tuple(self._frame.columns)
+        self.n_rows = int(frame.shape[0])
+        self.chunk_rows = chunk_rows
+        self.description = f"pandas DataFrame ({self.n_rows} rows)"
+
+    def _raw(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        sub = self._frame[list(columns)]
+        for lo in range(0, int(self.n_rows or 0), self.chunk_rows):
+            yield sub.iloc[lo:lo + self.chunk_rows]
+
+
+# ------------------------------------------------------------------------------ arrow
+
+def _arrow_plain(table: Any) -> Any:
+    """Dictionary-encoded columns decoded (a chunk's dictionary is not the data's levels)."""
+    import pyarrow as pa
+
+    cols = []
+    changed = False
+    for col in table.columns:
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+            changed = True
+        cols.append(col)
+    if not changed:
+        return table
+    return type(table).from_arrays(cols, names=table.schema.names) if hasattr(
+        type(table), "from_arrays") else table
+
+
+def _arrow_to_pandas(batch: Any, offset: int) -> pd.DataFrame:
+    try:
+        frame = _arrow_plain(batch).to_pandas()
+    except Exception as exc:  # pyarrow raises its own types (ArrowInvalid, ...)
+        raise DataError(f"data: a chunk could not be converted from arrow: {exc}") from None
+    frame.index = pd.RangeIndex(offset, offset + frame.shape[0])
+    return frame
+
+
+class ArrowSource(ChunkSource):
+    """A pyarrow Table, Dataset, RecordBatchReader, or files read with ``pyarrow.dataset``."""
+
+    def __init__(self, data: Any, chunk_rows: int, *, paths: Any = None,
+                 file_format: str | None = None) -> None:
+        import pyarrow as pa
+
+        self._paths, self._format = paths, file_format
+        self._data = data
+        self.chunk_rows = chunk_rows
+        self._read_once = isinstance(data, pa.RecordBatchReader)
+        self._used = False
+        schema = data.schema
+        self.columns = tuple(str(n) for n in schema.names)
+        if isinstance(data, (pa.Table, pa.RecordBatch)):
+            self.n_rows = int(data.num_rows)
+        elif self._read_once:
+            self.n_rows = None
+        else:
+            self.n_rows = None  # counted on demand (a dataset's count may scan metadata)
+        if paths is not None:
+            shown = paths if isinstance(paths, str) else f"{len(paths)} files"
+            self.description = f"{file_format} dataset {shown}"
+            self.portable = True
+        else:
+            self.description = f"pyarrow {type(data).__name__}"
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._paths is None:
+            raise DataError(f"{self.description} is data in memory: it is not saved with a fit "
+                            "(a fit keeps only a description of its source)")
+        return {**self.__dict__, "_data": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._data = _open_dataset(self._paths, self._format or "parquet")
+
+    def count_rows(self) -> int | None:
+        """Rows of the source (a dataset counts them from its files' metadata)."""
+        import pyarrow.dataset as ds
+
+        if self.n_rows is None and isinstance(self._data, ds.Dataset):
+            self.n_rows = int(self._data.count_rows())
+        return self.n_rows
+
+    def _raw(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        data = self._data
+        if isinstance(data, (pa.Table, pa.RecordBatch)):
+            table = data.select(list(columns))
+            batches: Any = (table.slice(lo, self.chunk_rows)
+                            for lo in range(0, table.num_rows, self.chunk_rows))
+        elif isinstance(data, ds.Dataset):
+            try:
+                batches = data.to_batches(columns=list(columns), batch_size=self.chunk_rows)
+            except Exception as exc:
+                raise DataError(f"data ({self.description}) could not be read: {exc}") from None
+        else:
+            if self._used:
+                raise DataError("a pyarrow RecordBatchReader can be read only once, and the fit "
+                                "needs more than one pass: give a dataset, a table or a path")
+            self._used = True
+            batches = (b.select(list(columns)) for b in data)
+        offset = 0
+        iterator = iter(batches)
+        while True:
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                break
+            except Exception as exc:
+                raise DataError(f"data ({self.description}) could not be read: {exc}") from None
+            if batch.num_rows == 0:
+                continue
+            yield _arrow_to_pandas(batch, offset)
+            offset += int(batch.num_rows)
+
+
+def _expand_paths(path: Any) -> tuple[list[str], str]:
+    names = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
+    files: list[str] = []
+    for name in names:
+        if any(ch in name for ch in "*?["):
+            files += sorted(_glob.glob(name, recursive=True))
+        elif os.path.isdir(name):
+            files += sorted(p for p in _glob.glob(os.path.join(name, "**", "*"), recursive=True)
+                            if os.path.isfile(p))
+        elif os.path.exists(name):
+            files.append(name)
+        else:
+            raise DataError(f"data: no such file or directory {name!r}")
+    if not files:
+        raise DataError(f"data: the pattern {names[0]!r} matches no files")
+    exts = {os.path.splitext(f)[1].lower() for f in files}
+    if exts <= {".parquet", ".pq"}:
+        return files, "parquet"
+    if exts <= {".csv", ".gz"} and all(f.lower().endswith((".csv", ".csv.gz")) for f in files):
+        return files, "csv"
+    raise DataError(f"data: files must all be parquet (.parquet) or all CSV (.csv), however "
+                    f"they end in {', '.join(sorted(exts))}")
+
+
+def _open_dataset(files: list[str], file_format: str) -> Any:
+    try:
+        import pyarrow.dataset as ds
+    except ImportError:
+        raise OptionError("reading parquet or CSV files needs pyarrow: pip install "
+                          "'attnreg[large]'") from None
+    try:
+        return ds.dataset(files, format=file_format)
+    except Exception as exc:
+        raise DataError(f"data: the {file_format} files could not be opened: {exc}") from None
+
+
+# ------------------------------------------------------------------------------ polars
+
+def _polars_to_pandas(frame: Any, offset: int) -> pd.DataFrame:
+    """A polars frame as pandas, column by column through numpy (no pyarrow needed)."""
+    cols: dict[str, Any] = {}
+    for name in frame.columns:
+        s = frame.get_column(name)
+        if s.dtype.is_numeric() or s.dtype.is_temporal():
+            cols[name] = s.to_numpy()
+        else:  # text, categorical, boolean with nulls: Python objects (None for missing)
+            cols[name] = np.asarray(s.to_list(), dtype=object)
+    out = pd.DataFrame(cols, index=pd.RangeIndex(offset, offset + frame.height))
+    return out
+
+
+class PolarsSource(ChunkSource):
+    """A polars DataFrame (zero-copy slices) or LazyFrame (collected in batches)."""
+
+    def __init__(self, data: Any, chunk_rows: int) -> None:
+        self._data = data
+        self.chunk_rows = chunk_rows
+        self._lazy = type(data).__name__ == "LazyFrame"
+        names = data.collect_schema().names() if self._lazy else data.columns
+        self.columns = tuple(str(c) for c in names)
+        self.n_rows = None if self._lazy else int(data.height)
+        self.description = f"polars {type(data).__name__}"
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise DataError(f"{self.description} is data in memory: it is not saved with a fit")
+
+    def _raw(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        if not self._lazy:
+            sub = self._data.select(list(columns))
+            for lo in range(0, sub.height, self.chunk_rows):
+                yield _polars_to_pandas(sub.slice(lo, self.chunk_rows), lo)
+            return
+        offset = 0
+        lazy = self._data.select(list(columns))
+        try:
+            batches = lazy.collect_batches(chunk_size=self.chunk_rows)
+        except (AttributeError, TypeError):  # pragma: no cover - older polars
+            batches = None
+        if batches is None:  # pragma: no cover - older polars: slices of the query
+            while True:
+                part = lazy.slice(offset, self.chunk_rows).collect()
+                if part.height == 0:
+                    return
+                yield _polars_to_pandas(part, offset)
+                offset += part.height
+        for part in batches:
+            if part.height:
+                yield _polars_to_pandas(part, offset)
+                offset += part.height
+
+
+# ------------------------------------------------------------------------------ front
+
+def as_source(data: Any, *, chunk_rows: int | None = None) -> ChunkSource:
+    """Wrap ``data`` as a :class:`ChunkSource`.
+
+    Parameters
+    ----------
+    data : str, path, list of paths, pyarrow Table / Dataset / RecordBatchReader, polars
+        DataFrame / LazyFrame, pandas DataFrame or ChunkSource
+        A path may be a file, a directory or a glob of parquet or CSV files.
+    chunk_rows : int, optional
+        Rows per chunk (default :data:`DEFAULT_CHUNK_ROWS`; parquet files may yield smaller
+        record batches).
+
+    Returns
+    -------
+    ChunkSource
+
+    Raises
+    ------
+    DataError
+        No such file, a glob matching nothing, mixed file formats.
+    OptionError
+        An unsupported type (named), or pyarrow / polars missing for such data.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> as_source(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), chunk_rows=2)
+    <PandasSource pandas DataFrame (3 rows): 3 rows, 1 columns>
+    """
+    if isinstance(data, ChunkSource):
+        return data
+    rows = _check_chunk_rows(chunk_rows)
+    kind = _kind(data)
+    if kind == "pandas":
+        return PandasSource(data, rows)
+    if kind == "path":
+        files, fmt = _expand_paths(data)
+        shown = os.fspath(data) if isinstance(data, (str, os.PathLike)) else files
+        source = ArrowSource(_open_dataset(files, fmt), rows, paths=shown, file_format=fmt)
+        source._paths = files
+        source.description = f"{fmt} dataset {shown}"
+        return source
+    if kind == "arrow":
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        if isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader, ds.Dataset)):
+            return ArrowSource(data, rows)
+    if kind == "polars" and type(data).__name__ in ("DataFrame", "LazyFrame"):
+        return PolarsSource(data, rows)
+    raise OptionError(f"data must be a pandas, polars or pyarrow table, a parquet/CSV path or "
+                      f"glob, however: type(data) is {type(data).__module__}.{type(data).__name__}")

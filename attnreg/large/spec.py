@@ -1,0 +1,325 @@
+"""Pass 1 of a chunked fit: what the formula needs from all the data, learned chunk by chunk.
+
+:func:`learn_spec` reads the source once (patsy's incremental builder,
+``patsy.incr_dbuilders``) and returns a :class:`ChunkSpec`: patsy's design infos of the
+response and the predictors with every factor's levels (a level seen only in the last
+chunk is a level like any other, and levels are sorted as in memory) and the memorised
+statistics of ``center()``, ``standardize()`` and ``scale()`` (attnreg's NaN-aware
+transforms, whose running moments combine chunks exactly as Chan's formulas). With these,
+every chunk's design is the same rows of the design built in memory from the whole data.
+
+What needs more than one pass, or rows of other chunks, is refused with a
+:class:`~attnreg.exceptions.FormulaError` naming the term: spline bases (``bs``, ``cr``,
+``cc``, ``te``: their knots are quantiles of all the data, which patsy keeps in memory) and
+the time operators ``lag``, ``lags`` and ``diff`` (a chunk's first rows would need the
+previous chunk's). R's ``y ~ .`` expands over the source's columns.
+
+A ChunkSpec pickles (patsy's objects as plain data, as :class:`attnreg.formula.spec.FormulaSpec`)
+so that it can be sent to worker processes.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> from attnreg.large.sources import as_source
+>>> from attnreg.large.spec import learn_spec
+>>> df = pd.DataFrame({"y": np.arange(6.0), "x": [1.0, 2, 3, 4, 5, 7],
+...                    "g": ["a", "a", "a", "a", "b", "c"]})
+>>> spec = learn_spec("y ~ center(x) + C(g)", as_source(df, chunk_rows=2))
+>>> spec.column_names   # levels "b" and "c" appear only in the last chunks
+['(Intercept)', 'C(g)[T.b]', 'C(g)[T.c]', 'center(x)']
+>>> spec.columns_needed
+('y', 'x', 'g')
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import patsy
+
+from attnreg.exceptions import DataError, FormulaError
+from attnreg.formula.frame import check_factor_code, variable_uses
+from attnreg.formula.parse import check_names, expand_dot, parse
+
+__all__ = ["NOT_CHUNKWISE", "ChunkSpec", "formula_env", "learn_spec"]
+
+#: Formula functions that cannot be evaluated chunk by chunk in one pass, and why.
+NOT_CHUNKWISE = {
+    "bs": "a spline basis learns its knots from quantiles of all the data (patsy keeps every "
+          "value in memory)",
+    "cr": "a spline basis learns its knots from quantiles of all the data",
+    "cc": "a spline basis learns its knots from quantiles of all the data",
+    "te": "a tensor spline learns its knots from quantiles of all the data",
+    "lag": "a lag needs the rows of the previous chunk",
+    "lags": "a lag needs the rows of the previous chunk",
+    "diff": "a difference needs the rows of the previous chunk",
+}
+
+
+@dataclass(frozen=True)
+class ChunkSpec:
+    """What a chunked fit learned from pass 1: the design of every chunk, as patsy builds it.
+
+    Attributes
+    ----------
+    formula : str
+        The formula (R's ``.`` expanded).
+    y_info, x_info : patsy.DesignInfo
+        Design infos of the response and of the predictors (levels, transform statistics).
+    eval_env : patsy.EvalEnvironment
+        The formula's scope (attnreg's ``center``/``standardize``/``scale`` included).
+    columns_needed : tuple of str
+        Source columns the formula reads (weights and cluster columns are added by the fit).
+    uses : dict of str to bool
+        Each variable, with whether it is read outside ``C()`` (the input rules).
+    weights : str or None
+        The weights column.
+    subset : str or None
+        A row filter expression (:meth:`pandas.DataFrame.eval`), applied after the formula.
+    na_action : {"drop", "raise"}
+    n_rows_seen : int
+        Rows of the source read in pass 1.
+    """
+
+    formula: str
+    y_info: Any = field(repr=False)
+    x_info: Any = field(repr=False)
+    eval_env: Any = field(repr=False)
+    columns_needed: tuple[str, ...]
+    uses: dict[str, bool] = field(repr=False)
+    weights: str | None = None
+    subset: str | None = None
+    na_action: str = "drop"
+    n_rows_seen: int = 0
+
+    @property
+    def column_names(self) -> list[str]:
+        """Design column names; the intercept is ``"(Intercept)"``."""
+        return ["(Intercept)" if c == "Intercept" else str(c) for c in self.x_info.column_names]
+
+    @property
+    def response_name(self) -> str:
+        """The response expression."""
+        return str(self.y_info.column_names[0])
+
+    @property
+    def intercept(self) -> bool:
+        """Whether column 0 is the intercept."""
+        names = self.column_names
+        return bool(names) and names[0] == "(Intercept)"
+
+    @property
+    def n_coef(self) -> int:
+        """Number of design columns."""
+        return len(self.x_info.column_names)
+
+    def read_columns(self, extra: tuple[str, ...] = ()) -> list[str]:
+        """Columns a pass reads: the formula's, the weights' and ``extra`` (cluster ids...)."""
+        cols = list(self.columns_needed)
+        if self.weights is not None:
+            cols.append(self.weights)
+        return list(dict.fromkeys([*cols, *extra]))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle support: patsy's design infos as plain data (:mod:`attnreg.formula.spec`)."""
+        from attnreg.formula.spec import FormulaSpec
+
+        return {**self.__dict__,
+                "y_info": _SpecHolder.of(self.y_info, self.eval_env, self.formula, True),
+                "x_info": _SpecHolder.of(self.x_info, self.eval_env, self.formula, False),
+                "eval_env": None, "_kind": FormulaSpec.__name__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state.pop("_kind", None)
+        y_info, env = state["y_info"].to_patsy()
+        x_info, env_x = state["x_info"].to_patsy()
+        state.update(y_info=y_info, x_info=x_info, eval_env=env_x if env_x is not None else env)
+        self.__dict__.update(state)
+
+
+@dataclass(frozen=True)
+class _SpecHolder:
+    """A patsy design info pickled through :class:`attnreg.formula.spec.FormulaSpec`."""
+
+    spec: Any
+
+    @classmethod
+    def of(cls, info: Any, env: Any, formula: str, response: bool) -> _SpecHolder:
+        from attnreg.formula.spec import FormulaSpec
+
+        shim = _DesignShim(formula=formula, design_info=info, eval_env=env,
+                           response_name=str(info.column_names[0]) if response else "")
+        return cls(FormulaSpec.from_design(shim))  # type: ignore[arg-type]
+
+    def to_patsy(self) -> tuple[Any, Any]:
+        return self.spec.to_patsy()  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class _DesignShim:
+    """The attributes of a Design that FormulaSpec reads."""
+
+    formula: str
+    design_info: Any
+    eval_env: Any
+    response_name: str
+
+
+def formula_env(eval_env: Any = None) -> Any:
+    """The scope formulas are evaluated in: ``eval_env`` plus attnreg's NaN-aware
+    ``center``, ``standardize`` and ``scale``.
+
+    Parameters
+    ----------
+    eval_env : patsy.EvalEnvironment, optional
+        The caller's scope (default: an empty scope with numpy as ``np``).
+
+    Returns
+    -------
+    patsy.EvalEnvironment
+    """
+    import numpy as np
+
+    from attnreg.formula.transforms import center, scale, standardize
+
+    env = eval_env if eval_env is not None else patsy.EvalEnvironment([{"np": np}])
+    if not isinstance(env, patsy.EvalEnvironment):
+        raise FormulaError(f"eval_env must be a patsy.EvalEnvironment, however: {type(env).__name__}")
+    return env.with_outer_namespace({"center": center, "standardize": standardize, "scale": scale})
+
+
+def _called(code: str) -> set[str]:
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            out.add(func.id if isinstance(func, ast.Name)
+                    else func.attr if isinstance(func, ast.Attribute) else "")
+    return out
+
+
+def check_chunkwise(codes: list[str]) -> None:
+    """FormulaError naming the first term that cannot be evaluated chunk by chunk.
+
+    Examples
+    --------
+    >>> check_chunkwise(["x", "np.log(x)", "center(x)"])
+    >>> check_chunkwise(["bs(x, df=4)"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attnreg.exceptions.FormulaError: the term 'bs(x, df=4)' cannot be evaluated chunk by chunk: ...
+    """
+    for code in codes:
+        bad = sorted(_called(code) & NOT_CHUNKWISE.keys())
+        if bad:
+            raise FormulaError(
+                f"the term {code!r} cannot be evaluated chunk by chunk: {NOT_CHUNKWISE[bad[0]]}. "
+                "Compute it as a column of the data first, or fit a sample in memory")
+
+
+def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str | None = None,
+               subset: str | None = None, na_action: str = "drop",
+               progress: bool = False) -> ChunkSpec:
+    """Pass 1: parse ``formula`` against the source's columns and learn its design over all chunks.
+
+    Parameters
+    ----------
+    formula : str
+        ``"y ~ x1 + C(g) + center(x2)"``; ``y ~ .`` expands to every other column.
+    source : ChunkSource
+        From :func:`attnreg.large.sources.as_source`.
+    eval_env : patsy.EvalEnvironment, optional
+        Where names that are not columns are looked up (:func:`formula_env` adds attnreg's
+        transforms).
+    weights : str, optional
+        Name of a weights column (left out of ``.``).
+    subset : str, optional
+        Row filter expression, kept in the spec (the formula is learned on every row, as in
+        memory).
+    na_action : {"drop", "raise"}
+    progress : bool
+        Report chunks read on stderr.
+
+    Returns
+    -------
+    ChunkSpec
+
+    Raises
+    ------
+    FormulaError
+        A malformed formula, a column the source lacks (named), or a term that cannot be
+        evaluated chunk by chunk (named).
+    DataError
+        An empty source, a factor with one level, a text column used as a number.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from attnreg.large.sources import as_source
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4], "x": [1.0, 2, 3, 5]})
+    >>> spec = learn_spec("y ~ scale(x)", as_source(df, chunk_rows=3))
+    >>> state = spec.x_info.factor_infos[next(iter(spec.x_info.factor_infos))].state
+    >>> spec.column_names, spec.n_rows_seen
+    (['(Intercept)', 'scale(x)'], 4)
+    """
+    from attnreg._progress import Progress
+    from attnreg.formula.design import _check_factor_levels, _translate_patsy_error
+
+    if not isinstance(formula, str) or "~" not in formula:
+        raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
+    env = formula_env(eval_env)
+    empty = pd.DataFrame(columns=list(source.columns))
+    formula = expand_dot(formula, empty, exclude=[weights] if weights else [])
+    desc = parse(formula)
+    if not desc.lhs_termlist:
+        raise FormulaError(f"the formula {formula!r} has no response left of '~'")
+    factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
+    codes = [f.code for f in factors]
+    for factor in factors:
+        check_factor_code(factor.code, source.columns)
+    check_chunkwise(codes)
+    check_names(factors, empty, env, "data")
+    if weights is not None and weights not in source.columns:
+        raise FormulaError(f"data ({source.description}) has no weights column {weights!r}")
+    uses: dict[str, bool] = {}
+    for code in codes:
+        for name, outside in variable_uses(code).items():
+            uses[name] = uses.get(name, False) or outside
+    needed = tuple(n for n in uses if n in source.columns)
+    seen = {"rows": 0, "passes": 0}
+
+    def chunks() -> Any:  # patsy may stop a pass early once every factor's type is known
+        seen["passes"] += 1
+        rows = 0
+        total = source.n_rows or 0
+        with Progress(total, "attnreg pass 1 (levels, transforms): rows", progress) as bar:
+            for frame in source.frames(needed or source.columns[:1], uses=uses):
+                rows += frame.shape[0]
+                seen["rows"] = max(seen["rows"], rows)
+                bar.update(rows)
+                yield frame
+
+    try:
+        y_info, x_info = patsy.incr_dbuilders(desc, chunks, eval_env=env,
+                                              NA_action=patsy.NAAction("drop"))
+    except (patsy.PatsyError, AssertionError) as exc:  # patsy asserts on no rows at all
+        if seen["rows"] == 0:
+            raise DataError(f"data ({source.description}) has no rows") from None
+        if isinstance(exc, AssertionError):
+            raise
+        raise _translate_patsy_error(exc, "data") from None
+    if seen["rows"] == 0:
+        raise DataError(f"data ({source.description}) has no rows")
+    _check_factor_levels(x_info)
+    return ChunkSpec(formula=formula, y_info=y_info, x_info=x_info, eval_env=env,
+                     columns_needed=needed, uses=uses, weights=weights, subset=subset,
+                     na_action=na_action, n_rows_seen=int(seen["rows"]))
+
