@@ -618,11 +618,11 @@ class ForecastComparison:
                                   stars=False)
 
     def _display(self) -> pd.DataFrame:
-        """The printed columns: accuracy, each test's statistic or p-value, the MCS p-value."""
+        """The printed columns: accuracy, each test's p-value, the MCS p-value."""
         t = self.table
         return pd.DataFrame({
-            "MSFE": t["msfe"], "OOS R2": t["oos_r2"], "DM": t["dm_statistic"],
-            "Pr(DM)": t["dm_p_value"], "Pr(CW)": t["cw_p_value"], "Pr(GW)": t["gw_p_value"],
+            "MSFE": t["msfe"], "OOS R2": t["oos_r2"], "Pr(DM)": t["dm_p_value"],
+            "Pr(CW)": t["cw_p_value"], "Pr(GW)": t["gw_p_value"],
             "Pr(ENC)": t["enc_p_value"], "Pr(ENC rev)": t["enc_rev_p_value"],
             "Pr(MCS)": t["mcs_p_value"]}, index=t.index)
 

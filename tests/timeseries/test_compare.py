@@ -315,7 +315,7 @@ def test_render_pickle_and_repr(runs) -> None:
     assert "Pr(GW)" in text and "90% set: " + ", ".join(cmp.mcs.included) in text
     md = cmp.to_markdown().splitlines()
     assert md[0].startswith("| model") and md[1].startswith("|:---")
-    assert len(md[2].split("|")) == 12  # model + 9 columns + the two borders
+    assert len(md[2].split("|")) == 11  # model + 8 columns + the two borders
     assert md[2].split("|")[2].strip() == f"{cmp.table.loc['ols', 'msfe']:.4g}"
     tex = cmp.to_latex()
     assert "\\toprule" in tex and "% DM: Diebold-Mariano" in tex and "nan" not in tex
