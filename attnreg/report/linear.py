@@ -28,8 +28,10 @@ def linear_summary(res: LinearResults) -> Summary:
     """The ``summary.lm``-style report of a spectral fit (OLS, WLS, ridge, PCR)."""
     w = res.design.weights
     resid_w = _summary_residuals(res)
-    residuals = Residuals(resid_w.to_numpy(), tuple(str(v) for v in resid_w.index),
-                          w is not None and bool(np.ptp(w) != 0), float(res.df_resid))
+    # R names the residuals only when it prints them all (five or fewer residual df)
+    labels = tuple(str(v) for v in resid_w.index) if res.df_resid <= 5 else ()
+    residuals = Residuals(resid_w.to_numpy(), labels, w is not None and bool(np.ptp(w) != 0),
+                          float(res.df_resid))
     table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
                           "t value": res.t_value, "Pr(>|t|)": res.p_value})
     sections: list[Any] = [Call(res.call), residuals,

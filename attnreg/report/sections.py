@@ -47,7 +47,8 @@ class Residuals:
     ----------
     values : ndarray, shape (n,)
     labels : tuple of str
-        Row labels (printed when there are five or fewer residual degrees of freedom).
+        Row labels, given (and printed) only when there are five or fewer residual degrees
+        of freedom, else empty.
     weighted : bool
         The weights are not all equal (R then says "Weighted Residuals").
     df_resid : float

@@ -375,9 +375,16 @@ class ForecastResults:
 
         Examples
         --------
-        Needs matplotlib.
-
-        >>> axes = fc.plot()  # doctest: +SKIP
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import pandas as pd
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="1990Q1")
+        >>> len(fc.plot().lines), len(fc.plot("cumulative").lines)  # forecast, actual, mean
+        (3, 2)
         """
         return _plot(self, kind, kw)
 
@@ -492,9 +499,17 @@ class MultiHorizonForecasts:
 
         Examples
         --------
-        Needs matplotlib.
-
-        >>> axes = fh.plot()  # doctest: +SKIP
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import pandas as pd
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fh = ar.forecast("infl ~ lag(infl, h) + lag(unemp, h)", macro, start="1990Q1",
+        ...                  horizon=[1, 4])
+        >>> len(fh.plot("cumulative").lines) >= 2  # a line per horizon
+        True
         """
         return _plot(self, kind, kw)
 

@@ -43,8 +43,10 @@ def test_leverage_and_selection(longley: pd.DataFrame) -> None:
 
 def test_forecast_plots(series: pd.DataFrame) -> None:
     fc = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", series, start="2010Q1")
-    top, bottom = fc.plot()
+    top, bottom = plots.plot_forecast(fc)
     assert len(top.lines) == 3 and len(bottom.lines) == 2
+    assert len(fc.plot().lines) == 3  # forecast, actual, benchmark
+    assert len(fc.plot("cumulative").lines) == 2
     ax = plots.plot_coef_paths(fc)
     assert len(ax.lines) == 3  # two terms and the zero line
 
