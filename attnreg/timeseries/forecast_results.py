@@ -351,6 +351,28 @@ class ForecastResults:
         self._direct_only("attention_shares()")
         return attention_shares(self, recent)
 
+    def attention_over_time(self, origins: Any = None, buckets: Any = (4, 20, 40)) -> Any:
+        """Attention weights by age of the past period, for every (or the chosen) origin.
+
+        :func:`attnreg.timeseries.views.attention_over_time` of these forecasts: signed sums
+        (``.weight``) and absolute shares (``.share``) over the last 4, 5–20, 21–40 and older
+        periods, or by calendar decade with ``buckets="decade"``.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> att = fc.attention_over_time(origins=slice("1999Q4", "2000Q2"))
+        >>> att.weight.shape[0], bool(np.allclose(att.weight.sum(axis=1), 1.0))
+        (3, True)
+        """
+        from attnreg.timeseries.views import attention_over_time
+
+        return attention_over_time(self, origins, buckets)
+
     def leakage_audit(self) -> Any:
         """The same forecasts with the full-sample metric: how much better they look.
 

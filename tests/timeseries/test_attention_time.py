@@ -143,3 +143,12 @@ def test_several_horizons_and_iterated(series) -> None:
                      strategy="iterated")
     with pytest.raises(OptionError, match="use strategy='direct'"):
         attention_over_time(it, horizon=2)
+
+
+def test_the_method_on_the_results_is_the_function(series) -> None:
+    fc = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", series, start=series.index[60])
+    by_method = fc.attention_over_time(buckets=(2, 10))
+    by_function = attention_over_time(fc, None, (2, 10))
+    pd.testing.assert_frame_equal(by_method.weight, by_function.weight)
+    pd.testing.assert_frame_equal(by_method.share, by_function.share)
+    assert list(by_method.weight.columns) != list(fc.attention_over_time().weight.columns)
