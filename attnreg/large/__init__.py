@@ -3,8 +3,12 @@
 :func:`attnreg.attnreg` hands ``data`` to the first registered backend whose predicate
 accepts it (:func:`chunked_backend`); the built-in local backend takes what
 :func:`attnreg.large.sources.is_large` accepts (parquet/CSV paths and globs, arrow datasets,
-large arrow tables and polars frames, and any input when ``chunk_rows=`` is given). A
-distributed engine registers its own with :func:`register_backend` (it is tried first).
+large arrow tables and polars frames, and any input when ``chunk_rows=`` is given); the
+built-in ``"dask"`` backend takes a ``dask.dataframe.DataFrame``
+(:func:`attnreg.large.dask.fit_dask`: the partitions are the chunks, computed on the
+workers). Another engine registers its own with :func:`register_backend` (it is tried
+first). Neither predicate imports anything: ``import attnreg`` and fits of pandas data never
+import dask, pyarrow or polars.
 
 The modules:
 
@@ -14,7 +18,9 @@ The modules:
   ``RFactor.merge`` (the TSQR combine);
 - :mod:`~attnreg.large.fit`: :func:`fit_from_factor` and the local passes;
 - :mod:`~attnreg.large.passes`: ``PassPlan``, :func:`second_pass` -> ``MeatPart.merge``;
-- :mod:`~attnreg.large.results`: ``ChunkedResults``.
+- :mod:`~attnreg.large.results`: ``ChunkedResults``;
+- :mod:`~attnreg.large.dask`, :mod:`~attnreg.large.dask_spec`: dask DataFrames on a cluster;
+- :mod:`~attnreg.large.dask_attention`: the streamed attention view.
 
 Nothing here imports pyarrow or polars until such data is read.
 
@@ -26,10 +32,13 @@ Examples
 True
 >>> chunked_backend("data/*.parquet", {}).name
 'local'
+>>> [b.name for b in _BACKENDS]              # tried in this order
+['dask', 'local']
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,4 +166,18 @@ def _local_fit(request: FitRequest) -> Any:
     return fit_request(request)
 
 
+def _dask_predicate(data: Any, options: dict[str, Any]) -> bool:
+    """A dask DataFrame: one can exist only once ``dask.dataframe`` is imported, so a look in
+    ``sys.modules`` tells without importing dask."""
+    module = sys.modules.get("dask.dataframe")
+    return module is not None and isinstance(data, module.DataFrame)
+
+
+def _dask_fit(request: FitRequest) -> Any:
+    from attnreg.large.dask import fit_request
+
+    return fit_request(request)
+
+
 register_backend("local", _local_predicate, _local_fit)
+register_backend("dask", _dask_predicate, _dask_fit)

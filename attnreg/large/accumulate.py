@@ -57,6 +57,7 @@ import scipy.linalg as sla
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError, OptionError
+from attnreg.linear.scaling import unit_weights
 from attnreg.large.spec import ChunkSpec
 
 __all__ = ["ChunkDesign", "RFactor", "chunk_design"]
@@ -239,6 +240,9 @@ class RFactor:
         Row counts (missing values, ``subset``, weight zero, rows read).
     sum_log_w : float
         Σ log w (the log-likelihood of a weighted fit).
+    sums : ndarray, shape (n_coef + 1,)
+        Σ w [X | y] per column, added over the chunks (the means are ``sums / sum_w``, as the
+        in-memory fit's; see :meth:`means`).
     """
 
     R: FloatArray
@@ -252,6 +256,7 @@ class RFactor:
     n_zero_weight: int = 0
     n_read: int = 0
     sum_log_w: float = 0.0
+    sums: FloatArray | None = field(default=None, repr=False)
 
     @property
     def n_coef(self) -> int:
@@ -263,7 +268,7 @@ class RFactor:
         """The factor of no rows (the neutral element of :meth:`merge`)."""
         k = n_coef + 1
         return cls(R=np.zeros((k, k)), center=np.zeros(k), n_obs=0, sum_w=0.0,
-                   intercept=intercept, weighted=weighted)
+                   intercept=intercept, weighted=weighted, sums=np.zeros(k))
 
     @classmethod
     def from_chunk(cls, chunk: ChunkDesign, spec: ChunkSpec | None = None, *,
@@ -292,15 +297,16 @@ class RFactor:
         slw = float(np.log(w).sum()) if w is not None and n else 0.0
         if n == 0:
             return cls(R=np.zeros((p + 1, p + 1)), center=np.zeros(p + 1), n_obs=0, sum_w=0.0,
-                       intercept=has_int, weighted=weighted, **counts)
+                       intercept=has_int, weighted=weighted, sums=np.zeros(p + 1), **counts)
         sqrt_w = None if w is None else np.sqrt(w)
         sum_w = float(w.sum()) if w is not None else float(n)
+        wv = w if w is not None else unit_weights(n)
+        sums = np.r_[np.asarray(wv @ X, dtype=np.float64), float(wv @ y)]
         if has_int:
             cols = np.arange(1, p, dtype=np.int64)
-            wv = w if w is not None else np.ones(n)
-            mean = (wv @ X) / sum_w
+            mean = sums[:p] / sum_w
             mean[0] = 0.0
-            y_mean = float(wv @ y) / sum_w
+            y_mean = float(sums[p]) / sum_w
             # one refinement of the means (as R's mean()): centred sums are then ~ 0 exactly
             mean[1:] += (wv @ (X[:, 1:] - mean[1:])) / sum_w
             y_mean += float(wv @ (y - y_mean)) / sum_w
@@ -314,7 +320,7 @@ class RFactor:
             R = streaming_r(X, y, cols, np.zeros(p), sqrt_w, 0.0)
             center = np.zeros(p + 1)
         return cls(R=_positive_diagonal(R), center=center, n_obs=n, sum_w=sum_w,
-                   intercept=has_int, weighted=weighted, sum_log_w=slw, **counts)
+                   intercept=has_int, weighted=weighted, sum_log_w=slw, sums=sums, **counts)
 
     def merge(self, other: RFactor) -> RFactor:
         """The factor of the rows of both (the TSQR combine step; associative, any order).
@@ -340,7 +346,7 @@ class RFactor:
         if other.n_obs == 0 or self.n_obs == 0:
             base = other if self.n_obs == 0 else self
             return RFactor(R=base.R, center=base.center, n_obs=base.n_obs, sum_w=base.sum_w,
-                           intercept=self.intercept, weighted=weighted, **counts)
+                           intercept=self.intercept, weighted=weighted, sums=base.sums, **counts)
         sum_w = self.sum_w + other.sum_w
         Ra, Rb = self.R.copy(), other.R.copy()
         if self.intercept:
@@ -352,9 +358,10 @@ class RFactor:
         else:
             center = self.center
         R = sla.qr(np.vstack([Ra, Rb]), mode="r", check_finite=False)[0][: Ra.shape[0]]
+        sums = None if self.sums is None or other.sums is None else self.sums + other.sums
         return RFactor(R=_positive_diagonal(np.triu(R)), center=center,
                        n_obs=self.n_obs + other.n_obs, sum_w=sum_w, intercept=self.intercept,
-                       weighted=weighted, **counts)
+                       weighted=weighted, sums=sums, **counts)
 
     def centred_r(self) -> FloatArray:
         """R of the centred, weighted [X | y] without the intercept column, shape (k+1, k+1).
@@ -367,18 +374,28 @@ class RFactor:
         return self.R[1:, 1:] if self.intercept else self.R
 
     def means(self) -> FloatArray:
-        """Weighted means of the columns (intercept excluded: 0) and the response, exactly:
-        c + r01 / r00, shape (n_coef + 1,) (zeros without an intercept)."""
+        """Weighted means of the columns (intercept excluded: 0) and the response, shape
+        (n_coef + 1,) (zeros without an intercept).
+
+        ``sums / sum_w``: the column sums added over the chunks, divided once, which is what
+        the in-memory fit computes (one weighted sum per column). Not ``c + r01 / r00``: in
+        exact arithmetic the same number, but the computed r01 carries the
+        re-triangularisations' rounding, of the size of the centred columns' norms
+        (ε ‖√w (x − x̄)‖), and the chunks' refined means carry rounding of the size of the
+        columns' spread; on an ill-conditioned design a mean off by ε·sd moves the
+        intercept's standard error by about cond(Z)² ε sd |v'x̄| / (1/Σw + x̄'Ωx̄)
+        (v the near-null direction): two digits on ``benchmarks/large_accuracy.py``'s design.
+        """
         if not self.intercept or self.n_obs == 0:
             return np.zeros_like(self.center)
-        out = self.center + np.r_[0.0, self.R[0, 1:] / self.R[0, 0]]
+        out = self.center.copy() if self.sums is None else self.sums / self.sum_w
         out[0] = 0.0
         return out
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_rfactor, (self.R, self.center, self.n_obs, self.sum_w, self.intercept,
                            self.weighted, self.n_dropped, self.n_excluded, self.n_zero_weight,
-                           self.n_read, self.sum_log_w))
+                           self.n_read, self.sum_log_w, self.sums))
 
 
 def _rfactor(*args: Any) -> RFactor:

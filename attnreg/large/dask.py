@@ -53,11 +53,12 @@ import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import AttnregError, DataError, OptionError
+from attnreg.large.dask_predict import is_dask_frame, is_dask_series, predict_dask
 from attnreg.large.sources import ChunkSource
 
 __all__ = ["DEFAULT_SPLIT_EVERY", "DaskRunner", "DaskSource", "DistributedSource",
-           "dask_predicate", "fit_dask", "fit_request", "is_dask_frame", "learn_dask_spec",
-           "predict_dask", "register_dask_backend", "resolve_client"]
+           "dask_predicate", "fit_dask", "fit_request", "is_dask_frame", "is_dask_series",
+           "learn_dask_spec", "predict_dask", "resolve_client"]
 
 #: partials merged per task of the tree reduction (depth log_8 P)
 DEFAULT_SPLIT_EVERY = 8
@@ -73,27 +74,6 @@ def pytest_importorskip(name: str) -> Any:
         import pytest
 
         pytest.skip(f"{name} is not installed")
-
-
-def is_dask_frame(data: Any) -> bool:
-    """Whether ``data`` is a dask DataFrame (without importing dask).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> is_dask_frame(pd.DataFrame({"x": [1.0]}))
-    False
-    """
-    module = sys.modules.get("dask.dataframe")
-    if module is None:
-        return False
-    return isinstance(data, module.DataFrame)
-
-
-def is_dask_series(data: Any) -> bool:
-    """Whether ``data`` is a dask Series (without importing dask)."""
-    module = sys.modules.get("dask.dataframe")
-    return module is not None and isinstance(data, module.Series)
 
 
 def _need_dask() -> None:
@@ -483,56 +463,19 @@ def learn_dask_spec(formula: str, source: DistributedSource, eval_env: Any = Non
                              na_action=na_action)
 
 
-def _partition_factor(spec: Any, frame: pd.DataFrame) -> Any:
-    """One partition's R factor (runs on its worker)."""
-    from attnreg.large.accumulate import RFactor, chunk_design
-
-    return RFactor.from_chunk(chunk_design(spec, frame), spec)
-
-
 def accumulate_dask_factor(spec: Any, source: DistributedSource) -> Any:
     """Pass 2: every partition's R factor on its worker, combined in a tree (TSQR).
+
+    :func:`attnreg.large.fit.accumulate_factor` with the partitions as chunks.
 
     Returns
     -------
     RFactor
         Of every row; the client receives one (n_coef + 1)² triangle.
     """
-    return source.map_reduce(_partition_factor, (spec,), columns=spec.read_columns(),
-                             uses=spec.uses, label="attnreg pass 2 (R factors)")
+    from attnreg.large.fit import accumulate_factor
 
-
-def _refine_dask(res: Any, source: DistributedSource, max_steps: int | None = None) -> Any:
-    """OLS refinement (as :func:`attnreg.large.fit.refine`), each gradient pass distributed."""
-    from attnreg.large.fit import refinement_columns, refinement_step
-    from attnreg.large.passes import gradient_part
-    from attnreg.linear.refinement import _PATIENCE, _ROUNDING, _SHRINK, REFINE_MAX_STEPS
-
-    steps = REFINE_MAX_STEPS if max_steps is None else max_steps
-    cols = refinement_columns(res)
-    best, best_size, misses, sizes = res, np.inf, 0, []
-    current = res
-    for _ in range(steps):
-        c = current.filtered.coef[cols]
-        g = source.map_reduce(gradient_part, (res.spec, cols, c),
-                              columns=res.spec.read_columns(), uses=res.spec.uses,
-                              label="attnreg refinement pass")
-        dc, size = refinement_step(current, g)
-        sizes.append(size)
-        misses = 0 if size <= _SHRINK * best_size else misses + 1
-        if size < best_size:
-            best, best_size = current, size
-        coef = current.filtered.coef.copy()
-        coef[cols] = c + dc
-        nxt = dataclasses.replace(current, filtered=dataclasses.replace(current.filtered,
-                                                                        coef=coef))
-        if size <= _ROUNDING:
-            return dataclasses.replace(nxt, refinement=tuple(sizes))
-        if misses == _PATIENCE:
-            return dataclasses.replace(best, refinement=tuple(sizes))
-        current = nxt
-    out = current if misses == 0 else best
-    return dataclasses.replace(out, refinement=tuple(sizes))
+    return accumulate_factor(spec, source)
 
 
 def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | None = None,
@@ -600,8 +543,7 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
     >>> fit.vcov_spec.kind, fit.nobs
     ('HC1', 300)
     """
-    from attnreg.api import front_door_options
-    from attnreg.large.fit import fit_from_factor
+    from attnreg.large.fit import fit_from_factor, refine
     from attnreg.linear.refinement import REFINE_COND
     from attnreg.linear.rules import RULES
     from attnreg.methods import get_method
@@ -615,7 +557,11 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
                                                  "fix", "time", "adjust") if k in options}
     for name in ("chunk_rows",):
         options.pop(name, None)  # partitions are the chunks
-    given = front_door_options(vcov=vcov, **options, **vcov_options)
+    merged: dict[str, Any] = {**options, **vcov_options}
+    given = {k: v for k, v in merged.items()
+             if not (v is None and k in ("lam", "k", "standardize", "maxlags"))}
+    if vcov != "classical":
+        given["vcov"] = vcov
     checked = estimator.check_options(given)
     if weights is not None and not isinstance(weights, str):
         raise OptionError("weights of a dask fit must name a column of the data, however: "
@@ -638,7 +584,7 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
         res = fit_from_factor(spec, factor, estimator.name, checked, call=call, source=source)
         sp = res.spectrum
         if estimator.name == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
-            res = _refine_dask(res, source)
+            res = refine(res, source)  # each step's gradient on the workers
         kind = checked.get("vcov", "classical")
         if kind != "classical" or residuals:
             res = res.with_vcov(kind, maxlags=checked.get("maxlags"), progress=progress,
@@ -646,70 +592,6 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
     except AttnregError as exc:
         raise _clean(exc) from None
     return res
-
-
-class _Predictor:
-    """A fit as an argument of ``map_partitions`` (tokenized by a fresh id, not by value)."""
-
-    def __init__(self, fit: Any) -> None:
-        import uuid
-
-        self.fit = fit
-        self.token = uuid.uuid4().hex
-
-    def __dask_tokenize__(self) -> str:
-        return self.token
-
-
-def _predict_partition(part: pd.DataFrame, predictor: _Predictor) -> pd.Series:
-    out = predictor.fit.predict(part)
-    return out.rename("fit")  # type: ignore[no-any-return]
-
-
-def predict_dask(fit: Any, newdata: Any) -> Any:
-    """Lazy predictions for a dask DataFrame: a dask Series, partition by partition.
-
-    Parameters
-    ----------
-    fit : ChunkedResults or LinearResults
-        Any fit whose ``predict`` takes a pandas DataFrame.
-    newdata : dask.dataframe.DataFrame
-
-    Returns
-    -------
-    dask.dataframe.Series
-        Named ``"fit"``, aligned on ``newdata``'s index (NaN for rows with missing values);
-        nothing is computed until asked.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> import attnreg as ar
-    >>> dd = pytest_importorskip("dask.dataframe")
-    >>> df = pd.DataFrame({"x": np.arange(8.0), "y": 1 + 2 * np.arange(8.0)})
-    >>> fit = ar.attnreg("y ~ x", df)
-    >>> lazy = predict_dask(fit, dd.from_pandas(df[["x"]], npartitions=2))
-    >>> lazy.compute(scheduler="sync").round(6).tolist()[:3]
-    [1.0, 3.0, 5.0]
-    """
-    if not is_dask_frame(newdata):
-        raise OptionError(f"newdata must be a dask DataFrame, however: type(newdata) is "
-                          f"{type(newdata).__name__}")
-    slim = fit._with(source=None) if hasattr(fit, "_with") and hasattr(fit, "spec") else fit
-    spec = getattr(fit, "spec", None)
-    if spec is not None:
-        response = spec.response_name
-        cols = [c for c in spec.columns_needed if c != response and c in newdata.columns]
-        missing = [c for c in spec.columns_needed if c != response and c not in newdata.columns]
-        if missing:
-            from attnreg.exceptions import FormulaError
-
-            raise FormulaError(f"newdata (dask DataFrame) has no column {missing[0]!r}")
-        frame = newdata[cols] if cols else newdata
-    else:
-        frame = newdata
-    return frame.map_partitions(_predict_partition, _Predictor(slim),
-                                meta=pd.Series(dtype=np.float64, name="fit"))
 
 
 # ------------------------------------------------------------------------------ the front door
@@ -730,18 +612,3 @@ def fit_request(request: Any) -> Any:
     return fit_dask(request.formula, request.data, request.method, weights=request.weights,
                     subset=request.subset, na_action=request.na_action,
                     eval_env=request.eval_env, **options)
-
-
-def register_dask_backend() -> None:
-    """Register the dask backend with :func:`attnreg.large.register_backend` (name ``"dask"``).
-
-    Examples
-    --------
-    >>> from attnreg.large import chunked_backend
-    >>> register_dask_backend()
-    >>> chunked_backend("data/*.parquet", {}).name      # paths still go to the local engine
-    'local'
-    """
-    from attnreg.large import register_backend
-
-    register_backend("dask", dask_predicate, fit_request)

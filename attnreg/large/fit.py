@@ -44,12 +44,12 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.large.accumulate import RFactor, chunk_design
-from attnreg.large.passes import GradientPart, frames_of, gradient_part
+from attnreg.large.passes import GradientPart, centred_gradient_part, frames_of, gradient_part
 from attnreg.large.spec import ChunkSpec, learn_spec
 from attnreg.large.sources import ChunkSource, as_source
 
-__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "fit_chunked",
-           "fit_from_factor", "spectrum_from_factor"]
+__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "chunk_factor",
+           "fit_chunked", "fit_from_factor", "refine", "spectrum_from_factor"]
 
 #: Options of the chunked path besides the method's own.
 CHUNK_OPTIONS = ("chunk_rows", "progress", "residuals")
@@ -76,6 +76,11 @@ def check_chunk_options(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def chunk_factor(spec: ChunkSpec, frame: Any) -> RFactor:
+    """One chunk's :class:`RFactor` (a ``map_reduce`` task: runs where the rows are)."""
+    return RFactor.from_chunk(chunk_design(spec, frame), spec)
+
+
 def accumulate_factor(spec: ChunkSpec, source: ChunkSource, *, progress: bool = False) -> RFactor:
     """Pass 2: the R factor of every chunk's design, merged in row order.
 
@@ -88,7 +93,16 @@ def accumulate_factor(spec: ChunkSpec, source: ChunkSource, *, progress: bool = 
     Returns
     -------
     RFactor
+
+    Notes
+    -----
+    A source with a ``map_reduce`` method (a dask frame's partitions) computes each chunk's
+    factor where its rows are and merges the factors in a tree (TSQR); the caller receives
+    one (n_coef + 1)² triangle.
     """
+    if hasattr(source, "map_reduce"):
+        return source.map_reduce(chunk_factor, (spec,), columns=spec.read_columns(),  # type: ignore[no-any-return]
+                                 uses=spec.uses, label="attnreg pass 2 (R factors)")
     total = RFactor.empty(spec.n_coef, spec.intercept, spec.weights is not None)
     for frame in frames_of(source, spec, spec.read_columns(), "attnreg pass 2 (R factor): rows",
                          progress):
@@ -255,7 +269,11 @@ def refinement_step(res: Any, gradient: GradientPart) -> tuple[FloatArray, float
 
 def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
            progress: bool = False) -> Any:
-    """OLS coefficients refined in extended precision, one pass of the data per step."""
+    """OLS coefficients refined in extended precision, one pass of the data per step.
+
+    A source with ``map_reduce`` (dask partitions) computes each step's gradient on the
+    workers.
+    """
     from attnreg.linear.refinement import _PATIENCE, _ROUNDING, _SHRINK, REFINE_MAX_STEPS
 
     steps = REFINE_MAX_STEPS if max_steps is None else max_steps
@@ -264,10 +282,15 @@ def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
     current = res
     for _ in range(steps):
         c = current.filtered.coef[cols]
-        g = GradientPart(np.zeros(cols.size, dtype=np.longdouble))
-        for frame in frames_of(source, res.spec, res.spec.read_columns(),
-                             "attnreg refinement pass: rows", progress):
-            g = g.merge(gradient_part(res.spec, cols, c, frame, res.spectrum.center))
+        if hasattr(source, "map_reduce"):  # on the workers, merged in a tree
+            g = source.map_reduce(centred_gradient_part, (res.spec, cols, c, res.spectrum.center),
+                                  columns=res.spec.read_columns(), uses=res.spec.uses,
+                                  label="attnreg refinement pass")
+        else:
+            g = GradientPart(np.zeros(cols.size, dtype=np.longdouble))
+            for frame in frames_of(source, res.spec, res.spec.read_columns(),
+                                   "attnreg refinement pass: rows", progress):
+                g = g.merge(gradient_part(res.spec, cols, c, frame, res.spectrum.center))
         dc, size = refinement_step(current, g)
         sizes.append(size)
         misses = 0 if size <= _SHRINK * best_size else misses + 1

@@ -51,8 +51,8 @@ from attnreg.large.accumulate import ChunkDesign, chunk_design
 from attnreg.large.sources import ChunkSource
 from attnreg.large.spec import ChunkSpec
 
-__all__ = ["RESERVOIR_SIZE", "GradientPart", "MeatPart", "PassPlan", "frames_of", "gradient_part",
-           "pass_plan", "run_pass", "second_pass"]
+__all__ = ["RESERVOIR_SIZE", "GradientPart", "MeatPart", "PassPlan", "centred_gradient_part",
+           "frames_of", "gradient_part", "pass_plan", "run_pass", "second_pass"]
 
 #: Residuals kept for the summary's quantiles (exact up to this many rows).
 RESERVOIR_SIZE = 200_000
@@ -343,11 +343,20 @@ def pass_plan(res: Any, kind: str = "none", maxlags: int = 0,
 
 
 def run_pass(plan: PassPlan, source: ChunkSource, *, progress: bool = False) -> MeatPart:
-    """:func:`second_pass` over every chunk of ``source``, merged in row order."""
+    """:func:`second_pass` over every chunk of ``source``, merged in row order.
+
+    A source with a ``map_reduce`` method (a dask frame's
+    :class:`~attnreg.large.dask.DistributedSource`) computes the chunks' partials where the
+    rows are (its workers) and merges them in a tree; only the merged partial (P × P numbers
+    or per-cluster sums) reaches the caller.
+    """
+    label = f"attnreg pass ({plan.kind if plan.kind != 'none' else 'residuals'})"
+    if hasattr(source, "map_reduce"):
+        return source.map_reduce(second_pass, (plan,), columns=plan.read_columns(),  # type: ignore[no-any-return]
+                                 uses=plan.spec.uses, label=label)
     total = MeatPart.empty(plan.width, plan.maxlags)
-    for frame in frames_of(source, plan.spec, plan.read_columns(),
-                         f"attnreg pass ({plan.kind if plan.kind != 'none' else 'residuals'}): rows",
-                         progress):
+    for frame in frames_of(source, plan.spec, plan.read_columns(), f"{label}: rows",
+                           progress):
         total = total.merge(second_pass(plan, frame))
     return total
 
@@ -364,6 +373,12 @@ class GradientPart:
     def merge(self, other: GradientPart) -> GradientPart:
         """The sum over both parts' rows."""
         return GradientPart(self.q + other.q, self.n_obs + other.n_obs)
+
+
+def centred_gradient_part(spec: ChunkSpec, cols: IntArray, coef: FloatArray,
+                          center: FloatArray, frame: pd.DataFrame) -> GradientPart:
+    """:func:`gradient_part` in the centred coordinates, the frame last (for ``map_reduce``)."""
+    return gradient_part(spec, cols, coef, frame, center)
 
 
 def gradient_part(spec: ChunkSpec, cols: IntArray, coef: FloatArray,

@@ -557,21 +557,36 @@ class ChunkedResults:
         X[np.asarray(mat.index, dtype=np.int64)] = mat.to_numpy(dtype=np.float64)
         return X
 
-    def predict(self, newdata: Any) -> pd.Series | Iterator[pd.Series]:
+    def predict(self, newdata: Any) -> Any:
         """Predictions for new rows, built with the fit's levels and transform statistics.
 
         Parameters
         ----------
-        newdata : DataFrame, dict, or a large source (path, arrow, polars)
-            A pandas DataFrame or dict is predicted in memory; a large source chunk by chunk.
+        newdata : DataFrame, dict, dask DataFrame, or a large source (path, arrow, polars)
+            A pandas DataFrame or dict is predicted in memory; a dask DataFrame lazily,
+            partition by partition (:func:`attnreg.large.dask_predict.predict_dask`); a
+            large source chunk by chunk.
 
         Returns
         -------
-        Series, or an iterator of Series (one per chunk) for a large source
+        Series, dask Series (lazy: nothing is computed until asked), or an iterator of
+        Series (one per chunk) for a large source
             NaN for rows with missing values.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from attnreg.large.fit import fit_chunked
+        >>> df = pd.DataFrame({"x": np.arange(10.0), "y": 1 + 2 * np.arange(10.0)})
+        >>> fit = fit_chunked("y ~ x", df, chunk_rows=4)
+        >>> fit.predict({"x": [0.5, 2.0]}).round(6).tolist()
+        [2.0, 5.0]
         """
+        from attnreg.large.dask_predict import is_dask_frame, predict_dask
         from attnreg.large.sources import as_source, is_large
 
+        if is_dask_frame(newdata):
+            return predict_dask(self, newdata)
         coef = np.where(np.isnan(self.filtered.coef), 0.0, self.filtered.coef)
         if isinstance(newdata, dict):
             newdata = pd.DataFrame(newdata)
@@ -586,6 +601,57 @@ class ChunkedResults:
                 yield pd.Series(self._design_of(frame) @ coef, index=frame.index, name="fit")
 
         return chunks()
+
+    def attention(self, newdata: Any, *, k: int = 10, data: Any = None) -> Any:
+        """The attention view for a few query rows, streamed over the training rows.
+
+        The weight ω_ji of training row i in the prediction for query j (as
+        :meth:`attnreg.linear.results.LinearResults.attention`), summarised in one pass over
+        the chunks (over the partitions on their workers for a dask fit) without forming
+        the J × N matrix: the top contributors per query and the diagnostics.
+
+        Parameters
+        ----------
+        newdata : DataFrame or dict
+            The query rows (a handful: each pass computes J weights per training row).
+        k : int
+            Contributors the pass keeps per query (``top_k`` with a larger k reads again).
+        data : optional
+            The training rows again (needed after unpickling a fit of data in memory).
+
+        Returns
+        -------
+        StreamedAttention
+            ``.top_k(k, by="abs"|"weight")`` (long format: ``query``, ``rank``,
+            ``train_label``, ``weight``, ``y``, ``contribution``) and ``.diagnostics``
+            (``prediction``, ``weight_sum``, ``negative_mass``, ``leverage``,
+            ``effective_neighbours``, ``entropy``, ``self_weight``).
+
+        Raises
+        ------
+        OptionError
+            The fit keeps no source and ``data`` is not given; ``newdata`` is not a frame.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from attnreg.large.fit import fit_chunked
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.normal(size=300)})
+        >>> df["y"] = 1 + df.x + rng.normal(size=300)
+        >>> fit = fit_chunked("y ~ x", df, chunk_rows=100)
+        >>> att = fit.attention(df.iloc[[0, 1]], k=3)
+        >>> att.top_k(3).shape, float(round(att.diagnostics["weight_sum"].iloc[0], 12))
+        ((6, 6), 1.0)
+        """
+        from attnreg.large.dask_attention import streamed_attention
+        from attnreg.large.sources import as_source
+
+        if isinstance(newdata, dict):
+            newdata = pd.DataFrame(newdata)
+        source = None if data is None else as_source(
+            data, chunk_rows=getattr(self.source, "chunk_rows", None))
+        return streamed_attention(self, newdata, k=k, source=source)
 
     # ------------------------------------------------------------ reports
     def summary(self) -> Any:

@@ -211,3 +211,109 @@ def test_progress_is_quiet_unless_asked(client, ddf, capsys) -> None:
 
 def test_is_dask_frame(frame, ddf) -> None:
     assert is_dask_frame(ddf) and not is_dask_frame(frame)
+
+
+# ------------------------------------------------------------------ through the front door
+
+def test_the_front_door_fits_a_dask_frame(client, frame, ddf) -> None:
+    from attnreg.large import chunked_backend
+    from attnreg.large.results import ChunkedResults
+
+    assert chunked_backend(ddf, {}).name == "dask"
+    formula = "y ~ x1 + np.log(x2) + C(g)"
+    fit = ar.attnreg(formula, data=ddf, vcov="HC1")
+    mem = ar.attnreg(formula, data=frame, vcov="HC1")
+    assert isinstance(fit, ChunkedResults)
+    assert fit.source_description.startswith("dask DataFrame (6 partitions) on tcp://127.0.0.1")
+    close(fit.coef, mem.coef)
+    close(fit.std_err, mem.std_err)
+    ridge = ar.attnreg(formula, data=ddf, method="ridge", lam=2.0,
+                       client=client.scheduler.address)
+    close(ridge.coef, ar.attnreg(formula, data=frame, method="ridge", lam=2.0).coef)
+    with pytest.raises(OptionError, match="softmax"):
+        ar.attnreg(formula, data=ddf, method="softmax")
+
+
+def _explode(part: pd.DataFrame) -> pd.DataFrame:
+    raise RuntimeError("a partition was computed")
+
+
+def test_predict_of_a_dask_frame_is_lazy(client, frame, ddf) -> None:
+    fit = ar.attnreg("y ~ x1 + np.log(x2) + C(g)", data=ddf)
+    poisoned = ddf.map_partitions(_explode, meta=ddf._meta)
+    lazy = fit.predict(poisoned)  # builds a graph, computes nothing
+    assert isinstance(lazy, dd.Series) and lazy.npartitions == ddf.npartitions
+    with pytest.raises(RuntimeError, match="a partition was computed"):
+        lazy.compute()
+    got = fit.predict(ddf)
+    assert isinstance(got, dd.Series)
+    want = ar.attnreg("y ~ x1 + np.log(x2) + C(g)", data=frame).predict(frame)
+    got = got.compute()
+    assert got.index.equals(frame.index)
+    np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=RTOL, equal_nan=True)
+
+
+@pytest.mark.parametrize("engine", ["dask", "local"])
+def test_attention_top_k_equals_the_in_memory_view(client, frame, ddf, engine) -> None:
+    formula = "y ~ x1 + np.log(x2) + C(g)"
+    data = ddf if engine == "dask" else frame
+    fit = ar.attnreg(formula, data=data, **({} if engine == "dask" else {"chunk_rows": 250}))
+    queries = frame.iloc[[2, 700, 1150]]
+    att = fit.attention(queries, k=6)
+    mem = ar.attnreg(formula, data=frame).attention(queries)
+    got, want = att.top_k(6), mem.top_k(6)
+    assert got["train_label"].tolist() == want["train_label"].tolist()
+    for col in ("weight", "y", "contribution"):
+        np.testing.assert_allclose(got[col], want[col], rtol=RTOL)
+    cols = ["prediction", "weight_sum", "negative_mass", "leverage", "effective_neighbours",
+            "entropy"]
+    np.testing.assert_allclose(att.diagnostics[cols].to_numpy(),
+                               mem.diagnostics[cols].to_numpy(), rtol=1e-9)
+    np.testing.assert_allclose(att.diagnostics["prediction"],
+                               fit.predict(queries).to_numpy(), rtol=RTOL)
+
+
+@pytest.mark.parametrize(("kind", "opts"), [("HC3", {}), ("HAC", {"maxlags": 2}),
+                                            ("cluster", {"cluster": "firm"})])
+def test_with_vcov_of_a_dask_fit_runs_on_the_workers(client, frame, ddf, monkeypatch,
+                                                     kind, opts) -> None:
+    from attnreg.large.dask import DaskRunner, DaskSource
+
+    formula = "y ~ x1 + np.log(x2) + C(g)"
+    fit = ar.attnreg(formula, data=ddf)
+    mem = ar.attnreg(formula, data=frame).with_vcov(kind, **opts)
+
+    def no_streaming(self, columns):
+        raise AssertionError("partitions were read through the client")
+
+    calls = []
+    real = DaskRunner.map_reduce
+
+    def spy(self, fn, args, **kw):
+        calls.append(fn.__name__)
+        return real(self, fn, args, **kw)
+
+    monkeypatch.setattr(DaskSource, "_raw", no_streaming)
+    monkeypatch.setattr(DaskRunner, "map_reduce", spy)
+    robust = fit.with_vcov(kind, **opts)
+    assert calls == ["second_pass"]
+    V, W = robust.vcov.to_numpy(), mem.vcov.to_numpy()
+    np.testing.assert_allclose(V, W, rtol=1e-10, atol=1e-12 * np.abs(W).max())
+    close(robust.std_err, mem.std_err)
+
+
+def test_the_refinement_of_an_ill_conditioned_dask_fit(client) -> None:
+    rng = np.random.default_rng(11)
+    n = 2000
+    x1 = 1e3 + rng.normal(size=n)  # an offset: the gradient must be taken centred
+    df = pd.DataFrame({"x1": x1, "x2": x1 + 1e-5 * rng.normal(size=n),
+                       "x3": rng.normal(size=n)})
+    df["y"] = 1 + df.x1 - df.x2 + df.x3 + 0.01 * rng.normal(size=n)
+    mem = ar.attnreg("y ~ x1 + x2 + x3", data=df)
+    fit = ar.attnreg("y ~ x1 + x2 + x3", data=dd.from_pandas(df, npartitions=5))
+    local = ar.attnreg("y ~ x1 + x2 + x3", data=df, chunk_rows=400)
+    # refined, each gradient on the workers, and converging (an uncentred gradient stalls
+    # at corrections of 1e-6)
+    assert len(fit.refinement) >= 2 and min(fit.refinement) < 1e-12
+    close(fit.coef, mem.coef, 1e-9)
+    close(fit.coef, local.coef, 1e-9)
