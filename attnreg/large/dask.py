@@ -553,8 +553,8 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
         raise OptionError(f"data must be a dask DataFrame, however: type(data) is "
                           f"{type(data).__module__}.{type(data).__name__}")
     estimator = get_method(method, tuple(RULES))
-    vcov_options = {k: options.pop(k) for k in ("maxlags", "cluster", "type", "cadjust", "df",
-                                                 "fix", "time", "adjust") if k in options}
+    vcov_keys = ("maxlags", "cluster", "type", "cadjust", "df", "fix", "time", "adjust")
+    vcov_options: dict[str, Any] = {k: options.pop(k) for k in vcov_keys if k in options}
     for name in ("chunk_rows",):
         options.pop(name, None)  # partitions are the chunks
     merged: dict[str, Any] = {**options, **vcov_options}
