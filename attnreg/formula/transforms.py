@@ -46,13 +46,50 @@ def _as_2d(x: Any) -> np.ndarray:
     return arr.reshape(-1, 1) if arr.ndim <= 1 else arr
 
 
+#: the exponent of a spread of exactly zero: below every other, so it never sets the scale
+_NO_SPREAD = -1100
+
+
+def _exponent(size: np.ndarray) -> np.ndarray:
+    """Binary exponents e with |size| = m 2^e, 0.5 ≤ m < 1 (``_NO_SPREAD`` for zeros and NaN)."""
+    size = np.abs(np.asarray(size, dtype=np.float64))
+    e = np.frexp(np.where(np.isfinite(size), size, 0.0))[1].astype(np.int64)
+    return np.where(size > 0, e, _NO_SPREAD)
+
+
 class _Moments:
-    """Running count, mean and sum of squared deviations per column, NaN ignored (Chan)."""
+    """Running count, mean and sum of squared deviations per column, NaN ignored (Chan).
+
+    The sum of squares is kept as ``m2_scaled`` · 4^``exponent`` (an integer exponent per
+    column, the binary exponent of the largest deviation seen), so deviations of 1e-160
+    (squares below the smallest normal float) or 1e+160 (squares above the largest) lose
+    nothing; ``m2`` is its value on the data's scale.
+    """
 
     def __init__(self) -> None:
         self.n: np.ndarray | None = None
         self.mean: np.ndarray | None = None
-        self.m2: np.ndarray | None = None
+        self.m2_scaled: np.ndarray | None = None
+        self.exponent: np.ndarray | None = None
+
+    @property
+    def m2(self) -> np.ndarray | None:
+        """Σ (x − mean)² per column (may under- or overflow where the spread is extreme)."""
+        if self.m2_scaled is None or self.exponent is None:
+            return None
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(self.m2_scaled, 2 * self.exponent)
+
+    @m2.setter
+    def m2(self, value: np.ndarray | None) -> None:
+        self.m2_scaled = None if value is None else np.asarray(value, dtype=np.float64)
+        self.exponent = None if value is None else np.zeros(np.shape(value), dtype=np.int64)
+
+    def _sd(self, denominator: Any) -> np.ndarray:
+        """sqrt(m2 / denominator), computed on the scaled sum (no under- or overflow)."""
+        assert self.m2_scaled is not None and self.exponent is not None
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+            return np.ldexp(np.sqrt(self.m2_scaled / denominator), self.exponent)
 
     def memorize_chunk(self, x: Any, *args: Any, **kwargs: Any) -> None:
         arr = _as_2d(x)
@@ -62,17 +99,23 @@ class _Moments:
             mean_b = np.where(n_b > 0, np.where(ok, arr, 0.0).sum(axis=0) / n_b, 0.0)
             # one refinement step (as R's mean()): a constant column gets its value exactly
             mean_b = mean_b + np.where(n_b > 0, np.where(ok, arr - mean_b, 0.0).sum(axis=0) / n_b, 0.0)
-        m2_b = (np.where(ok, arr - mean_b, 0.0) ** 2).sum(axis=0)
+        dev = np.where(ok, arr - mean_b, 0.0)
+        e_b = _exponent(np.max(np.abs(dev), axis=0, initial=0.0))
+        m2s_b = (np.ldexp(dev, -e_b) ** 2).sum(axis=0)
         if self.n is None:
-            self.n, self.mean, self.m2 = n_b, mean_b, m2_b
+            self.n, self.mean, self.m2_scaled, self.exponent = n_b, mean_b, m2s_b, e_b
             return
-        assert self.mean is not None and self.m2 is not None
+        assert self.mean is not None and self.m2_scaled is not None and self.exponent is not None
         n = self.n + n_b
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
             delta = mean_b - self.mean
             # weight n_b / n is exactly 1 after an empty chunk, so a constant column stays exact
             self.mean = np.where(n > 0, self.mean + delta * (n_b / n), 0.0)
-            self.m2 = self.m2 + m2_b + np.where(n > 0, delta**2 * self.n * n_b / n, 0.0)
+            e = np.maximum(np.maximum(self.exponent, e_b), _exponent(np.where(n > 0, delta, 0.0)))
+            between = np.where(n > 0, np.ldexp(delta, -e) ** 2 * self.n * n_b / n, 0.0)
+            self.m2_scaled = (np.ldexp(self.m2_scaled, 2 * (self.exponent - e))
+                              + np.ldexp(m2s_b, 2 * (e_b - e)) + between)
+            self.exponent = e
         self.n = n
 
     def memorize_finish(self) -> None:
@@ -108,9 +151,9 @@ class _Standardize(_Moments):
         if center:
             out -= self._mean()
         if rescale:
-            assert self.n is not None and self.m2 is not None
+            assert self.n is not None
             with np.errstate(invalid="ignore", divide="ignore"):
-                out /= np.sqrt(self.m2 / (self.n - ddof))
+                out /= self._sd(self.n - ddof)
         return self._reshape(x, out)
 
 
@@ -118,7 +161,7 @@ class _Scale(_Moments):
     """scale(x, center=True, scale=True), as R's ``scale()``."""
 
     def transform(self, x: Any, center: Any = True, scale: Any = True) -> Any:
-        assert self.n is not None and self.m2 is not None
+        assert self.n is not None
         out = _as_2d(x).copy()
         mean = self._mean()
         if center is True:
@@ -130,10 +173,12 @@ class _Scale(_Moments):
         out -= shift
         if scale is True:
             # root mean square of the centred observed values, on n - 1 (R: sqrt(sum(v^2) /
-            # max(1, length(v) - 1))); sum((x - c)^2) = m2 + n (mean - c)^2
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ss = self.m2 + np.where(self.n > 0, self.n * (mean - shift) ** 2, 0.0)
-                out /= np.sqrt(ss / np.maximum(1.0, self.n - 1.0))
+            # max(1, length(v) - 1))); sum((x - c)^2) = m2 + n (mean - c)^2, on m2's scale
+            assert self.m2_scaled is not None and self.exponent is not None
+            with np.errstate(invalid="ignore", divide="ignore", under="ignore", over="ignore"):
+                off = np.where(self.n > 0, np.ldexp(mean - shift, -self.exponent), 0.0)
+                ss = self.m2_scaled + np.where(self.n > 0, self.n * off**2, 0.0)
+                out /= np.ldexp(np.sqrt(ss / np.maximum(1.0, self.n - 1.0)), self.exponent)
         elif scale is not False:
             out /= np.broadcast_to(np.asarray(scale, dtype=np.float64), mean.shape)
         return self._reshape(x, out)

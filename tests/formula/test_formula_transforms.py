@@ -73,6 +73,9 @@ def test_patsy_center_alone_would_drop_every_row(frame: pd.DataFrame) -> None:
 @given(st.lists(st.one_of(st.floats(-1e3, 1e3), st.just(float("nan"))), min_size=3, max_size=40),
        st.integers(1, 39))
 @example([np.nan] + [3.607395168078133e-308] * 3, 1)  # a constant column after an empty chunk
+@example([0.0, 0.0, 6.078354127576571e-161], 1)  # squares of the deviations are subnormal
+@example([0.0, 0.0, 3.225760637203956e-189], 1)  # ... or zero, after a chunk with no spread
+@example([1e160, -1e160, 3e159], 2)  # squares of the deviations overflow
 def test_chunked_memorisation_equals_one_pass(values: list[float], cut: int) -> None:
     x = np.asarray(values)
     if np.sum(~np.isnan(x)) < 2:
