@@ -173,6 +173,7 @@ class Tidy(LinearFitContract):
         """
         if not isinstance(conf_int, (bool, np.bool_)):
             raise OptionError(f"conf_int must be True or False, however: {conf_int=}")
+        level = _check_level(conf_level, "conf_level")  # checked even when unused
         fit = cast(_Fit, self)
         out = pd.DataFrame({"term": self.names,
                             "estimate": self.coef.to_numpy(),
@@ -180,7 +181,7 @@ class Tidy(LinearFitContract):
                             "statistic": fit.t_value.to_numpy(),
                             "p.value": fit.p_value.to_numpy()})
         if conf_int:
-            ci = fit.conf_int(_check_level(conf_level, "conf_level")).to_numpy()
+            ci = fit.conf_int(level).to_numpy()
             out["conf.low"], out["conf.high"] = ci[:, 0], ci[:, 1]
         return out
 

@@ -281,6 +281,7 @@ def test_frames_are_fresh_copies_and_pickle(wls: Any) -> None:
 @pytest.mark.parametrize(("call", "message"), [
     (lambda f, d: f.tidy(conf_int="yes"), "conf_int"),
     (lambda f, d: f.tidy(conf_int=True, conf_level=95), "conf_level"),
+    (lambda f, d: f.tidy(conf_level=2), "conf_level"),
     (lambda f, d: f.augment(interval="both"), "interval"),
     (lambda f, d: f.augment(conf_level=1.0), "conf_level"),
     (lambda f, d: f.augment(se_fit=1), "se_fit"),
