@@ -91,6 +91,11 @@ def _intersections(names: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
                  for s in itertools.combinations(names, size))
 
 
+def _plain(label: Any) -> Any:
+    """A row label as Python prints it (``123`` rather than ``np.int64(123)``)."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
 @dataclass(frozen=True)
 class ChunkedResults:
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
@@ -690,7 +695,7 @@ class ChunkedResults:
                 notes.append(f"Residual quantiles from a uniform sample of "
                              f"{st.sample_values.size} of {st.n_obs} rows (Min and Max exact).")
             notes.append(f"Leverage (hat values): mean {self.edf / self.nobs:.4g}, max "
-                         f"{st.hat_max:.4g} (row {st.hat_max_label!r}).")
+                         f"{st.hat_max:.4g} (row {_plain(st.hat_max_label)!r}).")
         else:
             notes.append("Residuals not computed (residuals=False): no residual quantiles.")
         if self.refinement:
