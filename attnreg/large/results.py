@@ -43,6 +43,7 @@ from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.large.accumulate import RFactor
 from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
+from attnreg.linear.tstats import StudentInference
 
 __all__ = ["ChunkedResults", "ClusterCounts"]
 
@@ -97,7 +98,7 @@ def _plain(label: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class ChunkedResults:
+class ChunkedResults(StudentInference):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
 
     Attributes
@@ -295,16 +296,6 @@ class ChunkedResults:
         return 0.5 * (self.factor.sum_log_w - n * (np.log(2 * np.pi) + 1.0 - np.log(n)
                                                    + np.log(self.rss)))
 
-    @property
-    def aic(self) -> float:
-        """AIC = −2 logLik + 2 (edf + 1)."""
-        return -2.0 * self.loglik + 2.0 * (self.edf + 1.0)
-
-    @property
-    def bic(self) -> float:
-        """BIC = −2 logLik + log(n) (edf + 1)."""
-        return -2.0 * self.loglik + np.log(self.nobs) * (self.edf + 1.0)
-
     # ------------------------------------------------------------ inference
     @cached_property
     def _middle(self) -> FloatArray:
@@ -342,43 +333,6 @@ class ChunkedResults:
         with np.errstate(invalid="ignore"):
             se = np.ldexp(np.sqrt(np.diag(Vz)), E)
         return pd.Series(se, index=self.names, name="std_err")
-
-    @property
-    def df_inference(self) -> float:
-        """Degrees of freedom of t and F (G − 1 for cluster-robust covariances)."""
-        return float(self.vcov_spec.df_inference(self.df_resid))
-
-    @cached_property
-    def t_value(self) -> pd.Series:
-        """t statistics coef / std_err."""
-        return (self.coef / self.std_err).rename("t_value")
-
-    @cached_property
-    def p_value(self) -> pd.Series:
-        """Two-sided p-values (Student's t on :attr:`df_inference`)."""
-        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_inference)
-        return pd.Series(p, index=self.names, name="p_value")
-
-    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
-        """Confidence intervals (columns named like R's ``confint``).
-
-        Parameters
-        ----------
-        level : float
-            Coverage, strictly between 0 and 1.
-
-        Returns
-        -------
-        DataFrame
-        """
-        from attnreg.linear.coefficients import _pct
-        from attnreg.linear.views import check_level
-
-        check_level(level)
-        q = stats.t.ppf(0.5 + level / 2.0, self.df_inference)
-        a = (1.0 - level) / 2.0
-        return pd.DataFrame({_pct(a): self.coef - q * self.std_err,
-                             _pct(1.0 - a): self.coef + q * self.std_err})
 
     @cached_property
     def f_test(self) -> Any:

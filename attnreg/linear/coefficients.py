@@ -1,8 +1,9 @@
 """Inference on the coefficients of a linear fit under the covariance in use.
 
 :class:`CoefficientInference` is a mixin of :class:`~attnreg.linear.results.LinearResults`:
-the covariance matrix (classical, HC0–HC3, HAC), standard errors, t and p values,
-confidence intervals, and ``with_vcov`` to change the covariance. Computed in exactly
+the covariance matrix (any registered covariance), standard errors and ``with_vcov`` to
+change the covariance; t and p values, intervals, AIC and BIC come from
+:class:`~attnreg.linear.tstats.StudentInference`, shared with the chunked results. Computed in exactly
 rescaled coordinates, so the numbers are right at any scale of the data.
 """
 
@@ -10,16 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ScaleWarning
 from attnreg.linear._contract import LinearFitContract
+from attnreg.linear.tstats import StudentInference
 from attnreg.linear.cluster import wald_from_vcov
 from attnreg.linear.inference import (
     make_vcov_spec,
@@ -29,19 +30,12 @@ from attnreg.linear.inference import (
     wald_f,
 )
 from attnreg.linear.scaling import out_of_range
-from attnreg.linear.views import check_level
 
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["CoefficientInference"]
 
 
-def _pct(p: float) -> str:
-    return f"{100 * p:.3g} %"
-
-
-class CoefficientInference(LinearFitContract):
+class CoefficientInference(StudentInference, LinearFitContract):
     """Covariances, standard errors, tests and intervals (a mixin of ``LinearResults``)."""
 
     @cached_property
@@ -96,57 +90,6 @@ class CoefficientInference(LinearFitContract):
         with np.errstate(invalid="ignore"):
             se = np.ldexp(np.sqrt(np.diag(Vz)), E)
         return pd.Series(se, index=self.names, name="std_err")
-
-    @property
-    def df_inference(self) -> float:
-        """Degrees of freedom of the t and F reference distributions under the covariance in
-        use: the residual df n − tr(H), or G − 1 for a cluster-robust covariance (the smallest
-        G − 1 over the dimensions of a multi-way one) unless it was asked for with
-        ``df="residual"``."""
-        return self.vcov_spec.df_inference(self.df_resid)
-
-    @cached_property
-    def t_value(self) -> pd.Series:
-        """t statistics coef / std_err."""
-        return (self.coef / self.std_err).rename("t_value")
-
-    @cached_property
-    def p_value(self) -> pd.Series:
-        """Two-sided p-values from Student's t on :attr:`df_inference` degrees of freedom."""
-        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_inference)
-        return pd.Series(p, index=self.names, name="p_value")
-
-    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
-        """Confidence intervals for the coefficients (columns named like R's ``confint``).
-
-        Parameters
-        ----------
-        level : float
-            Coverage, strictly between 0 and 1.
-
-        Returns
-        -------
-        DataFrame
-            One row per coefficient, columns ``"2.5 %"`` and ``"97.5 %"`` (for level 0.95);
-            Student's t on the residual degrees of freedom and the current covariance.
-
-        Examples
-        --------
-        >>> import attnreg as ar
-        >>> from statsmodels.datasets import longley
-        >>> df = longley.load_pandas().data
-        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-        >>> ci = fit.conf_int(0.9)
-        >>> list(ci.columns)
-        ['5 %', '95 %']
-        >>> print(f"{ci.loc['UNEMP', '5 %']:.4f} {ci.loc['UNEMP', '95 %']:.4f}")
-        -2.6719 -1.2724
-        """
-        check_level(level)
-        q = stats.t.ppf(0.5 + level / 2.0, self.df_inference)
-        lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
-        a = (1.0 - level) / 2.0
-        return pd.DataFrame({_pct(a): lo, _pct(1.0 - a): hi})
 
     def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
                   adjust: bool = False, **options: Any) -> Any:

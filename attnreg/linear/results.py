@@ -354,16 +354,6 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         return 0.5 * (log_w - n * (np.log(2 * np.pi) + 1.0 - np.log(n) + log_rss))
 
     @property
-    def aic(self) -> float:
-        """AIC = −2 logLik + 2 (edf + 1); σ counts as a parameter, as in R."""
-        return -2.0 * self.loglik + 2.0 * (self.edf + 1.0)
-
-    @property
-    def bic(self) -> float:
-        """BIC = −2 logLik + log(n) (edf + 1), as in R."""
-        return -2.0 * self.loglik + np.log(self.nobs) * (self.edf + 1.0)
-
-    @property
     def hat_values(self) -> pd.Series:
         """Diagonal of the hat matrix by row label (R's ``hatvalues()``): each training row's
         leverage, which is also its attention weight on itself. Rows of weight zero are not

@@ -1,0 +1,108 @@
+"""t statistics, p-values, intervals and information criteria of a fitted linear model.
+
+:class:`StudentInference` is a mixin of every linear result (in memory,
+:class:`~attnreg.linear.results.LinearResults`; over chunks,
+:class:`~attnreg.large.results.ChunkedResults`): given the coefficients, their standard errors
+under the covariance in use, the covariance's degrees of freedom and the log-likelihood, the
+rest follows the same way for both.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from attnreg.linear.views import check_level
+
+__all__ = ["StudentInference"]
+
+
+def _pct(p: float) -> str:
+    return f"{100 * p:.3g} %"
+
+
+class StudentInference:
+    """t tests, intervals, AIC and BIC from ``coef``, ``std_err`` and the df (a mixin)."""
+
+    if TYPE_CHECKING:  # provided by the results class
+        vcov_spec: Any
+
+        @property
+        def names(self) -> list[str]: ...
+        @property
+        def nobs(self) -> int: ...
+        @property
+        def coef(self) -> pd.Series: ...
+        @property
+        def std_err(self) -> pd.Series: ...
+        @property
+        def df_resid(self) -> float: ...
+        @property
+        def edf(self) -> float: ...
+        @property
+        def loglik(self) -> float: ...
+
+    @property
+    def df_inference(self) -> float:
+        """Degrees of freedom of the t and F reference distributions under the covariance in
+        use: the residual df n − tr(H), or G − 1 for a cluster-robust covariance (the smallest
+        G − 1 over the dimensions of a multi-way one) unless it was asked for with
+        ``df="residual"``."""
+        return float(self.vcov_spec.df_inference(self.df_resid))
+
+    @cached_property
+    def t_value(self) -> pd.Series:
+        """t statistics coef / std_err."""
+        return (self.coef / self.std_err).rename("t_value")
+
+    @cached_property
+    def p_value(self) -> pd.Series:
+        """Two-sided p-values from Student's t on :attr:`df_inference` degrees of freedom."""
+        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_inference)
+        return pd.Series(p, index=self.names, name="p_value")
+
+    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
+        """Confidence intervals for the coefficients (columns named like R's ``confint``).
+
+        Parameters
+        ----------
+        level : float
+            Coverage, strictly between 0 and 1.
+
+        Returns
+        -------
+        DataFrame
+            One row per coefficient, columns ``"2.5 %"`` and ``"97.5 %"`` (for level 0.95);
+            Student's t on :attr:`df_inference` degrees of freedom and the current covariance.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import longley
+        >>> df = longley.load_pandas().data
+        >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
+        >>> ci = fit.conf_int(0.9)
+        >>> list(ci.columns)
+        ['5 %', '95 %']
+        >>> print(f"{ci.loc['UNEMP', '5 %']:.4f} {ci.loc['UNEMP', '95 %']:.4f}")
+        -2.6719 -1.2724
+        """
+        check_level(level)
+        q = stats.t.ppf(0.5 + level / 2.0, self.df_inference)
+        lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
+        a = (1.0 - level) / 2.0
+        return pd.DataFrame({_pct(a): lo, _pct(1.0 - a): hi})
+
+    @property
+    def aic(self) -> float:
+        """AIC = −2 logLik + 2 (edf + 1); σ counts as a parameter, as in R."""
+        return -2.0 * self.loglik + 2.0 * (self.edf + 1.0)
+
+    @property
+    def bic(self) -> float:
+        """BIC = −2 logLik + log(n) (edf + 1), as in R."""
+        return -2.0 * self.loglik + np.log(self.nobs) * (self.edf + 1.0)
