@@ -307,7 +307,10 @@ class ArrowSource(ChunkSource):
                             for lo in range(0, table.num_rows, self.chunk_rows))
         elif isinstance(data, ds.Dataset):
             try:
-                batches = data.to_batches(columns=list(columns), batch_size=self.chunk_rows)
+                # one batch and one file read ahead: pyarrow's defaults (16 batches, 4 files)
+                # held 0.8 GB more at 2e7 rows x 20 columns, for no gain in time
+                batches = data.to_batches(columns=list(columns), batch_size=self.chunk_rows,
+                                          batch_readahead=1, fragment_readahead=1)
             except Exception as exc:
                 raise DataError(f"data ({self.description}) could not be read: {exc}") from None
         else:
