@@ -227,34 +227,39 @@ def _label_hash(labels: pd.Index) -> Any:
                               else np.asarray(labels))
 
 
-def chunk_scores(plan: PassPlan, chunk: ChunkDesign) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Weighted residuals, hat values and the rows [√w/Σw, U] of one chunk.
+def chunk_scores(plan: PassPlan, chunk: ChunkDesign, basis: bool = True,
+                 ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+    """Weighted residuals, hat values and (with ``basis``) the rows [√w/Σw, U] of one chunk.
 
     Returns
     -------
     resid_w : ndarray, shape (m,)
     hat : ndarray, shape (m,)
-    basis : ndarray, shape (m, 1 + rank)
+    basis : ndarray, shape (m, 1 + rank), or None without ``basis``
     """
     X, y = chunk.X, chunk.y
     sqrt_w = None if chunk.weights is None else np.sqrt(chunk.weights)
     e = y - X @ plan.coef
     rw = e if sqrt_w is None else e * sqrt_w
-    Z = X[:, plan.kept] - plan.center[plan.kept]
+    Z = X[:, plan.kept]  # a copy, centred, weighted and scaled in place
+    Z -= plan.center[plan.kept]
     if sqrt_w is not None:
         Z *= sqrt_w[:, None]
     Z /= plan.scale
     U = Z @ plan.G
-    basis = np.empty((X.shape[0], plan.width))
-    if plan.intercept:
-        basis[:, 0] = (sqrt_w if sqrt_w is not None else 1.0) / plan.sum_w
-    else:
-        basis[:, 0] = 0.0
-    basis[:, 1:] = U
-    hat = (U * U) @ plan.f
+    del Z
+    hat = np.einsum("ij,ij,j->i", U, U, plan.f)  # (U * U) @ f without the temporary
     if plan.intercept:
         hat += (chunk.weights if chunk.weights is not None else 1.0) / plan.sum_w
-    return rw, hat, basis
+    if not basis:
+        return rw, hat, None
+    out = np.empty((X.shape[0], plan.width))
+    if plan.intercept:
+        out[:, 0] = (sqrt_w if sqrt_w is not None else 1.0) / plan.sum_w
+    else:
+        out[:, 0] = 0.0
+    out[:, 1:] = U
+    return rw, hat, out
 
 
 def second_pass(plan: PassPlan, frame: pd.DataFrame) -> MeatPart:
@@ -276,7 +281,7 @@ def second_pass(plan: PassPlan, frame: pd.DataFrame) -> MeatPart:
     width = plan.width
     if chunk.n_obs == 0:
         return MeatPart.empty(width, plan.maxlags)
-    rw, hat, basis = chunk_scores(plan, chunk)
+    rw, hat, basis = chunk_scores(plan, chunk, basis=plan.kind != "none")
     keys = _label_hash(chunk.labels)
     if keys.size > RESERVOIR_SIZE:
         take = np.argpartition(keys, RESERVOIR_SIZE - 1)[:RESERVOIR_SIZE]
@@ -292,6 +297,7 @@ def second_pass(plan: PassPlan, frame: pd.DataFrame) -> MeatPart:
     kind = plan.kind
     if kind == "none":
         return part
+    assert basis is not None
     if kind in ("HC0", "HC1", "HC2", "HC3"):
         v = rw / np.sqrt(1.0 - hat) if kind == "HC2" else rw / (1.0 - hat) if kind == "HC3" else rw
         scores = basis * v[:, None]
