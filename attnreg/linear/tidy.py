@@ -38,6 +38,7 @@ from scipy import stats
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.linear._contract import LinearFitContract
+from attnreg.linear.views import check_level
 
 __all__ = ["AUGMENT_INTERVALS", "Tidy", "loo_sigma"]
 
@@ -173,7 +174,7 @@ class Tidy(LinearFitContract):
         """
         if not isinstance(conf_int, (bool, np.bool_)):
             raise OptionError(f"conf_int must be True or False, however: {conf_int=}")
-        level = _check_level(conf_level, "conf_level")  # checked even when unused
+        level = check_level(conf_level, "conf_level")  # checked even when unused
         fit = cast(_Fit, self)
         out = pd.DataFrame({"term": self.names,
                             "estimate": self.coef.to_numpy(),
@@ -294,7 +295,7 @@ class Tidy(LinearFitContract):
         if interval not in AUGMENT_INTERVALS:
             raise OptionError(f"interval must be one of {AUGMENT_INTERVALS}, however: "
                               f"{interval=}")
-        level = _check_level(conf_level, "conf_level")
+        level = check_level(conf_level, "conf_level")
         if not isinstance(se_fit, (bool, np.bool_)):
             raise OptionError(f"se_fit must be True or False, however: {se_fit=}")
         if newdata is not None:
@@ -429,10 +430,3 @@ class Tidy(LinearFitContract):
             return None
         values = np.asarray(mat, dtype=np.float64)
         return values[:, 0] if values.shape == (frame.shape[0], 1) else None
-
-
-def _check_level(level: Any, what: str) -> float:
-    ok = isinstance(level, (float, int, np.floating, np.integer)) and not isinstance(level, bool)
-    if not ok or not 0.0 < float(level) < 1.0:
-        raise OptionError(f"{what} must be strictly between 0 and 1, however: {what}={level!r}")
-    return float(level)

@@ -30,10 +30,15 @@ __all__ = ["INTERVALS", "LinearViews", "check_level"]
 INTERVALS = ("none", "confidence", "prediction")
 
 
-def check_level(level: float) -> None:
-    """A coverage level must be strictly between 0 and 1."""
-    if not isinstance(level, (float, int)) or not 0.0 < float(level) < 1.0:
-        raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
+def check_level(level: Any, what: str = "level") -> float:
+    """A coverage level: a number (not a bool) strictly between 0 and 1, returned as a float.
+
+    ``what`` names the argument in the error (``"level"``, ``"conf_level"``).
+    """
+    ok = isinstance(level, (int, float, np.integer, np.floating)) and not isinstance(level, bool)
+    if not ok or not 0.0 < float(level) < 1.0:
+        raise OptionError(f"{what} must be strictly between 0 and 1, however: {what}={level!r}")
+    return float(level)
 
 
 class LinearViews(LinearFitContract):
