@@ -25,14 +25,19 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from attnreg.exceptions import OptionError
 
-__all__ = ["ENV_VAR", "NARROW_COLUMNS", "get_threads", "narrow_blas", "set_threads", "small_lapack",
-           "small_torch_ops", "user_threads"]
+__all__ = ["ENV_VAR", "NARROW_COLUMNS", "get_threads", "narrow_blas", "parallel_map", "row_workers",
+           "set_threads", "small_lapack", "small_torch_ops", "user_threads"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: The environment variable read when :func:`set_threads` was not called.
 ENV_VAR = "ATTNREG_THREADS"
@@ -180,3 +185,61 @@ def small_torch_ops() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def row_workers() -> int:
+    """Threads that work on row blocks in parallel: the user's cap, else the usable cores.
+
+    Row blocks are factorised by LAPACK calls that release the GIL
+    (:mod:`attnreg.linear._lapack`), each on one BLAS thread, so a few Python threads use
+    the cores where one multi-threaded BLAS call on a narrow block would not.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from attnreg.threads import row_workers
+    >>> ar.set_threads(1)
+    >>> row_workers()
+    1
+    >>> ar.set_threads(None)
+    """
+    n = get_threads()
+    if n is not None:
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    with _pools_lock:
+        pool = _pools.get(workers)
+        if pool is None:
+            pool = _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="attnreg-rows")
+        return pool
+
+
+def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> list[R]:
+    """``[fn(x) for x in items]`` with the items spread over :func:`row_workers` threads.
+
+    The results come back in the order of ``items`` and do not depend on the number of
+    workers (each item is one task, whoever runs it). ``fn`` should spend its time in code
+    that releases the GIL (LAPACK through :mod:`attnreg.linear._lapack`, numpy's array
+    operations). Called from inside a worker, the items run inline (no nested pools).
+
+    Examples
+    --------
+    >>> from attnreg.threads import parallel_map
+    >>> parallel_map(lambda x: x * x, range(5), workers=2)
+    [0, 1, 4, 9, 16]
+    """
+    todo = list(items)
+    n = row_workers() if workers is None else workers
+    if n <= 1 or len(todo) <= 1 or threading.current_thread().name.startswith("attnreg-rows"):
+        return [fn(x) for x in todo]
+    return list(_pool(min(n, len(todo))).map(fn, todo))

@@ -21,10 +21,12 @@ import patsy
 
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError
+from attnreg.threads import parallel_map
 
 __all__ = ["check_finite", "model_arrays", "model_arrays_public"]
 
 _BUILD_BLOCK_BYTES = 1 << 21  # rows per block: about 2 MiB of design (cache sized)
+_BUILD_SEGMENT_BLOCKS = 4  # blocks per task of a worker thread
 
 
 @dataclass(frozen=True)
@@ -160,13 +162,20 @@ def _design_matrix(info: Any, values: dict[Any, Any], n_rows: int) -> FloatArray
             start = stop
     plain = _merge_adjacent_columns(plain)
     block = max(1, _BUILD_BLOCK_BYTES // max(8 * out.shape[1], 1))
-    for lo in range(0, n_rows, block):  # one cache-sized pass over the design
-        hi = min(lo + block, n_rows)
-        for start, stop, value in plain:
-            if value is None:
-                out[lo:hi, start:stop] = 1.0
-            else:  # patsy computes 1 * value, which is value exactly
-                out[lo:hi, start:stop] = value[lo:hi]
+
+    def fill(bounds: tuple[int, int]) -> None:
+        for lo in range(bounds[0], bounds[1], block):  # cache-sized blocks of rows
+            hi = min(lo + block, bounds[1])
+            for start, stop, value in plain:
+                if value is None:
+                    out[lo:hi, start:stop] = 1.0
+                else:  # patsy computes 1 * value, which is value exactly
+                    out[lo:hi, start:stop] = value[lo:hi]
+
+    # one pass over the design; big designs in row segments on the worker threads (numpy's
+    # copies release the GIL), each row written once whoever writes it
+    step = block * _BUILD_SEGMENT_BLOCKS
+    parallel_map(fill, [(lo, min(lo + step, n_rows)) for lo in range(0, n_rows, step)])
     return out
 
 

@@ -50,7 +50,46 @@ def expand_dot(formula: str, frame: pd.DataFrame, exclude: list[Any] | tuple[()]
     return lhs + "~" + _DOT.sub("(" + " + ".join(cols) + ")", rhs)
 
 
+#: "y ~ a + b + c": a response and terms that are plain (ASCII) names joined by "+"
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_PLAIN = re.compile(rf"\s*{_NAME}\s*~\s*{_NAME}(?:\s*\+\s*{_NAME})*\s*")
+
+
+def _parse_plain(formula: str) -> Any:
+    """patsy's ModelDesc of a formula of plain names joined by "+", built directly; else None.
+
+    patsy's parser merges the terms of a sum one "+" at a time, each time de-duplicating the
+    whole list (quadratic: 8 ms for 100 terms). For this common form the result is known:
+    the response's term, then the intercept and each distinct name in order of first
+    appearance, every factor with the origin patsy gives it (tested equal to patsy's).
+    """
+    if not _PLAIN.fullmatch(formula):
+        return None
+    formula = formula.strip()  # patsy's origins point into the stripped text
+    found = [(m.group(), m.start(), m.end()) for m in re.finditer(_NAME, formula)]
+    if any(keyword.iskeyword(name) for name, _, _ in found):
+        return None
+    factors = [patsy.EvalFactor(name, origin=patsy.Origin(formula, a, b)) for name, a, b in found]
+    rhs, seen = [patsy.INTERCEPT], set()
+    for factor in factors[1:]:
+        if factor.code not in seen:
+            seen.add(factor.code)
+            rhs.append(patsy.Term([factor]))
+    return patsy.ModelDesc([patsy.Term([factors[0]])], rhs)
+
+
 def parse(formula: str) -> Any:
+    """patsy's ModelDesc of ``formula`` (FormulaError when it does not parse).
+
+    Examples
+    --------
+    >>> desc = parse("y ~ x1 + x2")
+    >>> [t.name() for t in desc.rhs_termlist]
+    ['Intercept', 'x1', 'x2']
+    """
+    plain = _parse_plain(formula)
+    if plain is not None:
+        return plain
     try:
         return patsy.ModelDesc.from_formula(formula)
     except patsy.PatsyError as exc:

@@ -14,9 +14,13 @@ import numpy as np
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.scaling import BLOCK_BYTES, LAZY_BLOCK_BYTES
+from attnreg.threads import narrow_blas, parallel_map
 
 __all__ = ["Filtered", "apply_filter", "hat_and_weight_stats", "hat_diagonal", "ols_filter",
            "pcr_filter", "ridge_filter", "rss_of_filter"]
+
+#: blocks of rows per task of the hat-value pass (one worker thread's share at a time)
+HAT_SEGMENT_BLOCKS = 16
 
 
 def ols_filter(s: FloatArray) -> FloatArray:
@@ -194,22 +198,36 @@ def hat_and_weight_stats(sp: Spectrum, f: FloatArray,
     if sp.weighted:
         query /= sp.sqrt_w[rows, None]
     h = np.empty(n)
+
+    def task(bounds: tuple[int, int]) -> tuple[FloatArray, FloatArray]:
+        """Hat values of rows ``bounds`` (written into h) and the queries' partial sums."""
+        neg, lev = np.zeros(m), np.zeros(m)
+        for lo in range(bounds[0], bounds[1], step):
+            hi = min(lo + step, bounds[1])
+            B = block(slice(lo, hi))
+            np.einsum("ij,ij->i", B, B, out=h[lo:hi])
+            if not m:
+                continue
+            w = query @ B.T
+            if w_all is not None:
+                w *= sp.sqrt_w[None, lo:hi]
+                if base is not None:
+                    w += w_all[None, lo:hi] * base
+            elif base is not None:
+                w += base
+            lev += np.einsum("ij,ij->i", w, w)
+            neg += np.minimum(w, 0, out=w).sum(axis=1)
+        return neg, lev
+
+    # row segments as tasks of the worker threads (fixed by the shape: the same sums in the
+    # same order on any number of threads); numpy's products release the GIL
+    seg = step * HAT_SEGMENT_BLOCKS
+    with narrow_blas(width):
+        parts = parallel_map(task, [(lo, min(lo + seg, n)) for lo in range(0, n, seg)])
     neg, lev = np.zeros(m), np.zeros(m)
-    for lo in range(0, n, step):
-        hi = min(lo + step, n)
-        B = block(slice(lo, hi))
-        np.einsum("ij,ij->i", B, B, out=h[lo:hi])
-        if not m:
-            continue
-        w = query @ B.T
-        if w_all is not None:
-            w *= sp.sqrt_w[None, lo:hi]
-            if base is not None:
-                w += w_all[None, lo:hi] * base
-        elif base is not None:
-            w += base
-        lev += np.einsum("ij,ij->i", w, w)
-        neg += np.minimum(w, 0, out=w).sum(axis=1)
+    for neg_part, lev_part in parts:
+        neg += neg_part
+        lev += lev_part
     if base is not None:
         h += w_all * base if w_all is not None else base
     return h, neg, lev

@@ -20,6 +20,7 @@ from attnreg.linear.rules import RULES, SpectralRule
 from attnreg.linear.selection import CRITERIA, Selection
 from attnreg.linear.spectral import ALIAS_TOL, Scaling, decompose
 from attnreg.linear.filters import apply_filter
+from attnreg.threads import narrow_blas
 
 __all__ = ["check_tuning", "fit_spectral_design"]
 
@@ -46,8 +47,9 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
                           f"({n_pred}), however: {rule.tuning}={tuning}")
     intercept = 0 if design.intercept else None
     scaling: Scaling = "norm" if not rule.penalized else ("sd" if standardize else "none")
-    sp = decompose(design.X, design.y, intercept=intercept, weights=design.weights,
-                   scaling=scaling, tol=tol)
+    with narrow_blas(design.n_coef):  # every product of the fit (see attnreg.threads)
+        sp = decompose(design.X, design.y, intercept=intercept, weights=design.weights,
+                       scaling=scaling, tol=tol)
     if sp.aliased.size:
         names = [design.column_names[j] for j in sp.aliased]
         warn_user(f"{len(names)} coefficient(s) not defined because of singularities: "
@@ -57,8 +59,9 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
     filtered = apply_filter(sp, f, design.n_coef)
     if rule.refine and sp.rank and (sp.s[0] / sp.s[-1] > REFINE_COND
                                     or design.X.size <= REFINE_MAX_SIZE):
-        filtered = dataclasses.replace(
-            filtered, coef=refine_ols(sp, design.X, design.y, filtered.coef))
+        with narrow_blas(design.n_coef):
+            filtered = dataclasses.replace(
+                filtered, coef=refine_ols(sp, design.X, design.y, filtered.coef))
     return LinearResults(design=design, method=method, spectrum=sp, filtered=filtered,
                          selection=selection, vcov_spec=vcov_spec or make_vcov_spec("classical"),
                          call=call or design.formula, standardize=standardize)

@@ -384,7 +384,8 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         """
         from attnreg.report import linear_summary
 
-        return linear_summary(self)
+        with narrow_blas(len(self.names)):  # the row passes of a narrow design: see threads
+            return linear_summary(self)
 
     def __repr__(self) -> str:
         coefs = ", ".join(f"{n}={v:.4g}" for n, v in self.coef.items())

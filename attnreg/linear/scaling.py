@@ -21,7 +21,7 @@ __all__ = ["binary_exponents", "column_norms", "out_of_range", "unit_weights"]
 SAFE_EXPONENT = 400
 _FLOAT_TINY = float(np.finfo(np.float64).tiny)
 BLOCK_BYTES = 1 << 21  # row blocks of about 2 MiB for passes over (n_obs, rank) arrays
-LAZY_BLOCK_BYTES = 1 << 18  # rows of U recomputed at a time: 256 KiB (L2 sized, few temporaries)
+LAZY_BLOCK_BYTES = 1 << 19  # rows of U recomputed at a time: 512 KiB (two such blocks fit L2)
 
 
 def row_block(width: int) -> int:
