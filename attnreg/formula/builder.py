@@ -107,12 +107,14 @@ def _model_arrays_fast(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
     return _Built(y=y, X=X, labels=labels, rows=rows, y_info=y_info, x_info=x_info)
 
 
-def _eval_factor(factor_info: Any, frame: pd.DataFrame,
-                 na: Any) -> tuple[Any, BoolArray | None, pd.Index | None]:
+def _eval_factor(factor_info: Any, frame: pd.DataFrame, na: Any, *,
+                 find_na: bool = True) -> tuple[Any, BoolArray | None, pd.Index | None]:
     """patsy's factor evaluation, numeric factors without the DataFrame round trip.
 
     Returns the values as an ndarray (2-d numeric, or 1-d category codes), the NA mask (None
     when there is no NA) and the pandas index the values came with (None when they had none).
+    With ``find_na=False`` a float factor is not searched for NaN (the caller checks its
+    values itself, as the chunked fits' leaves do) and its mask is None.
     """
     from patsy.build import _eval_factor as patsy_eval_factor
     from patsy.build import _max_allowed_dim
@@ -135,8 +137,8 @@ def _eval_factor(factor_info: Any, frame: pd.DataFrame,
     if not np.issubdtype(arr.dtype, np.number):
         raise patsy.PatsyError(f"when evaluating numeric factor {factor.name()}, I got "
                                f"non-numeric data of type '{arr.dtype}'", factor)
-    if arr.dtype.kind in "fc" and not _sum_is(np.isnan, arr):  # one pass, no temporaries:
-        return arr, None, index  # a NaN anywhere makes the sum NaN
+    if arr.dtype.kind in "fc" and (not find_na or not _sum_is(np.isnan, arr)):  # one pass,
+        return arr, None, index  # no temporaries: a NaN anywhere makes the sum NaN
     return arr, na.is_numerical_NA(arr), index
 
 

@@ -1,28 +1,30 @@
-"""Pass 2 of a chunked fit: each chunk's design, and the R factor of all chunks, merged exactly.
-
-:func:`chunk_design` builds one chunk's rows of the design with the spec of pass 1 (patsy's
-design infos: the same columns, levels and transform statistics as in memory), drops and
-counts the rows with missing values, applies ``subset`` and the weights.
+"""Pass 2 of a chunked fit: the R factor of every chunk's rows, merged exactly.
 
 :class:`RFactor` is the triangular factor of the weighted, centred design and response.
+:meth:`RFactor.from_columns` computes one chunk's factor from its column pieces
+(:func:`attnreg.large.columns.chunk_columns`): the design is never assembled; each leaf of
+rows is written, shifted and weighted, into a small buffer under the R of the rows before it
+and QR-factorised there (LAPACK geqrt), segment by segment on the worker threads. The
+chunk's factors are merged in row order (:meth:`RFactor.merge`).
 
 Centring. The in-memory fit centres the columns on their weighted means before its QR, so
 that an offset (a column of years, 1e6 + noise) costs no digits. Over chunks the means are
-not known in advance. Each chunk is therefore centred on its *own* weighted means (exact
-within the chunk) and factorised by :func:`attnreg.linear._tallqr.streaming_r`, giving
+not known in advance. Each segment of rows is therefore shifted by a vector c near its
+means (the column means of its first leaf) and factorised with the intercept column √w:
 
-    [√w | √w (X − c_a)]  =  Q_a R_a,   R_a = [[√Σw_a, 0], [0, R̃_a]]
+    [√w | √w (X − c)]  =  Q R,   R = [[√Σw, √Σw (x̄ − c)ᵀ], [0, R̃]]
 
-(the first column, √w, is orthogonal to the chunk-centred columns). Two factors with means
-c_a and c_b are merged around the pooled mean c = (Σw_a c_a + Σw_b c_b)/(Σw_a + Σw_b): since
-X − c = (X − c_a) + 1 (c_a − c)', each factor's first row gains √Σw (c_a − c) — a change of
-the size of the difference of the chunks' means, not of the means themselves — and the
-stacked factors are re-triangularised by a Householder QR (the TSQR combine step). The
-final R's trailing block is the R of the design centred on its exact weighted means, to
-rounding of the centred data's size: the same accuracy as centring first. (Accumulating the
-uncentred [1 | X] instead would lose log10(|mean| / sd) digits per column, and a second pass
-for the means would cost a read of the data.) Without an intercept nothing is centred, as
-in memory.
+where R̃ is the R of the columns centred on their exact weighted means x̄ (R̃ᵀR̃ = ZᵀZ −
+r₀₁ᵀr₀₁), to rounding of the size of the shifted columns, not of their offsets. Two factors
+with shifts c_a and c_b are merged around a common c: since X − c = (X − c_a) + 1 (c_a − c)ᵀ,
+each factor's first row gains √Σw (c_a − c) — a change of the size of the difference of the
+shifts — and the stacked factors are re-triangularised by a Householder QR (the TSQR combine
+step). So the final R's trailing block is the R of the design centred on its exact weighted
+means: the same accuracy as centring first. (Accumulating the uncentred [1 | X] instead
+would lose log10(|mean| / sd) digits per column, and a pass for the means would cost a read
+of the data.) Without an intercept nothing is shifted, as in memory. The column sums are
+kept as the shifted sums plus Σw c, in extended precision, so the means are those of the
+data to rounding of their own size.
 
 Examples
 --------
@@ -47,174 +49,19 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
-import patsy
 import scipy.linalg as sla
 
-from attnreg._typing import FloatArray, IntArray
-from attnreg.exceptions import DataError, OptionError
-from attnreg.linear.scaling import unit_weights
+from attnreg._typing import FloatArray
+from attnreg.exceptions import OptionError
+from attnreg.large.columns import ChunkColumns, ChunkDesign, _Piece, chunk_columns, chunk_design
 from attnreg.large.spec import ChunkSpec
 
-__all__ = ["ChunkDesign", "RFactor", "chunk_design"]
-
-
-@dataclass(frozen=True)
-class ChunkDesign:
-    """One chunk's rows of the design.
-
-    Attributes
-    ----------
-    X : ndarray, shape (m, n_coef)
-        Design rows (C-contiguous float64), rows of weight zero left out.
-    y : ndarray, shape (m,)
-    weights : ndarray, shape (m,) or None
-    rows : ndarray of int, shape (m,)
-        Positions of these rows within the chunk's frame.
-    labels : pandas.Index
-        Their row labels (global row numbers for files, arrow and polars).
-    n_dropped : int
-        Rows dropped for missing values (formula variables or weights).
-    n_excluded : int
-        Rows excluded by ``subset``.
-    n_zero_weight : int
-        Rows of weight zero (left out of the fit, as R's ``lm``).
-    n_read : int
-        Rows of the chunk.
-    """
-
-    X: FloatArray
-    y: FloatArray
-    weights: FloatArray | None
-    rows: IntArray
-    labels: pd.Index = field(repr=False)
-    n_dropped: int = 0
-    n_excluded: int = 0
-    n_zero_weight: int = 0
-    n_read: int = 0
-
-    @property
-    def n_obs(self) -> int:
-        """Rows of the chunk in the fit."""
-        return int(self.X.shape[0])
-
-
-def _build(spec: ChunkSpec, frame: pd.DataFrame) -> tuple[FloatArray, FloatArray, IntArray]:
-    """(y, X, rows kept) of a chunk with the spec's design infos (patsy's NA rule: drop)."""
-    try:
-        from attnreg.formula.builder import _design_matrix, _eval_factor
-    except ImportError:  # pragma: no cover - the builder's fast helpers moved
-        _design_matrix = None  # type: ignore[assignment]
-    na = patsy.NAAction("drop")
-    n = frame.shape[0]
-    if _design_matrix is None:  # pragma: no cover - the public route
-        positional = frame.set_axis(pd.RangeIndex(n), axis=0)
-        y_df, X_df = patsy.build_design_matrices([spec.y_info, spec.x_info], positional,
-                                                 NA_action=na, return_type="dataframe")
-        rows = np.asarray(X_df.index, dtype=np.int64)
-        return (y_df.to_numpy(dtype=np.float64)[:, 0], np.ascontiguousarray(X_df.to_numpy(float)),
-                rows)
-    values: dict[Any, Any] = {}
-    good: Any = None
-    for info in (spec.y_info, spec.x_info):
-        for factor_info in info.factor_infos.values():
-            if factor_info in values:
-                continue
-            value, is_na, _ = _eval_factor(factor_info, frame, na)
-            if value.shape[0] != n:
-                raise patsy.PatsyError(f"factor {factor_info.factor.name()} gave {value.shape[0]} "
-                                       f"rows for a chunk of {n}", factor_info.factor)
-            values[factor_info] = value
-            if is_na is not None and is_na.any():
-                good = ~is_na if good is None else good & ~is_na
-    if good is None:
-        rows = np.arange(n, dtype=np.int64)
-    else:
-        rows = np.flatnonzero(good)
-        values = {k: v[good] for k, v in values.items()}
-    y = _design_matrix(spec.y_info, values, rows.size)[:, 0]
-    X = _design_matrix(spec.x_info, values, rows.size)
-    return np.ascontiguousarray(y), X, rows
-
-
-def chunk_design(spec: ChunkSpec, frame: pd.DataFrame) -> ChunkDesign:
-    """Build one chunk's design with the spec of pass 1.
-
-    Parameters
-    ----------
-    spec : ChunkSpec
-    frame : DataFrame
-        A chunk from :meth:`ChunkSource.frames` with ``uses=spec.uses`` (input rules applied)
-        and the columns of :meth:`ChunkSpec.read_columns`.
-
-    Returns
-    -------
-    ChunkDesign
-
-    Raises
-    ------
-    DataError
-        Non-finite values (column and row named), negative weights, missing values with
-        ``na_action="raise"`` (the first row named).
-    """
-    from attnreg.formula.builder import check_finite
-    from attnreg.formula.design import _subset_mask, _translate_patsy_error
-
-    n = frame.shape[0]
-    mask: Any
-    try:
-        y, X, rows = _build(spec, frame)
-    except patsy.PatsyError as exc:
-        raise _translate_patsy_error(exc, "data") from None
-    n_dropped = n - rows.size
-    keep_mask = np.ones(rows.size, dtype=bool)
-    w = None
-    if spec.weights is not None:
-        try:
-            w_all = np.asarray(frame[spec.weights], dtype=np.float64)
-        except (TypeError, ValueError):
-            raise DataError(f"weights column {spec.weights!r} must be numeric") from None
-        w = w_all[rows]
-        ok = ~np.isnan(w)
-        n_dropped += int((~ok).sum())
-        keep_mask &= ok
-    if spec.na_action == "raise" and n_dropped:
-        bad = np.ones(n, dtype=bool)
-        bad[rows[keep_mask]] = False
-        first = frame.index[int(np.argmax(bad))]
-        raise DataError(f"na_action='raise': rows have missing values; the first is row {first!r}")
-    n_excluded = 0
-    if spec.subset is not None:
-        mask = _subset_mask(frame, spec.subset) if n else np.zeros(0, dtype=bool)
-        sel = mask[rows]
-        n_excluded = int((~mask).sum())
-        # rows excluded by subset are not counted as dropped for NA
-        n_dropped -= int((~mask[np.setdiff1d(np.arange(n), rows)]).sum()) if n_dropped else 0
-        keep_mask &= sel
-    n_zero = 0
-    if w is not None:
-        wk = w[keep_mask]
-        bad = ~np.isfinite(wk) | (wk < 0)
-        if bad.any():
-            i = np.flatnonzero(keep_mask)[int(np.argmax(bad))]
-            raise DataError(f"weights must be finite and non-negative; row "
-                            f"{frame.index[rows[i]]!r} has weight {float(w[i])!r}")
-        zero = keep_mask & (w == 0)
-        n_zero = int(zero.sum())
-        keep_mask &= w != 0
-    if not keep_mask.all():
-        rows, X, y = rows[keep_mask], X[keep_mask], y[keep_mask]
-        w = None if w is None else w[keep_mask]
-    X = np.ascontiguousarray(X)
-    labels = frame.index[rows]
-    check_finite(X, spec.column_names, labels, "data")
-    check_finite(y[:, None], [spec.response_name], labels, "data")
-    return ChunkDesign(X=X, y=y, weights=w, rows=rows, labels=labels, n_dropped=int(n_dropped),
-                       n_excluded=n_excluded, n_zero_weight=n_zero, n_read=n)
+__all__ = ["ChunkDesign", "Incomplete", "RFactor", "chunk_columns", "chunk_design"]
 
 
 @dataclass(frozen=True)
@@ -268,12 +115,12 @@ class RFactor:
         """The factor of no rows (the neutral element of :meth:`merge`)."""
         k = n_coef + 1
         return cls(R=np.zeros((k, k)), center=np.zeros(k), n_obs=0, sum_w=0.0,
-                   intercept=intercept, weighted=weighted, sums=np.zeros(k))
+                   intercept=intercept, weighted=weighted, sums=_extended(np.zeros(k)))
 
     @classmethod
     def from_chunk(cls, chunk: ChunkDesign, spec: ChunkSpec | None = None, *,
                    intercept: bool | None = None) -> RFactor:
-        """The factor of one chunk's rows (a streaming Householder QR, leaf by leaf).
+        """The factor of one chunk's assembled design (:meth:`from_columns` on its X).
 
         Parameters
         ----------
@@ -286,41 +133,66 @@ class RFactor:
         -------
         RFactor
         """
-        from attnreg.linear._tallqr import streaming_r
-
         has_int = spec.intercept if spec is not None else bool(intercept)
-        X, y, w = chunk.X, chunk.y, chunk.weights
-        n, p = X.shape
-        weighted = w is not None
+        p = chunk.X.shape[1]
+        columns = ChunkColumns(pieces=(_Piece(0, p, chunk.X, raw=False),) if p else (),
+                               n_coef=p, y=chunk.y, weights=chunk.weights, take=None,
+                               index=chunk.labels, names=[str(j) for j in range(p)],
+                               n_dropped=chunk.n_dropped, n_excluded=chunk.n_excluded,
+                               n_zero_weight=chunk.n_zero_weight, n_read=chunk.n_read)
+        return cls.from_columns(columns, has_int)
+
+    @classmethod
+    def from_columns(cls, chunk: ChunkColumns, intercept: bool, *,
+                     workers: int | None = None) -> RFactor:
+        """The factor of one chunk's rows, its design assembled a leaf of rows at a time.
+
+        The kept rows are cut into segments of :data:`SEGMENT_ROWS` rows (fixed by the shape,
+        not by the number of threads); each segment's factor is computed by a worker thread
+        (:func:`attnreg.threads.parallel_map`: the QR releases the GIL) and the segments are
+        merged in row order, so the factor is the same on any number of threads. Within a
+        segment every leaf of rows is written, shifted and weighted, under the R of the rows
+        before it and QR-factorised in place (LAPACK geqrt): nothing of the chunk's size is
+        formed, and each value is read once. See the module notes for the shift.
+
+        Parameters
+        ----------
+        chunk : ChunkColumns
+        intercept : bool
+            Whether design column 0 is the intercept.
+        workers : int, optional
+            Threads (default :func:`attnreg.threads.row_workers`).
+
+        Returns
+        -------
+        RFactor
+
+        Raises
+        ------
+        DataError
+            A non-finite value (its column and row named).
+        """
+        from attnreg.threads import parallel_map
+
+        n, p = chunk.n_obs, chunk.n_coef
+        weighted = chunk.weights is not None
         counts: dict[str, Any] = {"n_dropped": chunk.n_dropped, "n_excluded": chunk.n_excluded,
-                  "n_zero_weight": chunk.n_zero_weight, "n_read": chunk.n_read}
-        slw = float(np.log(w).sum()) if w is not None and n else 0.0
+                                  "n_zero_weight": chunk.n_zero_weight, "n_read": chunk.n_read}
         if n == 0:
             return cls(R=np.zeros((p + 1, p + 1)), center=np.zeros(p + 1), n_obs=0, sum_w=0.0,
-                       intercept=has_int, weighted=weighted, sums=np.zeros(p + 1), **counts)
-        sqrt_w = None if w is None else np.sqrt(w)
-        sum_w = float(w.sum()) if w is not None else float(n)
-        wv = w if w is not None else unit_weights(n)
-        sums = np.r_[np.asarray(wv @ X, dtype=np.float64), float(wv @ y)]
-        if has_int:
-            cols = np.arange(1, p, dtype=np.int64)
-            mean = sums[:p] / sum_w
-            mean[0] = 0.0
-            y_mean = float(sums[p]) / sum_w
-            # one refinement of the means (as R's mean()): centred sums are then ~ 0 exactly
-            mean[1:] += (wv @ (X[:, 1:] - mean[1:])) / sum_w
-            y_mean += float(wv @ (y - y_mean)) / sum_w
-            Rt = streaming_r(X, y, cols, mean, sqrt_w, y_mean)
-            R = np.zeros((p + 1, p + 1))
-            R[0, 0] = np.sqrt(sum_w)
-            R[1:, 1:] = Rt
-            center = np.r_[mean, y_mean]
-        else:
-            cols = np.arange(p, dtype=np.int64)
-            R = streaming_r(X, y, cols, np.zeros(p), sqrt_w, 0.0)
-            center = np.zeros(p + 1)
-        return cls(R=_positive_diagonal(R), center=center, n_obs=n, sum_w=sum_w,
-                   intercept=has_int, weighted=weighted, sum_log_w=slw, sums=sums, **counts)
+                       intercept=intercept, weighted=weighted, sums=_extended(np.zeros(p + 1)),
+                       **counts)
+        spans = [(lo, min(lo + SEGMENT_ROWS, n)) for lo in range(0, n, SEGMENT_ROWS)]
+        parts = parallel_map(lambda span: _segment_factor(chunk, intercept, span), spans, workers)
+        total: RFactor | None = None
+        for R, center, dsums, sum_w, rows in parts:
+            part = cls(R=_positive_diagonal(R), center=center, n_obs=rows, sum_w=sum_w,
+                       intercept=intercept, weighted=weighted,
+                       sums=dsums + _extended(center) * sum_w)
+            total = part if total is None else total.merge(part)
+        assert total is not None
+        slw = float(np.log(chunk.weights).sum()) if chunk.weights is not None else 0.0
+        return dataclasses.replace(total, sum_log_w=slw, **counts)
 
     def merge(self, other: RFactor) -> RFactor:
         """The factor of the rows of both (the TSQR combine step; associative, any order).
@@ -388,7 +260,8 @@ class RFactor:
         """
         if not self.intercept or self.n_obs == 0:
             return np.zeros_like(self.center)
-        out = self.center.copy() if self.sums is None else self.sums / self.sum_w
+        out = self.center.copy() if self.sums is None else np.asarray(
+            self.sums / self.sum_w, dtype=np.float64)
         out[0] = 0.0
         return out
 
@@ -396,6 +269,86 @@ class RFactor:
         return (_rfactor, (self.R, self.center, self.n_obs, self.sum_w, self.intercept,
                            self.weighted, self.n_dropped, self.n_excluded, self.n_zero_weight,
                            self.n_read, self.sum_log_w, self.sums))
+
+
+class Incomplete(Exception):
+    """A chunk built with ``assume_complete`` has a non-finite value (perhaps a missing one)."""
+
+
+#: rows per task of :meth:`RFactor.from_columns` (a worker thread's share of a chunk)
+SEGMENT_ROWS = 1 << 16
+#: narrow designs: leaves of about this many bytes (at most NARROW_LEAF_ROWS rows), so that
+#: the per-leaf work in Python is small next to the factorisation (k + 1 = 21 columns on
+#: 2e7 rows: 2.4 s with leaves of 2048 rows, 1.4 s with 8192, one thread)
+LEAF_BYTES = 3 << 19
+NARROW_LEAF_ROWS = 8192
+#: geqrt's block size for designs of at most 32 columns (21 columns: nb 8 beat 21 by 15 %)
+NARROW_NB = 8
+
+
+def _extended(values: FloatArray) -> Any:
+    """``values`` in extended precision (``np.longdouble``: float64 where it has no more)."""
+    return np.asarray(values, dtype=np.longdouble)
+
+
+def _segment_factor(chunk: ChunkColumns, intercept: bool,
+                    span: tuple[int, int]) -> tuple[FloatArray, FloatArray, Any, float, int]:
+    """(R, shift, Σ w (row − shift) in extended precision, Σ w, rows) of rows ``span``.
+
+    The streaming QR of :func:`attnreg.linear._tallqr.streaming_r`, with the design's leaves
+    filled from the chunk's column pieces. With an intercept the columns are
+    [√w | √w (X − c) | √w (y − c_y)], c the first leaf's (unweighted) column means: any shift
+    near the means keeps the centred columns' digits (the module notes), and the leaf is in
+    cache when c is taken. Non-finite values are found from the leaf's column sums (a NaN
+    or an infinity makes a sum non-finite) and then named by :meth:`ChunkColumns.check_rows`.
+    """
+    from attnreg.linear._lapack import geqrt, workspace
+    from attnreg.linear._tallqr import QR_NB, _leaf_rows
+    from attnreg.threads import scratch
+
+    lo0, hi0 = span
+    p = chunk.n_coef
+    k1 = p + 1
+    m = max(_leaf_rows(k1), min(NARROW_LEAF_ROWS, LEAF_BYTES // (8 * k1)))
+    nb = max(1, min(QR_NB if k1 > 32 else NARROW_NB, k1))
+    t, work = workspace(k1, nb)
+    R = np.zeros((k1, k1), order="F")
+    c = np.zeros(k1)
+    dsums = _extended(np.zeros(k1))
+    sum_w = 0.0
+    w = chunk.weights
+    for lo in range(lo0, hi0, m):
+        hi = min(lo + m, hi0)
+        buf = scratch("leaf", (k1 + hi - lo, k1), order="F")  # this thread's, reused
+        buf[:k1] = R
+        leaf = buf[k1:]
+        chunk.fill(leaf[:, :p], lo, hi)
+        leaf[:, p] = chunk.y[lo:hi]
+        if intercept:
+            if lo == lo0:
+                with np.errstate(all="ignore"):
+                    c = leaf.mean(axis=0)
+                c[0] = 0.0
+                c[~np.isfinite(c)] = 0.0
+            leaf[:, 1:] -= c[1:]
+        with np.errstate(all="ignore"):
+            sums = leaf.sum(axis=0) if w is None else w[lo:hi] @ leaf
+        if not np.isfinite(sums).all():
+            raw = np.empty((hi - lo, k1))
+            chunk.fill(raw[:, :p], lo, hi)
+            raw[:, p] = chunk.y[lo:hi]
+            if not chunk.complete and not np.isfinite(raw).all():
+                raise Incomplete  # missing values were not looked for: build it again
+            chunk.check_rows(raw, lo)  # names the value; an overflowing sum goes on
+        dsums += sums
+        if w is None:
+            sum_w += hi - lo
+        else:
+            sum_w += float(w[lo:hi].sum())
+            leaf *= np.sqrt(w[lo:hi])[:, None]
+        geqrt(buf, nb, t, work)
+        R = np.triu(buf[:k1]).copy(order="F")  # its own copy: the buffer is reused
+    return R, c, dsums, sum_w, hi0 - lo0
 
 
 def _rfactor(*args: Any) -> RFactor:

@@ -147,8 +147,12 @@ def _partition_frame(part: pd.DataFrame, columns: Sequence[str] | None,
 
 def _apply(part: pd.DataFrame, fn: Callable[..., Any], args: tuple[Any, ...],
            columns: Sequence[str] | None, uses: Any) -> Any:
-    """``fn(*args, frame)`` on one partition (runs on a worker)."""
-    return fn(*args, _partition_frame(part, columns, uses))
+    """``fn(*args, frame)`` on one partition (runs on a worker, as one task of many: its row
+    blocks run inline, not on threads of their own)."""
+    from attnreg.threads import task_threads
+
+    with task_threads(1):
+        return fn(*args, _partition_frame(part, columns, uses))
 
 
 def _merge_all(*parts: Any) -> Any:
@@ -247,6 +251,20 @@ class DaskRunner:
         """What is fitted, for reports."""
         where = "" if self.client is None else f" on {_client_label(self.client)}"
         return f"dask DataFrame ({self.n_partitions} partitions){where}"
+
+    def head(self, n: int) -> pd.DataFrame:
+        """The first ``n`` rows of the first partition (computed on a worker; only they come
+        to the client)."""
+        import dask
+
+        lazy = self.ddf.head(n, npartitions=1, compute=False)
+        try:
+            if self.client is not None:
+                return self.client.compute(lazy).result()  # type: ignore[no-any-return]
+            (out,) = dask.compute(lazy, scheduler=self.scheduler)
+        except AttnregError as exc:
+            raise _clean(exc) from None
+        return out  # type: ignore[no-any-return]
 
     def source(self) -> DaskSource:
         """The frame as a ChunkSource read through the client (pass 1's fallback)."""
@@ -452,6 +470,17 @@ def learn_dask_spec(formula: str, source: DistributedSource, eval_env: Any = Non
     if weights is not None and weights not in needed:
         needed.append(weights)  # the summary rows carry it (learn_spec checks the column)
     env = formula_env(eval_env)
+    if not _needs_every_row(desc, env, source.runner.ddf):
+        # numbers only, no statistics: patsy learns the design from any rows (as the local
+        # path learns it from its first chunk); the first rows of the first partition come
+        # to the client, not the partition
+        head = source.runner.head(HEAD_ROWS)
+        if head.shape[0]:
+            from attnreg.large.sources import PandasSource
+
+            spec = learn_spec(expanded, PandasSource(head, HEAD_ROWS), eval_env,
+                              weights=weights, subset=subset, na_action=na_action)
+            return dataclasses.replace(spec, n_rows_seen=0)
     job = {"formula": expanded, "names": portable_env(expanded, env, source.columns),
            "weights": weights}
     total = source.map_reduce(partition_summary, (job,), columns=needed, uses=uses,
@@ -461,6 +490,36 @@ def learn_dask_spec(formula: str, source: DistributedSource, eval_env: Any = Non
                           na_action=na_action, progress=progress)
     return spec_from_summary(total, expanded, eval_env, weights=weights, subset=subset,
                              na_action=na_action)
+
+
+#: Rows of the first partition a numeric, stateless formula's spec is learned from.
+HEAD_ROWS = 1000
+
+
+def _needs_every_row(desc: Any, env: Any, ddf: Any) -> bool:
+    """Whether the formula's spec depends on every row: a factor that is categorical (its
+    levels) or a stateful transform (its statistics). Otherwise patsy's incremental builder
+    learns the spec from the first chunk alone, as the local path does.
+
+    Decided on the frame's metadata (an empty frame of the right dtypes), before any data is
+    read; anything that cannot be told there counts as needing every row.
+    """
+    from patsy.categorical import guess_categorical
+
+    meta = getattr(ddf, "_meta", None)
+    if meta is None:
+        return True
+    try:
+        for term in desc.lhs_termlist + desc.rhs_termlist:
+            for factor in term.factors:
+                state: dict[str, Any] = {}
+                if factor.memorize_passes_needed(state, env) > 0:
+                    return True
+                if guess_categorical(factor.eval(state, meta)):
+                    return True
+    except Exception:
+        return True
+    return False
 
 
 def accumulate_dask_factor(spec: Any, source: DistributedSource) -> Any:
@@ -482,7 +541,7 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
              subset: str | None = None, na_action: str = "drop", eval_env: Any = None,
              client: Any = None, scheduler: Any = None,
              split_every: int = DEFAULT_SPLIT_EVERY, progress: bool = False,
-             residuals: bool = True, vcov: str = "classical", call: str = "",
+             residuals: bool | None = None, vcov: str = "classical", call: str = "",
              **options: Any) -> Any:
     """Fit OLS, WLS, ridge or PCR to a dask DataFrame, partition by partition on the cluster.
 
@@ -508,9 +567,9 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
         Partials merged per task of the tree reduction (default 8).
     progress : bool
         Partitions done per pass on stderr (quiet by default).
-    residuals : bool
-        Run the residual pass (quantiles, hat values, exact RSS) even with the classical
-        covariance.
+    residuals : bool or None
+        The residual pass (quantiles, extremes, the largest hat value) with the classical
+        covariance: None (default) when first asked for, True during the fit, False never.
     vcov : str
         Covariance, options as keywords (``cluster=``, ``maxlags=``, ``type=``...).
     call : str
@@ -543,7 +602,7 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
     >>> fit.vcov_spec.kind, fit.nobs
     ('HC1', 300)
     """
-    from attnreg.large.fit import fit_from_factor, refine
+    from attnreg.large.fit import check_residuals, finish, fit_from_factor, refine
     from attnreg.linear.refinement import REFINE_COND
     from attnreg.linear.rules import RULES
     from attnreg.methods import get_method
@@ -571,9 +630,9 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
                           f"however: type(subset) is {type(subset).__name__}")
     if na_action not in ("drop", "raise"):
         raise OptionError(f"na_action must be one of 'drop', 'raise', however: {na_action=}")
-    for flag, value in (("progress", progress), ("residuals", residuals)):
-        if not isinstance(value, bool):
-            raise OptionError(f"{flag} must be True or False, however: {flag}={value!r}")
+    if not isinstance(progress, bool):
+        raise OptionError(f"progress must be True or False, however: progress={progress!r}")
+    check_residuals(residuals)
     runner = DaskRunner(data, resolve_client(client), scheduler=scheduler,
                         split_every=split_every, progress=progress)
     source = DistributedSource(runner)
@@ -585,10 +644,7 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
         sp = res.spectrum
         if estimator.name == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
             res = refine(res, source)  # each step's gradient on the workers
-        kind = checked.get("vcov", "classical")
-        if kind != "classical" or residuals:
-            res = res.with_vcov(kind, maxlags=checked.get("maxlags"), progress=progress,
-                                **checked.get("vcov_options", {}))
+        res = finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
     except AttnregError as exc:
         raise _clean(exc) from None
     return res

@@ -43,12 +43,13 @@ import scipy.linalg as sla
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
-from attnreg.large.accumulate import RFactor, chunk_design
+from attnreg.large.accumulate import Incomplete, RFactor, chunk_columns
 from attnreg.large.passes import GradientPart, centred_gradient_part, frames_of, gradient_part
 from attnreg.large.spec import ChunkSpec, learn_spec
 from attnreg.large.sources import ChunkSource, as_source
 
-__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "chunk_factor",
+__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "check_residuals",
+           "chunk_factor", "finish",
            "fit_chunked", "fit_from_factor", "refine", "spectrum_from_factor"]
 
 #: Options of the chunked path besides the method's own.
@@ -62,23 +63,48 @@ def check_chunk_options(options: dict[str, Any]) -> dict[str, Any]:
     --------
     >>> opts = {"lam": 1.0, "progress": False}
     >>> check_chunk_options(opts), opts
-    ({'chunk_rows': None, 'progress': False, 'residuals': True}, {'lam': 1.0})
+    ({'chunk_rows': None, 'progress': False, 'residuals': None}, {'lam': 1.0})
     """
     out = {"chunk_rows": options.pop("chunk_rows", None),
            "progress": options.pop("progress", False),
-           "residuals": options.pop("residuals", True)}
+           "residuals": options.pop("residuals", None)}
     cr = out["chunk_rows"]
     if cr is not None and (not isinstance(cr, (int, np.integer)) or isinstance(cr, bool) or cr < 1):
         raise OptionError(f"chunk_rows must be a positive integer, however: chunk_rows={cr!r}")
-    for name in ("progress", "residuals"):
-        if not isinstance(out[name], bool):
-            raise OptionError(f"{name} must be True or False, however: {name}={out[name]!r}")
+    if not isinstance(out["progress"], bool):
+        raise OptionError(f"progress must be True or False, however: progress={out['progress']!r}")
+    check_residuals(out["residuals"])
     return out
 
 
+def check_residuals(residuals: Any) -> None:
+    """``residuals`` must be None (when first needed), True (during the fit) or False (never)."""
+    if residuals is not None and not isinstance(residuals, bool):
+        raise OptionError(f"residuals must be None, True or False, however: residuals={residuals!r}")
+
+
+def finish(res: Any, vcov: str, residuals: bool | None, checked: dict[str, Any],
+           progress: bool) -> Any:
+    """The covariance pass (a robust ``vcov``, or ``residuals=True``), or residual statistics
+    left to their first use (``residuals=None``)."""
+    if vcov != "classical" or residuals:
+        return res.with_vcov(vcov, maxlags=checked.get("maxlags"), progress=progress,
+                             **checked.get("vcov_options", {}))
+    return res._with(lazy_residuals=residuals is None)
+
+
 def chunk_factor(spec: ChunkSpec, frame: Any) -> RFactor:
-    """One chunk's :class:`RFactor` (a ``map_reduce`` task: runs where the rows are)."""
-    return RFactor.from_chunk(chunk_design(spec, frame), spec)
+    """One chunk's :class:`RFactor` (a ``map_reduce`` task: runs where the rows are).
+
+    The chunk is first built without searching its variables for missing values (a pass
+    over each): the factorisation checks every value it reads, and a chunk with a NaN (or an
+    infinity) is built again with the search, its missing rows dropped and counted.
+    """
+    try:
+        return RFactor.from_columns(chunk_columns(spec, frame, assume_complete=True),
+                                    spec.intercept)
+    except Incomplete:
+        return RFactor.from_columns(chunk_columns(spec, frame), spec.intercept)
 
 
 def accumulate_factor(spec: ChunkSpec, source: ChunkSource, *, progress: bool = False) -> RFactor:
@@ -106,7 +132,7 @@ def accumulate_factor(spec: ChunkSpec, source: ChunkSource, *, progress: bool = 
     total = RFactor.empty(spec.n_coef, spec.intercept, spec.weights is not None)
     for frame in frames_of(source, spec, spec.read_columns(), "attnreg pass 2 (R factor): rows",
                          progress):
-        total = total.merge(RFactor.from_chunk(chunk_design(spec, frame), spec))
+        total = total.merge(chunk_factor(spec, frame))
     return total
 
 
@@ -310,7 +336,8 @@ def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
 
 def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | None = None,
                 subset: str | None = None, na_action: str = "drop", eval_env: Any = None,
-                chunk_rows: int | None = None, progress: bool = False, residuals: bool = True,
+                chunk_rows: int | None = None, progress: bool = False,
+                residuals: bool | None = None,
                 vcov: str = "classical", call: str = "", **options: Any) -> Any:
     """Fit a spectral method to data read chunk by chunk (what :func:`attnreg.attnreg` does
     for large inputs).
@@ -331,9 +358,11 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
         Rows per chunk.
     progress : bool
         Rows done per pass on stderr.
-    residuals : bool
-        Run the pass for the residual statistics (quantiles, hat values, exact RSS) even
-        with the classical covariance (default True).
+    residuals : bool or None
+        The pass for the residual statistics (quantiles, extremes, the largest hat value)
+        with the classical covariance: None (default) when they are first asked for (by
+        ``summary()``), True during the fit, False never. A robust ``vcov`` computes them
+        in its own pass.
     vcov : str
         Covariance (options as keywords: ``cluster=``, ``maxlags=``, ``type=``...).
     call : str
@@ -364,6 +393,7 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
     if vcov != "classical":
         given["vcov"] = vcov
     checked = estimator.check_options(given)
+    check_residuals(residuals)
     source = as_source(data, chunk_rows=chunk_rows)
     if weights is not None and not isinstance(weights, str):
         raise OptionError("weights of a chunked fit must name a column of the data, however: "
@@ -380,7 +410,7 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
 
 def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[str, Any], *,
                 weights: str | None, subset: str | None, na_action: str, eval_env: Any,
-                progress: bool, residuals: bool, call: str) -> Any:
+                progress: bool, residuals: bool | None, call: str) -> Any:
     """The passes of a local chunked fit with options already checked."""
     from attnreg.linear.refinement import REFINE_COND
 
@@ -391,11 +421,7 @@ def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[st
     sp = res.spectrum
     if method == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
         res = refine(res, source, progress=progress)
-    vcov = checked.get("vcov", "classical")
-    if vcov != "classical" or residuals:
-        res = res.with_vcov(vcov, maxlags=checked.get("maxlags"), progress=progress,
-                            **checked.get("vcov_options", {}))
-    return res
+    return finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
 
 
 def fit_request(request: Any) -> Any:

@@ -22,10 +22,10 @@ HC2 and by 1 − h for HC3). The meats are those of :mod:`attnreg.linear.inferen
   intersection of the dimensions, per period), keyed by the cluster's value, so a cluster
   spanning chunks is summed across them; the meats follow from the sums as in memory.
 
-Residual quantiles: the weighted residuals of the rows whose label hash is among the
-:data:`RESERVOIR_SIZE` smallest are kept (a uniform sample independent of the chunking, so
-partials merge), with the exact minimum and maximum: exact whenever the fit has at most
-that many rows.
+Residual quantiles: the weighted residuals of the rows whose label hash is below
+2⁶⁴ · :data:`RESERVOIR_SIZE` / n are kept (a uniform sample of about that many rows, each
+row in or out whatever the chunking, so partials merge by concatenation), with the exact
+minimum and maximum: every residual whenever the fit has at most that many rows.
 
 Examples
 --------
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,10 @@ import pandas as pd
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
-from attnreg.large.accumulate import ChunkDesign, chunk_design
+from attnreg.formula.builder import check_finite
+from attnreg.large.accumulate import ChunkDesign, Incomplete, chunk_columns, chunk_design
+from attnreg.large.columns import ChunkColumns
+from attnreg.linear._tallqr import column_span
 from attnreg.large.sources import ChunkSource
 from attnreg.large.spec import ChunkSpec
 
@@ -56,6 +60,8 @@ __all__ = ["RESERVOIR_SIZE", "GradientPart", "MeatPart", "PassPlan", "centred_gr
 
 #: Residuals kept for the summary's quantiles (exact up to this many rows).
 RESERVOIR_SIZE = 200_000
+#: Rows of a chunk reduced at a time by the residual pass (a task of a worker thread).
+BLOCK_ROWS = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,9 @@ class PassPlan:
     groups : tuple of tuple of str
         Cluster: the key columns of each intersection of the dimensions (one-way: one), DK:
         the time column.
+    sample_below : int
+        Rows whose label hash is at most this are kept for the residual quantiles
+        (2⁶⁴ − 1: every row).
     """
 
     spec: ChunkSpec = field(repr=False)
@@ -101,11 +110,17 @@ class PassPlan:
     kind: str = "none"
     maxlags: int = 0
     groups: tuple[tuple[str, ...], ...] = ()
+    sample_below: int = 2**64 - 1
 
     @property
     def width(self) -> int:
         """1 + rank: the length of a score."""
         return 1 + int(self.G.shape[1])
+
+    @cached_property
+    def scaled_g(self) -> FloatArray:
+        """G / d (rows divided by the column scales): U = √w (X_kept − x̄) (G / d)."""
+        return np.asarray(self.G / self.scale[:, None])
 
     def read_columns(self) -> list[str]:
         """Source columns a pass reads (formula, weights, cluster ids)."""
@@ -124,8 +139,8 @@ class MeatPart:
         Σ (√w e)².
     resid_min, resid_max : float
         Extreme weighted residuals.
-    sample_keys : ndarray of uint64, sample_values : ndarray
-        The reservoir: label hashes and weighted residuals (the smallest hashes).
+    sample : tuple of ndarray
+        The sampled weighted residuals, in pieces (:attr:`sample_values` joins them).
     hat_max : float
     hat_max_label : object
     meat : ndarray, shape (1 + rank, 1 + rank)
@@ -140,8 +155,7 @@ class MeatPart:
     rss: float = 0.0
     resid_min: float = np.inf
     resid_max: float = -np.inf
-    sample_keys: Any = field(default_factory=lambda: np.zeros(0, dtype=np.uint64), repr=False)
-    sample_values: FloatArray = field(default_factory=lambda: np.zeros(0), repr=False)
+    sample: tuple[FloatArray, ...] = field(default=(), repr=False)
     hat_max: float = -np.inf
     hat_max_label: Any = None
     meat: FloatArray | None = field(default=None, repr=False)
@@ -149,6 +163,11 @@ class MeatPart:
     tail: FloatArray | None = field(default=None, repr=False)
     sums: tuple[pd.DataFrame, ...] = field(default=(), repr=False)
     maxlags: int = 0
+
+    @property
+    def sample_values(self) -> FloatArray:
+        """The sampled weighted residuals (every one when the fit has few enough rows)."""
+        return np.concatenate(self.sample) if self.sample else np.zeros(0)
 
     @classmethod
     def empty(cls, width: int, maxlags: int = 0) -> MeatPart:
@@ -162,11 +181,9 @@ class MeatPart:
             return self
         if self.n_obs == 0:
             return other
-        keys = np.concatenate([self.sample_keys, other.sample_keys])
-        values = np.concatenate([self.sample_values, other.sample_values])
-        if keys.size > RESERVOIR_SIZE:
-            take = np.argpartition(keys, RESERVOIR_SIZE - 1)[:RESERVOIR_SIZE]
-            keys, values = keys[take], values[take]
+        sample = tuple(p for p in self.sample + other.sample if p.size)
+        if len(sample) > 32:  # joined now and then: merging stays O(1) per piece
+            sample = (np.concatenate(sample),)
         better = other.hat_max > self.hat_max
         meat = head = tail = None
         L = max(self.maxlags, other.maxlags)
@@ -179,8 +196,7 @@ class MeatPart:
         sums = tuple(_add_sums(a, b) for a, b in zip(self.sums, other.sums, strict=True))
         return MeatPart(n_obs=self.n_obs + other.n_obs, rss=self.rss + other.rss,
                         resid_min=min(self.resid_min, other.resid_min),
-                        resid_max=max(self.resid_max, other.resid_max),
-                        sample_keys=keys, sample_values=values,
+                        resid_max=max(self.resid_max, other.resid_max), sample=sample,
                         hat_max=other.hat_max if better else self.hat_max,
                         hat_max_label=other.hat_max_label if better else self.hat_max_label,
                         meat=meat, head=head, tail=tail, sums=sums, maxlags=L)
@@ -236,24 +252,37 @@ def chunk_scores(plan: PassPlan, chunk: ChunkDesign, basis: bool = True,
     resid_w : ndarray, shape (m,)
     hat : ndarray, shape (m,)
     basis : ndarray, shape (m, 1 + rank), or None without ``basis``
+        This thread's scratch (:func:`attnreg.threads.scratch`): valid until the thread's
+        next call, so use it (or copy it) before.
     """
+    from attnreg.threads import scratch
+
     X, y = chunk.X, chunk.y
+    m = X.shape[0]
     sqrt_w = None if chunk.weights is None else np.sqrt(chunk.weights)
     e = y - X @ plan.coef
     rw = e if sqrt_w is None else e * sqrt_w
-    Z = X[:, plan.kept]  # a copy, centred, weighted and scaled in place
-    Z -= plan.center[plan.kept]
+    span = column_span(plan.kept)
+    k, r = plan.kept.size, plan.G.shape[1]
+    # Z = √w (X_kept − x̄) and U = Z (G / d) in this thread's scratch (no fresh pages per block)
+    Z = scratch("Z", (m, k), order="F")
+    np.subtract(X[:, span[0]:span[1]] if span is not None else X[:, plan.kept],
+                plan.center[plan.kept], out=Z)
     if sqrt_w is not None:
         Z *= sqrt_w[:, None]
-    Z /= plan.scale
-    U = Z @ plan.G
-    del Z
-    hat = np.einsum("ij,ij,j->i", U, U, plan.f)  # (U * U) @ f without the temporary
+    U = scratch("U", (m, r), order="F")
+    np.matmul(Z, plan.scaled_g, out=U)
+    if plan.f.size and np.all(plan.f == 1.0):
+        hat = np.einsum("ij,ij->i", U, U)
+    else:
+        sq = scratch("U2", (m, r), order="F")
+        np.multiply(U, U, out=sq)
+        hat = sq @ plan.f
     if plan.intercept:
         hat += (chunk.weights if chunk.weights is not None else 1.0) / plan.sum_w
     if not basis:
         return rw, hat, None
-    out = np.empty((X.shape[0], plan.width))
+    out = scratch("basis", (m, plan.width))
     if plan.intercept:
         out[:, 0] = (sqrt_w if sqrt_w is not None else 1.0) / plan.sum_w
     else:
@@ -264,6 +293,10 @@ def chunk_scores(plan: PassPlan, chunk: ChunkDesign, basis: bool = True,
 
 def second_pass(plan: PassPlan, frame: pd.DataFrame) -> MeatPart:
     """One chunk's partial: residual statistics, hat values and the covariance meat.
+
+    The chunk's design is assembled and reduced a block of :data:`BLOCK_ROWS` rows at a time
+    (cache-sized temporaries), the blocks spread over the worker threads
+    (:func:`attnreg.threads.parallel_map`) and merged in row order.
 
     Parameters
     ----------
@@ -277,21 +310,59 @@ def second_pass(plan: PassPlan, frame: pd.DataFrame) -> MeatPart:
     MeatPart
         Merge the chunks' parts in row order with :meth:`MeatPart.merge`.
     """
-    chunk = chunk_design(plan.spec, frame)
+
+    try:
+        return _blocks_part(plan, frame, chunk_columns(plan.spec, frame, assume_complete=True))
+    except Incomplete:  # a NaN: build the chunk again, its missing rows dropped
+        return _blocks_part(plan, frame, chunk_columns(plan.spec, frame))
+
+
+def _blocks_part(plan: PassPlan, frame: pd.DataFrame, cols: ChunkColumns) -> MeatPart:
+    from attnreg.threads import narrow_blas, parallel_map
+
+    m = cols.n_obs
+    spans = [(lo, min(lo + BLOCK_ROWS, m)) for lo in range(0, m, BLOCK_ROWS)]
+    with narrow_blas(cols.n_coef):
+        parts = parallel_map(lambda span: _block_part(plan, frame, cols, span), spans)
+    total = MeatPart.empty(plan.width, plan.maxlags)
+    for part in parts:
+        total = total.merge(part)
+    return total
+
+
+def _block_part(plan: PassPlan, frame: pd.DataFrame, cols: ChunkColumns,
+                span: tuple[int, int]) -> MeatPart:
+    """The partial of the kept rows ``span`` of one chunk."""
+    lo, hi = span
+    from attnreg.threads import scratch
+
+    X = scratch("X", (hi - lo, cols.n_coef), order="F")  # filled a column at a time
+    cols.fill(X, lo, hi)
+    y = cols.y[lo:hi]
+    if not cols.complete and not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise Incomplete
+    rows = np.arange(lo, hi, dtype=np.int64) if cols.take is None else cols.take[lo:hi]
+    chunk = ChunkDesign(X=X, y=y, weights=None if cols.weights is None else cols.weights[lo:hi],
+                        rows=rows, labels=cols.index[rows] if cols.take is not None
+                        else cols.index[lo:hi])
+    check_finite(X, cols.names, chunk.labels, "data")
+    check_finite(y[:, None], [cols.response_name], chunk.labels, "data")
+    return _chunk_part(plan, frame, chunk)
+
+
+def _chunk_part(plan: PassPlan, frame: pd.DataFrame, chunk: ChunkDesign) -> MeatPart:
+    """The partial of the rows of ``chunk`` (``frame``: for the cluster columns)."""
     width = plan.width
     if chunk.n_obs == 0:
         return MeatPart.empty(width, plan.maxlags)
     rw, hat, basis = chunk_scores(plan, chunk, basis=plan.kind != "none")
-    keys = _label_hash(chunk.labels)
-    if keys.size > RESERVOIR_SIZE:
-        take = np.argpartition(keys, RESERVOIR_SIZE - 1)[:RESERVOIR_SIZE]
-        sample_keys, sample_values = keys[take], rw[take]
+    if plan.sample_below >= 2**64 - 1:
+        sample = rw.copy()
     else:
-        sample_keys, sample_values = keys, rw.copy()
+        sample = rw[_label_hash(chunk.labels) <= np.uint64(plan.sample_below)]
     i = int(np.argmax(hat))
     part = MeatPart(n_obs=chunk.n_obs, rss=float(rw @ rw), resid_min=float(rw.min()),
-                    resid_max=float(rw.max()), sample_keys=sample_keys,
-                    sample_values=sample_values, hat_max=float(hat[i]),
+                    resid_max=float(rw.max()), sample=(sample,), hat_max=float(hat[i]),
                     hat_max_label=chunk.labels[i], meat=np.zeros((width, width)),
                     head=np.zeros((0, width)), tail=np.zeros((0, width)), maxlags=plan.maxlags)
     kind = plan.kind
@@ -300,9 +371,9 @@ def second_pass(plan: PassPlan, frame: pd.DataFrame) -> MeatPart:
     assert basis is not None
     if kind in ("HC0", "HC1", "HC2", "HC3"):
         v = rw / np.sqrt(1.0 - hat) if kind == "HC2" else rw / (1.0 - hat) if kind == "HC3" else rw
-        scores = basis * v[:, None]
+        scores = np.multiply(basis, v[:, None], out=basis)
         return replace(part, meat=scores.T @ scores)
-    scores = basis * rw[:, None]
+    scores = basis * rw[:, None]  # a copy: the scratch basis is reused
     if kind == "HAC":
         L = plan.maxlags
         return replace(part, meat=_lagged(scores, L), head=scores[:L].copy(),
@@ -342,10 +413,12 @@ def pass_plan(res: Any, kind: str = "none", maxlags: int = 0,
     sp = res.spectrum
     coef = np.where(np.isnan(res.filtered.coef), 0.0, res.filtered.coef)
     G = sp.V / sp.s if sp.rank else np.zeros((sp.kept.size, 0))
+    n = int(res.nobs)
+    below = 2**64 - 1 if n <= RESERVOIR_SIZE else (2**64 * RESERVOIR_SIZE) // n
     return PassPlan(spec=res.spec, coef=coef, kept=sp.kept, center=sp.center,
                     scale=sp.scale[sp.kept], G=G, f=res.filtered.f, sum_w=sp.sum_w,
                     intercept=sp.intercept is not None, kind=kind, maxlags=maxlags,
-                    groups=groups)
+                    groups=groups, sample_below=int(below))
 
 
 def run_pass(plan: PassPlan, source: ChunkSource, *, progress: bool = False) -> MeatPart:

@@ -121,9 +121,12 @@ class ChunkedResults(StudentInference):
     source : ChunkSource or None
         Where the rows are read again (not pickled unless it is files).
     stats : MeatPart or None
-        The last pass's residual statistics and covariance meat.
+        The last pass's residual statistics and covariance meat (None: no pass over the
+        rows since the R factor; see :attr:`residual_stats`).
     refinement : tuple of float
         Sizes of the refinement corrections (OLS on ill-conditioned designs).
+    lazy_residuals : bool
+        Whether :attr:`residual_stats` may read the rows again when first asked for.
 
     Examples
     --------
@@ -152,11 +155,14 @@ class ChunkedResults(StudentInference):
     stats: MeatPart | None = field(default=None, repr=False, compare=False)
     middle_robust: FloatArray | None = field(default=None, repr=False, compare=False)
     refinement: tuple[float, ...] = ()
+    lazy_residuals: bool = field(default=False, repr=False, compare=False)
 
     # ------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
         """Pickle support: the source only if it is files; the spectrum without its n-vector."""
         state = dict(self.__dict__)
+        if state.get("stats") is None and state.get("residual_stats") is not None:
+            state["stats"] = state["residual_stats"]  # computed on demand: kept
         for key in [k for k in state if k not in {f.name for f in dataclasses.fields(self)}]:
             state.pop(key)  # cached properties
         src = state["source"]
@@ -250,13 +256,27 @@ class ChunkedResults(StudentInference):
 
     @cached_property
     def rss(self) -> float:
-        """(Weighted) residual sum of squares: from the residual pass when it ran, else from
-        the spectrum (Σ (1 − f)² (U'ỹ)² + the part of ỹ outside the column space)."""
-        if self.stats is not None:
-            return float(self.stats.rss)
+        """(Weighted) residual sum of squares, from the spectrum: Σ (1 − f)² (U'ỹ)² + the part
+        of ỹ outside the column space (R's last diagonal entry, squared). The same number
+        whichever passes over the rows ran (a pass's own sum, :attr:`residual_stats`'s
+        ``rss``, agrees to rounding)."""
         from attnreg.linear.filters import rss_of_filter
 
         return float(rss_of_filter(self.spectrum, self.filtered.f))
+
+    @cached_property
+    def residual_stats(self) -> MeatPart | None:
+        """Residual quantiles (a uniform sample above 200,000 rows), extremes and the largest
+        hat value: from the last pass over the rows, else from one pass now (the first time
+        they are asked for, e.g. by :meth:`summary`), else None (``residuals=False``, or the
+        rows are no longer available)."""
+        if self.stats is not None:
+            return self.stats
+        if not self.lazy_residuals or self.source is None:
+            return None
+        from attnreg.large.passes import pass_plan, run_pass
+
+        return run_pass(pass_plan(self, "none"), self.source)
 
     @property
     def tss(self) -> float:
@@ -638,7 +658,7 @@ class ChunkedResults(StudentInference):
                  + (f", {self.n_excluded} excluded by subset" if self.n_excluded else "")
                  + (f", {self.factor.n_zero_weight} of weight zero" if self.factor.n_zero_weight
                     else "") + "."]
-        st = self.stats
+        st = self.residual_stats
         if st is not None:
             values = np.concatenate([st.sample_values, [st.resid_min, st.resid_max]]) \
                 if st.sample_values.size < st.n_obs else st.sample_values
@@ -650,6 +670,9 @@ class ChunkedResults(StudentInference):
                              f"{st.sample_values.size} of {st.n_obs} rows (Min and Max exact).")
             notes.append(f"Leverage (hat values): mean {self.edf / self.nobs:.4g}, max "
                          f"{st.hat_max:.4g} (row {_plain(st.hat_max_label)!r}).")
+        elif self.lazy_residuals:
+            notes.append("Residuals not computed (the rows are no longer available): no "
+                         "residual quantiles.")
         else:
             notes.append("Residuals not computed (residuals=False): no residual quantiles.")
         if self.refinement:

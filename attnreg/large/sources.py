@@ -244,7 +244,9 @@ def _arrow_plain(table: Any) -> Any:
 
 def _arrow_to_pandas(batch: Any, offset: int) -> pd.DataFrame:
     try:
-        frame = _arrow_plain(batch).to_pandas()
+        # one block per column: float64 columns without nulls are then views of arrow's
+        # buffers (no copy; a consolidated block would copy the whole batch)
+        frame = _arrow_plain(batch).to_pandas(split_blocks=True)
     except Exception as exc:  # pyarrow raises its own types (ArrowInvalid, ...)
         raise DataError(f"data: a chunk could not be converted from arrow: {exc}") from None
     frame.index = pd.RangeIndex(offset, offset + frame.shape[0])
@@ -305,12 +307,17 @@ class ArrowSource(ChunkSource):
             table = data.select(list(columns))
             batches: Any = (table.slice(lo, self.chunk_rows)
                             for lo in range(0, table.num_rows, self.chunk_rows))
+        elif self._paths is not None and self._format == "parquet":
+            from attnreg.large.readahead import parquet_batches
+
+            batches = parquet_batches(list(self._paths), list(columns), self.chunk_rows)
         elif isinstance(data, ds.Dataset):
             try:
                 # one batch and one file read ahead: pyarrow's defaults (16 batches, 4 files)
                 # held 0.8 GB more at 2e7 rows x 20 columns, for no gain in time
                 batches = data.to_batches(columns=list(columns), batch_size=self.chunk_rows,
-                                          batch_readahead=1, fragment_readahead=1)
+                                          batch_readahead=1, fragment_readahead=1,
+                                          **_scan_options(data))
             except Exception as exc:
                 raise DataError(f"data ({self.description}) could not be read: {exc}") from None
         else:
@@ -332,6 +339,22 @@ class ArrowSource(ChunkSource):
                 continue
             yield _arrow_to_pandas(batch, offset)
             offset += int(batch.num_rows)
+
+
+def _scan_options(dataset: Any) -> dict[str, Any]:
+    """Parquet: column chunks read through a 1 MiB buffer, not whole into memory first.
+
+    By default a scan reads each row group's column chunks whole before decoding them (a row
+    group of 2^20 rows × 20 float64 columns is 168 MB, twice over with the one read ahead);
+    a buffered stream decodes them as it reads, which kept the pool's peak at 0.21 GB instead
+    of 0.28 GB on ``benchmarks/large_ols.py``'s files, and read them faster (0.75 s, 1.5 s).
+    """
+    import pyarrow.dataset as ds
+
+    if not isinstance(getattr(dataset, "format", None), ds.ParquetFileFormat):
+        return {}
+    return {"fragment_scan_options": ds.ParquetFragmentScanOptions(
+        use_buffered_stream=True, buffer_size=1 << 20, pre_buffer=False)}
 
 
 def _expand_paths(path: Any) -> tuple[list[str], str]:

@@ -295,13 +295,16 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
             uses[name] = uses.get(name, False) or outside
     needed = tuple(n for n in uses if n in source.columns)
     seen = {"rows": 0, "passes": 0}
+    opened: list[Any] = []
 
     def chunks() -> Any:  # patsy may stop a pass early once every factor's type is known
         seen["passes"] += 1
         rows = 0
         total = source.n_rows or 0
+        frames = source.frames(needed or source.columns[:1], uses=uses)
+        opened.append(frames)
         with Progress(total, "attnreg pass 1 (levels, transforms): rows", progress) as bar:
-            for frame in source.frames(needed or source.columns[:1], uses=uses):
+            for frame in frames:
                 rows += frame.shape[0]
                 seen["rows"] = max(seen["rows"], rows)
                 bar.update(rows)
@@ -316,6 +319,9 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
         if isinstance(exc, AssertionError):
             raise
         raise _translate_patsy_error(exc, "data") from None
+    finally:  # a pass patsy stopped early: release its reader (and what it read ahead) now
+        for frames in opened:
+            frames.close()
     if seen["rows"] == 0:
         raise DataError(f"data ({source.description}) has no rows")
     _check_factor_levels(x_info)

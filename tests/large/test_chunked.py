@@ -186,7 +186,7 @@ def test_ill_conditioned_design_keeps_the_digits() -> None:
     from attnreg.large.fit import fit_from_factor
 
     raw = fit_from_factor(fit.spec, fit.factor, "ols")  # the QR alone, unrefined
-    assert np.max(np.abs(raw.coef.to_numpy() / exact - 1)) > 1e-8
+    assert np.max(np.abs(raw.coef.to_numpy() / exact - 1)) > 10 * err_chunked  # a digit or more
 
 
 def test_r_factor_merge_is_a_tree_reduction() -> None:
@@ -336,15 +336,25 @@ def test_summary_layout_and_sampled_residuals(monkeypatch) -> None:
     assert ours[ours.index("Coefficients:"):][: stop - start + 1] == theirs[start:stop + 1]
     monkeypatch.setattr(passes, "RESERVOIR_SIZE", 100)
     small = ar.attnreg(FORMULA, DATA, chunk_rows=CHUNK)
-    assert small.stats.sample_values.size == 100
+    assert small.stats is None  # one pass only: the residuals wait for their first use
+    size = small.residual_stats.sample_values.size
+    # each of the 596 rows is in the sample with probability 100/596 (its label's hash):
+    # a binomial count, sd 9.1; five sd either side
+    assert 55 <= size <= 145
     text = str(small.summary())
-    assert "uniform sample of 100 of 596 rows" in text
+    assert f"uniform sample of {size} of 596 rows" in text
     q = small.summary().statistics["residual_quantiles"]
     assert q["Min"] == pytest.approx(q_mem["Min"], rel=1e-12)
     assert q["Max"] == pytest.approx(q_mem["Max"], rel=1e-12)
+    again = ar.attnreg(FORMULA, DATA.sample(frac=1.0, random_state=1).sort_index(),
+                       chunk_rows=CHUNK // 3 + 1)  # other chunks: the same rows sampled
+    np.testing.assert_allclose(np.sort(again.residual_stats.sample_values),
+                               np.sort(small.residual_stats.sample_values), rtol=1e-10)
     no = ar.attnreg(FORMULA, DATA, chunk_rows=CHUNK, residuals=False)
-    assert no.stats is None and "residuals=False" in str(no.summary())
+    assert no.residual_stats is None and "residuals=False" in str(no.summary())
     _close(no.std_err, mem.std_err)
+    eager = ar.attnreg(FORMULA, DATA, chunk_rows=CHUNK, residuals=True)
+    assert eager.stats is not None and eager.residual_stats is eager.stats
 
 
 def test_progress_is_quiet_by_default(capsys) -> None:
