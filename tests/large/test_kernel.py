@@ -78,7 +78,7 @@ def test_the_reader_runs_one_row_group_ahead_and_no_more(tmp_path, monkeypatch) 
 
     monkeypatch.setattr(readahead, "_tables", counting)
     taken = 0
-    for batch in readahead.parquet_batches(files, ["x"], chunk_rows=10_000):
+    for _batch in readahead.parquet_batches(files, ["x"], chunk_rows=10_000):
         taken += 1
         time.sleep(0.02)  # a slow consumer: the reader must wait for it
         assert len(reads) <= taken + 1
@@ -175,7 +175,7 @@ def test_an_infinite_value_is_named_with_its_row(column, row) -> None:
 def test_residual_statistics_wait_for_their_first_use(tmp_path, monkeypatch) -> None:
     import attnreg.large.passes as passes
 
-    files, whole = _write(tmp_path)
+    _, whole = _write(tmp_path)
     calls = []
     real = passes.run_pass
     monkeypatch.setattr(passes, "run_pass", lambda *a, **k: calls.append(1) or real(*a, **k))
