@@ -225,6 +225,65 @@ def check_chunkwise(codes: list[str]) -> None:
                 "Compute it as a column of the data first, or fit a sample in memory")
 
 
+def _open_columns(desc: Any, env: Any, frame: pd.DataFrame, na: Any) -> tuple[str, ...]:
+    """Columns of the factors whose spec needs rows past the first chunk, told from it.
+
+    patsy's incremental builder evaluates, after the first chunk, only the stateful factors
+    (their memorize passes) and the categorical ones whose levels the first chunk did not
+    settle; the rest of pass 1 reads only their columns. (Every factor numeric and stateless:
+    no column, and patsy stops at the first chunk.)
+    """
+    from patsy.categorical import CategoricalSniffer, guess_categorical
+
+    from attnreg.formula.frame import variable_uses
+
+    open_: dict[str, None] = {}
+    for term in desc.lhs_termlist + desc.rhs_termlist:
+        for factor in term.factors:
+            state: dict[str, Any] = {}
+            stateful = factor.memorize_passes_needed(state, env) > 0
+            if not stateful:
+                value = factor.eval(state, frame)
+                if not guess_categorical(value):
+                    continue
+                if CategoricalSniffer(na, factor.origin).sniff(value):
+                    continue  # levels known (booleans, C(x, levels=...))
+            open_.update(dict.fromkeys(n for n in variable_uses(factor.code) if n in frame.columns))
+    return tuple(open_)
+
+
+def _first_chunk_open_columns(source: Any, needed: tuple[str, ...], uses: dict[str, bool],
+                              desc: Any, env: Any, na: Any) -> tuple[str, ...] | None:
+    """:func:`_open_columns` of the source's first chunk (None: no rows, or not decidable)."""
+    frames = source.frames(needed or source.columns[:1], uses=uses)
+    try:
+        head = next(frames, None)
+        if head is None:
+            return None
+        try:
+            return _open_columns(desc, env, head, na)
+        except Exception:  # a factor that fails here fails in patsy's pass, with its message
+            return None
+    finally:
+        frames.close()
+
+
+def _rest(source: Any, columns: tuple[str, ...], uses: dict[str, bool], skip: int) -> Any:
+    """The chunks after the first ``skip`` rows, with only ``columns`` (none: nothing)."""
+    if not columns:
+        return iter(())
+    return _skip_rows(source.frames(list(columns), uses=uses), skip)
+
+
+def _skip_rows(frames: Any, skip: int) -> Any:
+    for frame in frames:
+        if skip >= frame.shape[0]:
+            skip -= frame.shape[0]
+            continue
+        yield frame.iloc[skip:] if skip else frame
+        skip = 0
+
+
 def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str | None = None,
                subset: str | None = None, na_action: str = "drop",
                progress: bool = False) -> ChunkSpec:
@@ -296,11 +355,13 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     needed = tuple(n for n in uses if n in source.columns)
     seen = {"rows": 0, "passes": 0}
     opened: list[Any] = []
+    later: list[tuple[str, ...] | None] = [None]  # columns of the chunks after the first
 
     def chunks() -> Any:  # patsy may stop a pass early once every factor's type is known
         seen["passes"] += 1
         rows = 0
         total = source.n_rows or 0
+        first = True
         frames = source.frames(needed or source.columns[:1], uses=uses)
         opened.append(frames)
         with Progress(total, "attnreg pass 1 (levels, transforms): rows", progress) as bar:
@@ -309,10 +370,30 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
                 seen["rows"] = max(seen["rows"], rows)
                 bar.update(rows)
                 yield frame
+                if first and later[0] is not None and later[0] != needed:
+                    # the rest of the pass reads only what the open factors need
+                    frames.close()
+                    frames = _rest(source, later[0], uses, frame.shape[0])
+                    opened.append(frames)
+                    for part in frames:
+                        rows += part.shape[0]
+                        seen["rows"] = max(seen["rows"], rows)
+                        bar.update(rows)
+                        yield part
+                    return
+                first = False
 
+    na = patsy.NAAction("drop")
     try:
-        y_info, x_info = patsy.incr_dbuilders(desc, chunks, eval_env=env,
-                                              NA_action=patsy.NAAction("drop"))
+        try:
+            later[0] = _first_chunk_open_columns(source, needed, uses, desc, env, na)
+            y_info, x_info = patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)
+        except patsy.PatsyError:
+            if later[0] is None or later[0] == needed:
+                raise
+            later[0] = None  # a factor read a column the prediction left out: read them all
+            seen["rows"] = 0
+            y_info, x_info = patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)
     except (patsy.PatsyError, AssertionError) as exc:  # patsy asserts on no rows at all
         if seen["rows"] == 0:
             raise DataError(f"data ({source.description}) has no rows") from None

@@ -223,3 +223,37 @@ def test_scratch_is_reused_within_a_thread_and_not_shared_across() -> None:
     worker.start()
     worker.join()
     assert out and out[0] != address(a)
+
+
+def test_pass_one_reads_only_the_columns_of_open_factors(tmp_path) -> None:
+    """After the first chunk, patsy's builder needs only the factors whose levels or
+    statistics are still open: the rest of pass 1 reads just their columns."""
+    rng = np.random.default_rng(9)
+    n = 1200
+    df = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n),
+                       "g": rng.choice(list("abc"), size=n), "u": rng.normal(size=n)})
+    df.loc[n - 3:, "g"] = "late"  # a level only in the last chunk
+    df["y"] = df.x + (df.g == "b") + rng.normal(size=n)
+    formula = "y ~ x + np.log(z**2) + C(g) + center(u)"
+    src = as_source(df, chunk_rows=100)
+    asked: list[tuple[str, ...]] = []
+    real = type(src).frames
+
+    def spy(self, columns=None, **kw):
+        asked.append(tuple(columns))
+        return real(self, columns, **kw)
+
+    type(src).frames = spy
+    try:
+        spec = learn_spec(formula, src)
+    finally:
+        type(src).frames = real
+    assert any(set(cols) == {"g", "u"} for cols in asked)  # the pruned passes
+    full = learn_spec(formula, as_source(df, chunk_rows=100_000))
+    assert spec.column_names == full.column_names  # the late level is there
+    assert "C(g)[T.late]" in spec.column_names
+    mem = ar.attnreg(formula, df)
+    fit = ar.attnreg(formula, df, chunk_rows=100)
+    np.testing.assert_allclose(fit.coef, mem.coef, rtol=RTOL_EXACT)
+    only_numbers = learn_spec("y ~ x + z", src)  # nothing open: one chunk read
+    assert only_numbers.n_rows_seen == 100
