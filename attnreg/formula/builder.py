@@ -23,7 +23,7 @@ from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.threads import parallel_map
 
-__all__ = ["check_finite", "model_arrays", "model_arrays_public"]
+__all__ = ["check_finite", "column_sources", "model_arrays", "model_arrays_public"]
 
 _BUILD_BLOCK_BYTES = 1 << 21  # rows per block: about 2 MiB of design (cache sized)
 _BUILD_SEGMENT_BLOCKS = 4  # blocks per task of a worker thread
@@ -142,6 +142,31 @@ def _eval_factor(factor_info: Any, frame: pd.DataFrame, na: Any, *,
     return arr, na.is_numerical_NA(arr), index
 
 
+def column_sources(info: Any, by_factor: dict[Any, Any]) -> list[tuple[int, int, Any, Any]]:
+    """Where each block of design columns of ``info`` comes from, as patsy builds it.
+
+    Returns ``(start, stop, value, subterm)`` per subterm: ``value`` the factor's 2-d numeric
+    values for a plain numeric column (copied as they are: patsy computes 1 * value), None
+    with ``subterm`` None for the intercept (ones), and ``subterm`` for a block patsy's own
+    ``_build_subterm`` must build (categorical factors, interactions).
+    """
+    out: list[tuple[int, int, Any, Any]] = []
+    start = 0
+    for subterms in info.term_codings.values():
+        for subterm in subterms:
+            stop = start + subterm.num_columns
+            factors = subterm.factors
+            if not factors:
+                out.append((start, stop, None, None))
+            elif (len(factors) == 1 and info.factor_infos[factors[0]].type == "numerical"
+                  and by_factor[factors[0]].dtype.kind in "biuf"):
+                out.append((start, stop, by_factor[factors[0]], None))
+            else:
+                out.append((start, stop, None, subterm))
+            start = stop
+    return out
+
+
 def _design_matrix(info: Any, values: dict[Any, Any], n_rows: int) -> FloatArray:
     """patsy's ``_build_design_matrix`` into a C-contiguous float64 array, in row blocks."""
     from patsy.build import _build_subterm
@@ -149,19 +174,11 @@ def _design_matrix(info: Any, values: dict[Any, Any], n_rows: int) -> FloatArray
     by_factor = {fi.factor: values[fi] for fi in info.factor_infos.values()}
     out = np.empty((n_rows, len(info.column_names)), dtype=np.float64)
     plain: list[tuple[int, int, Any]] = []  # (start, stop, 2-d values or None for ones)
-    start = 0
-    for subterms in info.term_codings.values():
-        for subterm in subterms:
-            stop = start + subterm.num_columns
-            factors = subterm.factors
-            if not factors:
-                plain.append((start, stop, None))
-            elif (len(factors) == 1 and info.factor_infos[factors[0]].type == "numerical"
-                  and by_factor[factors[0]].dtype.kind in "biuf"):
-                plain.append((start, stop, by_factor[factors[0]]))
-            else:  # categorical or interaction: patsy's own builder on the whole column range
-                _build_subterm(subterm, info.factor_infos, by_factor, out[:, start:stop])
-            start = stop
+    for start, stop, value, subterm in column_sources(info, by_factor):
+        if subterm is None:
+            plain.append((start, stop, value))
+        else:  # categorical or interaction: patsy's own builder on the whole column range
+            _build_subterm(subterm, info.factor_infos, by_factor, out[:, start:stop])
     plain = _merge_adjacent_columns(plain)
     block = max(1, _BUILD_BLOCK_BYTES // max(8 * out.shape[1], 1))
 

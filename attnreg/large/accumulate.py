@@ -172,7 +172,7 @@ class RFactor:
         DataError
             A non-finite value (its column and row named).
         """
-        from attnreg.threads import parallel_map
+        from attnreg.threads import narrow_blas, parallel_map
 
         n, p = chunk.n_obs, chunk.n_coef
         weighted = chunk.weights is not None
@@ -183,7 +183,9 @@ class RFactor:
                        intercept=intercept, weighted=weighted, sums=_extended(np.zeros(p + 1)),
                        **counts)
         spans = [(lo, min(lo + SEGMENT_ROWS, n)) for lo in range(0, n, SEGMENT_ROWS)]
-        parts = parallel_map(lambda span: _segment_factor(chunk, intercept, span), spans, workers)
+        with narrow_blas(p + 1):  # the threads are the segments', not BLAS's (attnreg.threads)
+            parts = parallel_map(lambda span: _segment_factor(chunk, intercept, span), spans,
+                                 workers)
         total: RFactor | None = None
         for R, center, dsums, sum_w, rows in parts:
             part = cls(R=_positive_diagonal(R), center=center, n_obs=rows, sum_w=sum_w,

@@ -229,27 +229,20 @@ def _pieces(info: Any, values: dict[Any, Any], take: IntArray | None,
     plain numeric columns referenced rather than copied)."""
     from patsy.build import _build_subterm
 
-    from attnreg.formula.builder import _merge_adjacent_columns
+    from attnreg.formula.builder import _merge_adjacent_columns, column_sources
 
+    by_factor = {fi.factor: values[fi] for fi in info.factor_infos.values()}
     plain: list[tuple[int, int, Any]] = []
     built: list[_Piece] = []
-    start = 0
-    for subterms in info.term_codings.values():
-        for subterm in subterms:
-            stop = start + subterm.num_columns
-            factors = subterm.factors
-            if not factors:
-                plain.append((start, stop, None))
-            elif (len(factors) == 1 and info.factor_infos[factors[0]].type == "numerical"
-                  and values[info.factor_infos[factors[0]]].dtype.kind in "biuf"):
-                plain.append((start, stop, values[info.factor_infos[factors[0]]]))
-            else:  # categorical or interaction: patsy's own builder, for the kept rows only
-                by_factor = {f: (values[info.factor_infos[f]] if take is None
-                                 else values[info.factor_infos[f]][take]) for f in factors}
-                out = np.empty((n_kept, stop - start))
-                _build_subterm(subterm, info.factor_infos, by_factor, out)
-                built.append(_Piece(start, stop, out, raw=False))
-            start = stop
+    for start, stop, value, subterm in column_sources(info, by_factor):
+        if subterm is None:
+            plain.append((start, stop, value))
+            continue
+        # categorical or interaction: patsy's own builder, for the kept rows only
+        sub = {f: by_factor[f] if take is None else by_factor[f][take] for f in subterm.factors}
+        out = np.empty((n_kept, stop - start))
+        _build_subterm(subterm, info.factor_infos, sub, out)
+        built.append(_Piece(start, stop, out, raw=False))
     merged = [_Piece(a, b, v, raw=v is not None) for a, b, v in _merge_adjacent_columns(plain)]
     return tuple(sorted([*merged, *built], key=lambda p: p.start))
 
@@ -348,23 +341,6 @@ def chunk_columns(spec: ChunkSpec, frame: pd.DataFrame, *,
 
 
 def chunk_design(spec: ChunkSpec, frame: pd.DataFrame) -> ChunkDesign:
-    """Build one chunk's design with the spec of pass 1 (:func:`chunk_columns`, assembled).
-
-    Parameters
-    ----------
-    spec : ChunkSpec
-    frame : DataFrame
-        A chunk from :meth:`ChunkSource.frames` with ``uses=spec.uses`` (input rules applied)
-        and the columns of :meth:`ChunkSpec.read_columns`.
-
-    Returns
-    -------
-    ChunkDesign
-
-    Raises
-    ------
-    DataError
-        Non-finite values (column and row named), negative weights, missing values with
-        ``na_action="raise"`` (the first row named).
-    """
+    """One chunk's whole design: :func:`chunk_columns` (same arguments), assembled by
+    :meth:`ChunkColumns.design` (non-finite values named with their column and row)."""
     return chunk_columns(spec, frame).design()
