@@ -113,6 +113,8 @@ class ChunkColumns:
     weights : ndarray, shape (m,) or None
     take : ndarray of int, shape (m,), or None
         Positions of the kept rows within the chunk (None: every row is kept).
+    index : pandas.Index
+        The chunk's row labels (all rows; :attr:`labels` are the kept ones).
     names : list of str
         Design column names (for messages).
     response_name : str
