@@ -140,7 +140,11 @@ def _partition_frame(part: pd.DataFrame, columns: Sequence[str] | None,
     """A partition as :meth:`ChunkSource.frames` yields a chunk: columns, labels, input rules."""
     from attnreg.formula.frame import prepare_frame, string_labels
 
-    frame = part if columns is None else part[list(columns)]
+    wanted = None if columns is None else list(dict.fromkeys(columns))
+    # the partition already holds just these columns (dask projects them when it reads):
+    # reordering them would copy the whole partition
+    frame = part if wanted is None or (len(wanted) == part.shape[1]
+                                       and set(wanted) == set(part.columns)) else part[wanted]
     frame = string_labels(frame, "data")
     return prepare_frame(frame, uses, "data") if uses is not None else frame
 
