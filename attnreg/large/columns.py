@@ -256,7 +256,8 @@ def _response(spec: ChunkSpec, values: dict[Any, Any], take: IntArray | None,
     if piece.raw and take is None and piece.value.dtype == np.float64:
         return np.asarray(piece.value[:, 0])
     y = np.empty((m, 1))
-    ChunkColumns((piece,), 1, y[:, 0], None, take, pd.RangeIndex(0), []).fill(y, 0, m)
+    ChunkColumns(pieces=(piece,), n_coef=1, y=y[:, 0], weights=None, take=take,
+                 index=pd.RangeIndex(0), names=[]).fill(y, 0, m)
     return y[:, 0]
 
 
