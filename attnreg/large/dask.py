@@ -222,6 +222,10 @@ class DaskRunner:
         Partials merged per task of the reduction.
     progress : bool
         Report partitions done on stderr.
+    read_parquet : bool
+        Whether a frame that is a plain read of local parquet files has its partitions read
+        by the tasks themselves with pyarrow (:mod:`attnreg.large.dask_parquet`; the same
+        frames, at half the cost) rather than by dask.
 
     Examples
     --------
@@ -235,7 +239,8 @@ class DaskRunner:
     """
 
     def __init__(self, ddf: Any, client: Any = None, *, scheduler: Any = None,
-                 split_every: int = DEFAULT_SPLIT_EVERY, progress: bool = False) -> None:
+                 split_every: int = DEFAULT_SPLIT_EVERY, progress: bool = False,
+                 read_parquet: bool = True) -> None:
         if (not isinstance(split_every, (int, np.integer)) or isinstance(split_every, bool)
                 or split_every < 2):
             raise OptionError(f"split_every must be an integer >= 2, however: {split_every=}")
@@ -244,6 +249,8 @@ class DaskRunner:
         self.scheduler = scheduler
         self.split_every = int(split_every)
         self.progress = bool(progress)
+        self.read_parquet = bool(read_parquet)
+        self._pieces: dict[tuple[str, ...], Any] = {}
 
     @property
     def n_partitions(self) -> int:
@@ -300,7 +307,16 @@ class DaskRunner:
         import dask
 
         frame = self.ddf if columns is None else self.ddf[list(columns)]
-        parts = frame.to_delayed(optimize_graph=True)
+        pieces = self._parquet_pieces(frame)
+        if pieces is not None:
+            # a plain read of local parquet files: each task reads its own piece with pyarrow
+            # (dask's own read costs twice as much; see attnreg.large.dask_parquet)
+            names = [str(c) for c in frame.columns]
+            dtypes = {str(c): t for c, t in frame._meta.dtypes.items()}
+            layout = dask.delayed((names, dtypes), pure=True)
+            parts: list[tuple[Any, ...]] = [(_apply_piece, p, layout) for p in pieces]
+        else:
+            parts = [(_apply_shared, p) for p in frame.to_delayed(optimize_graph=True)]
         if not parts:
             raise DataError("data (dask DataFrame) has no partitions")
         shared = dask.delayed(args, pure=True)
@@ -311,7 +327,17 @@ class DaskRunner:
         except AttnregError as exc:
             raise _clean(exc) from None
 
-    def _with_client(self, parts: list[Any], fn: Callable[..., Any], shared: Any,
+    def _parquet_pieces(self, frame: Any) -> Any:
+        """The partitions as parquet pieces attnreg reads itself, or None (see
+        :func:`attnreg.large.dask_parquet.parquet_partitions`); asked once per column set."""
+        from attnreg.large.dask_parquet import parquet_partitions
+
+        key = tuple(str(c) for c in frame.columns)
+        if key not in self._pieces:
+            self._pieces[key] = parquet_partitions(self.ddf, key) if self.read_parquet else None
+        return self._pieces[key]
+
+    def _with_client(self, parts: list[tuple[Any, ...]], fn: Callable[..., Any], shared: Any,
                      columns: Sequence[str] | None, uses: Any, label: str) -> Any:
         import dask
         from distributed import as_completed
@@ -319,7 +345,7 @@ class DaskRunner:
         from attnreg._progress import Progress
 
         client = self.client
-        tasks = [dask.delayed(_apply_shared)(p, fn, shared, columns, uses) for p in parts]
+        tasks = [dask.delayed(p[0])(*p[1:], fn, shared, columns, uses) for p in parts]
         futures = client.compute(tasks)
         with Progress(len(futures), f"{label}: partitions", self.progress) as bar:
             for done, fut in enumerate(as_completed(futures), start=1):
@@ -333,16 +359,16 @@ class DaskRunner:
                      for i in range(0, len(level), s)]
         return level[0].result()
 
-    def _local(self, parts: list[Any], fn: Callable[..., Any], shared: Any,
+    def _local(self, parts: list[tuple[Any, ...]], fn: Callable[..., Any], shared: Any,
                columns: Sequence[str] | None, uses: Any, label: str) -> Any:
         import dask
         from dask.callbacks import Callback
 
         from attnreg._progress import Progress
 
-        tasks = [dask.delayed(_apply_shared)(p, fn, shared, columns, uses,
-                                             dask_key_name=f"attnreg-partition-{i}-"
-                                                           f"{dask.base.tokenize(p, fn)}")
+        tasks = [dask.delayed(p[0])(*p[1:], fn, shared, columns, uses,
+                                    dask_key_name=f"attnreg-partition-{i}-"
+                                                  f"{dask.base.tokenize(p[1], fn)}")
                  for i, p in enumerate(parts)]
         level = tasks
         while len(level) > 1:
@@ -365,6 +391,16 @@ class DaskRunner:
 def _apply_shared(part: pd.DataFrame, fn: Callable[..., Any], args: tuple[Any, ...],
                   columns: Sequence[str] | None, uses: Any) -> Any:
     return _apply(part, fn, args, columns, uses)
+
+
+def _apply_piece(piece: Any, layout: tuple[list[str], dict[str, Any]],
+                 fn: Callable[..., Any], args: tuple[Any, ...], columns: Sequence[str] | None,
+                 uses: Any) -> Any:
+    """:func:`_apply` on a partition this task reads from its parquet file itself."""
+    from attnreg.large.dask_parquet import read_piece
+
+    names, dtypes = layout
+    return _apply(read_piece(piece, names, dtypes), fn, args, columns, uses)
 
 
 def _client_label(client: Any) -> str:
@@ -545,7 +581,8 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
              subset: str | None = None, na_action: str = "drop", eval_env: Any = None,
              client: Any = None, scheduler: Any = None,
              split_every: int = DEFAULT_SPLIT_EVERY, progress: bool = False,
-             residuals: bool | None = None, vcov: str = "classical", call: str = "",
+             read_parquet: bool = True, residuals: bool | None = None,
+             vcov: str = "classical", call: str = "",
              **options: Any) -> Any:
     """Fit OLS, WLS, ridge or PCR to a dask DataFrame, partition by partition on the cluster.
 
@@ -571,6 +608,10 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
         Partials merged per task of the tree reduction (default 8).
     progress : bool
         Partitions done per pass on stderr (quiet by default).
+    read_parquet : bool
+        When ``data`` is a plain ``dd.read_parquet`` of local files, each partition task reads
+        its file's row groups itself with pyarrow (the same frames as dask's read, at half
+        its cost; :mod:`attnreg.large.dask_parquet`). False: dask reads them.
     residuals : bool or None
         The residual pass (quantiles, extremes, the largest hat value) with the classical
         covariance: None (default) when first asked for, True during the fit, False never.
@@ -634,11 +675,12 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
                           f"however: type(subset) is {type(subset).__name__}")
     if na_action not in ("drop", "raise"):
         raise OptionError(f"na_action must be one of 'drop', 'raise', however: {na_action=}")
-    if not isinstance(progress, bool):
-        raise OptionError(f"progress must be True or False, however: progress={progress!r}")
+    for flag, value in (("progress", progress), ("read_parquet", read_parquet)):
+        if not isinstance(value, bool):
+            raise OptionError(f"{flag} must be True or False, however: {flag}={value!r}")
     check_residuals(residuals)
     runner = DaskRunner(data, resolve_client(client), scheduler=scheduler,
-                        split_every=split_every, progress=progress)
+                        split_every=split_every, progress=progress, read_parquet=read_parquet)
     source = DistributedSource(runner)
     try:
         spec = learn_dask_spec(formula, source, eval_env, weights=weights, subset=subset,
@@ -664,8 +706,8 @@ def dask_predicate(data: Any, options: dict[str, Any]) -> bool:
 def fit_request(request: Any) -> Any:
     """Fit an :class:`attnreg.large.FitRequest` whose data is a dask DataFrame.
 
-    The front door's options pass through; ``client=``, ``scheduler=`` and
-    ``split_every=`` are this backend's own (``chunk_rows`` is ignored: the partitions are
+    The front door's options pass through; ``client=``, ``scheduler=``, ``split_every=``
+    and ``read_parquet=`` are this backend's own (``chunk_rows`` is ignored: the partitions are
     the chunks).
     """
     options = dict(request.options)
