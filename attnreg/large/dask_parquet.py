@@ -126,13 +126,10 @@ def _pieces(frame: Any, columns: list[str]) -> list[ParquetPiece] | None:
         return None
     pieces = []
     for part in plan["parts"]:
-        if not isinstance(part, dict) or set(part) != {"piece"}:
+        piece = _one_piece(part)
+        if piece is None:
             return None
-        path, row_groups, keys = part["piece"]
-        if keys or not isinstance(path, str):
-            return None
-        pieces.append(ParquetPiece(path, None if row_groups is None
-                                   else tuple(int(g) for g in row_groups)))
+        pieces.append(piece)
     if len(pieces) != frame.npartitions or not pieces:
         return None
     schema = pq.read_schema(pieces[0].path)
@@ -150,6 +147,29 @@ def _pieces(frame: Any, columns: list[str]) -> list[ParquetPiece] | None:
     return pieces
 
 
+def _one_piece(part: Any) -> ParquetPiece | None:
+    """A partition of dask's plan (``{"piece": (path, row_groups, keys)}``, or a list of such
+    for one file's consecutive row groups) as one piece; None for anything else."""
+    parts = part if isinstance(part, list) else [part]
+    path: str | None = None
+    groups: list[int] = []
+    for one in parts:
+        if not isinstance(one, dict) or set(one) != {"piece"}:
+            return None
+        where, row_groups, keys = one["piece"]
+        if keys or not isinstance(where, str) or (path is not None and where != path):
+            return None
+        if row_groups is None:
+            if len(parts) > 1:
+                return None
+            return ParquetPiece(where, None)
+        path = where
+        groups += [int(g) for g in row_groups]
+    if path is None or groups != sorted(set(groups)):
+        return None
+    return ParquetPiece(path, tuple(groups))
+
+
 def read_piece(piece: ParquetPiece, columns: Sequence[str],
                dtypes: Mapping[str, Any]) -> pd.DataFrame:
     """One partition read from its file with pyarrow, as dask's read would give it.
@@ -160,8 +180,8 @@ def read_piece(piece: ParquetPiece, columns: Sequence[str],
     columns : sequence of str
         The columns, in the frame's order.
     dtypes : mapping of str to dtype
-        The frame's column dtypes (its metadata): a column read otherwise is cast to them
-        (strings become dask's string dtype).
+        The frame's column dtypes (its metadata): text columns are cast to its string dtype,
+        as dask's read does.
 
     Returns
     -------
@@ -191,6 +211,10 @@ def read_piece(piece: ParquetPiece, columns: Sequence[str],
     frame = frame[list(columns)] if list(frame.columns) != list(columns) else frame
     for name in columns:
         want = dtypes[name]
-        if frame[name].dtype != want:
+        # dask maps text to its string dtype; every other column is pyarrow's conversion, as
+        # in dask's read (an integer column with nulls is float64 there too, whatever the
+        # frame's metadata says)
+        if isinstance(want, pd.StringDtype) and frame[name].dtype != want:
             frame[name] = frame[name].astype(want)
     return frame
+

@@ -57,14 +57,19 @@ def _dask_read(ddf, columns) -> pd.DataFrame:
 
 
 @pytest.mark.skipif(not PLANNED, reason="dask without its query planner: dask reads")
-@pytest.mark.parametrize("split_row_groups", ["infer", True])
+@pytest.mark.parametrize("how, n_parts, groups", [
+    ({}, 3, None),                                     # a file per partition
+    ({"split_row_groups": True}, 9, (0,)),             # a row group per partition
+    ({"blocksize": "2KiB"}, 9, (0,)),                  # big row groups: split by dask's infer
+    ({"split_row_groups": 2}, 6, (0, 1)),              # two row groups per partition
+])
 @pytest.mark.parametrize("columns", [["x1", "g", "y"], ["y", "flag", "k", "x1"]])
-def test_the_pieces_read_give_dask_s_own_partitions(folder, split_row_groups, columns) -> None:
-    ddf = dd.read_parquet(folder, split_row_groups=split_row_groups)
+def test_the_pieces_read_give_dask_s_own_partitions(folder, how, n_parts, groups,
+                                                    columns) -> None:
+    ddf = dd.read_parquet(folder, **how)
     pieces = dp.parquet_partitions(ddf, columns)
-    assert pieces is not None and len(pieces) == ddf.npartitions
-    if split_row_groups is True:
-        assert all(p.row_groups is not None for p in pieces) and len(pieces) == 9
+    assert pieces is not None and len(pieces) == ddf.npartitions == n_parts
+    assert pieces[0].row_groups == groups
     dtypes = dict(ddf._meta.dtypes.items())
     ours = pd.concat([dp.read_piece(p, columns, dtypes) for p in pieces])
     pd.testing.assert_frame_equal(ours, _dask_read(ddf, columns))  # values, dtypes, labels
@@ -161,3 +166,33 @@ def test_a_file_gone_since_the_frame_was_made_is_named(tmp_path, frame) -> None:
     os.remove(tmp_path / "1.parquet")
     with pytest.raises(DataError, match=r"1\.parquet.*could not be read"):
         fit_dask("y ~ x1", ddf, scheduler="sync")
+
+
+@pytest.mark.skipif(not PLANNED, reason="dask without its query planner: dask reads")
+def test_nulls_in_integer_boolean_and_text_columns_as_dask_reads_them(tmp_path) -> None:
+    table = pa.table({"i": pa.array([1, None, 3, 4], pa.int64()),
+                      "b": pa.array([True, None, False, True]),
+                      "s": pa.array(["a", None, "c", "a"]), "x": [0.5, 1.5, np.nan, 2.0]})
+    for i in range(2):
+        pq.write_table(table, tmp_path / f"{i}.parquet")
+    ddf = dd.read_parquet(str(tmp_path))
+    columns = ["x", "s", "b", "i"]
+    pieces = dp.parquet_partitions(ddf, columns)
+    dtypes = dict(ddf._meta.dtypes.items())
+    ours = pd.concat([dp.read_piece(p, columns, dtypes) for p in pieces])
+    pd.testing.assert_frame_equal(ours, _dask_read(ddf, columns))
+
+
+@pytest.mark.parametrize("part, piece", [
+    ({"piece": ("a.parquet", None, None)}, dp.ParquetPiece("a.parquet", None)),
+    ([{"piece": ("a.parquet", [2, 3], [])}], dp.ParquetPiece("a.parquet", (2, 3))),
+    ([{"piece": ("a.parquet", [0], [])}, {"piece": ("a.parquet", [1], [])}],
+     dp.ParquetPiece("a.parquet", (0, 1))),
+    ([{"piece": ("a.parquet", [0], [])}, {"piece": ("b.parquet", [0], [])}], None),  # 2 files
+    ({"piece": ("a.parquet", None, [("year", 2020)])}, None),                      # hive keys
+    ([{"piece": ("a.parquet", [1], [])}, {"piece": ("a.parquet", [0], [])}], None),  # order
+    ({"piece": ("a.parquet", None, None), "extra": 1}, None),
+    ("a.parquet", None),
+])
+def test_the_forms_of_dask_s_plan_that_are_read_here(part, piece) -> None:
+    assert dp._one_piece(part) == piece
