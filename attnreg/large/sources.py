@@ -334,11 +334,29 @@ class ArrowSource(ChunkSource):
             except StopIteration:
                 break
             except Exception as exc:
-                raise DataError(f"data ({self.description}) could not be read: {exc}") from None
+                raise DataError(f"data ({self.description}) could not be read: {exc}"
+                                + _csv_hint(exc, self.columns)) from None
             if batch.num_rows == 0:
                 continue
             yield _arrow_to_pandas(batch, offset)
             offset += int(batch.num_rows)
+
+
+def _csv_hint(exc: BaseException, columns: Sequence[str]) -> str:
+    """The column's name, and what to do, when a CSV column's type (guessed from the first
+    block of the first file) does not fit a later value: an integer column with a decimal
+    further down."""
+    import re
+
+    if "CSV conversion error" not in str(exc):
+        return ""
+    found = re.search(r"CSV column #(\d+)", str(exc))
+    j = int(found.group(1)) if found else -1
+    name = repr(columns[j]) if 0 <= j < len(columns) else "name"
+    return (f". Column {name}'s type was guessed from the file's first rows; give it "
+            "explicitly with a pyarrow dataset: ds.dataset(files, format=ds.CsvFileFormat("
+            "convert_options=pyarrow.csv.ConvertOptions(column_types={"
+            f"{name}: pa.float64()}})))")
 
 
 def _scan_options(dataset: Any) -> dict[str, Any]:

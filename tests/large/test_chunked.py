@@ -381,3 +381,24 @@ def test_transform_statistics_equal_the_in_memory_ones() -> None:
     fit = ar.attnreg(formula, DATA, chunk_rows=CHUNK)
     _close(fit.coef, mem.coef)
     _close(fit.predict(DATA.head(5)), mem.predict(DATA.head(5)).rename("fit"))
+
+
+def test_a_csv_column_whose_guessed_type_fails_later_says_how_to_give_it(tmp_path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pcsv = pytest.importorskip("pyarrow.csv")
+    ds = pytest.importorskip("pyarrow.dataset")
+    n = 200_000  # more than pyarrow's first block, from which it guesses the types
+    x = np.arange(n) % 7.0
+    x[-3] = 2.5  # an integer column until here
+    df = pd.DataFrame({"x": x, "y": 1 + np.sin(np.arange(n)) + x})
+    path = tmp_path / "late.csv"
+    with open(path, "w") as fh:
+        fh.write("x,y\n" + "\n".join(f"{a:g},{b!r}" for a, b in zip(df.x, df.y, strict=True))
+                 + "\n")
+    with pytest.raises(DataError, match=r"CSV conversion error.*Column 'x'.*"
+                                        r"column_types=\{'x': pa.float64\(\)\}"):
+        ar.attnreg("y ~ x", str(path), chunk_rows=50_000)
+    given = ds.dataset(str(path), format=ds.CsvFileFormat(
+        convert_options=pcsv.ConvertOptions(column_types={"x": pa.float64()})))
+    fit = ar.attnreg("y ~ x", given, chunk_rows=50_000)
+    _close(fit.coef, ar.attnreg("y ~ x", df).coef, rtol=1e-10)
