@@ -53,7 +53,12 @@ import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import AttnregError, DataError, OptionError
-from attnreg.large.dask_predict import is_dask_frame, is_dask_series, predict_dask
+from attnreg.large.dask_predict import (
+    is_dask_frame,
+    is_dask_series,
+    predict_dask,
+    pytest_importorskip,  # noqa: F401 - the examples use it
+)
 from attnreg.large.sources import ChunkSource
 
 __all__ = ["DEFAULT_SPLIT_EVERY", "DaskRunner", "DaskSource", "DistributedSource",
@@ -62,18 +67,6 @@ __all__ = ["DEFAULT_SPLIT_EVERY", "DaskRunner", "DaskSource", "DistributedSource
 
 #: partials merged per task of the tree reduction (depth log_8 P)
 DEFAULT_SPLIT_EVERY = 8
-
-
-def pytest_importorskip(name: str) -> Any:
-    """Import ``name`` for an example, or skip the example when it is not installed."""
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ImportError:  # pragma: no cover - exercised where dask is absent
-        import pytest
-
-        pytest.skip(f"{name} is not installed")
 
 
 def _need_dask() -> None:
@@ -266,15 +259,20 @@ class DaskRunner:
     def head(self, n: int) -> pd.DataFrame:
         """The first ``n`` rows of the first partition (computed on a worker; only they come
         to the client)."""
+        import warnings
+
         import dask
 
-        lazy = self.ddf.head(n, npartitions=1, compute=False)
-        try:
-            if self.client is not None:
-                return self.client.compute(lazy).result()  # type: ignore[no-any-return]
-            (out,) = dask.compute(lazy, scheduler=self.scheduler)
-        except AttnregError as exc:
-            raise _clean(exc) from None
+        with warnings.catch_warnings():
+            # a first partition shorter than n is fine: its rows are what is wanted
+            warnings.filterwarnings("ignore", message="Insufficient elements for `head`")
+            lazy = self.ddf.head(n, npartitions=1, compute=False)
+            try:
+                if self.client is not None:
+                    return self.client.compute(lazy).result()  # type: ignore[no-any-return]
+                (out,) = dask.compute(lazy, scheduler=self.scheduler)
+            except AttnregError as exc:
+                raise _clean(exc) from None
         return out  # type: ignore[no-any-return]
 
     def source(self) -> DaskSource:

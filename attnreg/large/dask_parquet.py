@@ -40,15 +40,9 @@ from typing import Any
 import pandas as pd
 
 from attnreg.exceptions import DataError
+from attnreg.large.dask_predict import pytest_importorskip
 
 __all__ = ["ParquetPiece", "parquet_partitions", "pytest_importorskip", "read_piece"]
-
-
-def pytest_importorskip(name: str) -> Any:
-    """Import ``name`` for an example, or skip the example when it is not installed."""
-    from attnreg.large.dask import pytest_importorskip as importorskip
-
-    return importorskip(name)
 
 
 @dataclasses.dataclass(frozen=True)

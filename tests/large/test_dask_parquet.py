@@ -196,3 +196,15 @@ def test_nulls_in_integer_boolean_and_text_columns_as_dask_reads_them(tmp_path) 
 ])
 def test_the_forms_of_dask_s_plan_that_are_read_here(part, piece) -> None:
     assert dp._one_piece(part) == piece
+
+
+def test_a_first_partition_shorter_than_the_head_says_nothing(frame, monkeypatch) -> None:
+    import warnings
+
+    monkeypatch.setattr("attnreg.large.dask.resolve_client", lambda client: None)
+    ddf = dd.from_pandas(frame, npartitions=10)  # 300 rows each: fewer than the 1000 asked
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fit = fit_dask("y ~ x1 + x2", ddf, scheduler="sync")
+    assert not [w for w in seen if "Insufficient elements" in str(w.message)]
+    np.testing.assert_allclose(fit.coef, ar.attnreg("y ~ x1 + x2", frame).coef, rtol=1e-10)
