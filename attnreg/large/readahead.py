@@ -46,8 +46,17 @@ class _Failed:
         self.exc = exc
 
 
-def _tables(files: Sequence[str], columns: list[str], chunk_rows: int) -> Iterator[Any]:
-    """The files' row groups (or, for big ones, their record batches), in order."""
+def _tables(files: Sequence[str], columns: list[str], chunk_rows: int,
+            schema: Any = None) -> Iterator[Any]:
+    """The files' row groups (or, for big ones, their record batches), in order; cast to
+    ``schema`` where a file's types differ from it."""
+    for table in _file_tables(files, columns, chunk_rows):
+        if schema is not None and not table.schema.equals(schema):
+            table = table.cast(schema)
+        yield table
+
+
+def _file_tables(files: Sequence[str], columns: list[str], chunk_rows: int) -> Iterator[Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -67,7 +76,8 @@ def _tables(files: Sequence[str], columns: list[str], chunk_rows: int) -> Iterat
                     yield pa.Table.from_batches([batch])
 
 
-def parquet_batches(files: Sequence[str], columns: list[str], chunk_rows: int) -> Iterator[Any]:
+def parquet_batches(files: Sequence[str], columns: list[str], chunk_rows: int, *,
+                    schema: Any = None) -> Iterator[Any]:
     """Record batches of at most ``chunk_rows`` rows of ``columns``, the files in order.
 
     Parameters
@@ -77,6 +87,8 @@ def parquet_batches(files: Sequence[str], columns: list[str], chunk_rows: int) -
     columns : list of str
     chunk_rows : int
         Rows per batch (row groups are cut into batches of this many rows, without copies).
+    schema : pyarrow.Schema, optional
+        Of ``columns``: a file whose types differ is cast to it (a dataset's unified schema).
 
     Yields
     ------
@@ -94,7 +106,7 @@ def parquet_batches(files: Sequence[str], columns: list[str], chunk_rows: int) -
     stop = threading.Event()
 
     def read() -> None:
-        tables = _tables(files, columns, chunk_rows)
+        tables = _tables(files, columns, chunk_rows, schema)
         try:
             while True:
                 while not token.acquire(timeout=0.1):

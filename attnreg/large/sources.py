@@ -311,6 +311,13 @@ class ArrowSource(ChunkSource):
             from attnreg.large.readahead import parquet_batches
 
             batches = parquet_batches(list(self._paths), list(columns), self.chunk_rows)
+        elif (files := _plain_parquet_files(data, columns)) is not None:
+            from attnreg.large.readahead import parquet_batches
+
+            # the dataset's own schema: a file whose columns differ (int32 where the dataset
+            # says int64) is cast to it, as a scan would
+            schema = pa.schema([data.schema.field(c) for c in columns])
+            batches = parquet_batches(files, list(columns), self.chunk_rows, schema=schema)
         elif isinstance(data, ds.Dataset):
             try:
                 # one batch and one file read ahead: pyarrow's defaults (16 batches, 4 files)
@@ -340,6 +347,39 @@ class ArrowSource(ChunkSource):
                 continue
             yield _arrow_to_pandas(batch, offset)
             offset += int(batch.num_rows)
+
+
+def _plain_parquet_files(data: Any, columns: Sequence[str]) -> list[str] | None:
+    """The files of a pyarrow dataset that is parquet files on the local filesystem, read
+    whole (no hive partitions, every column asked for stored in the files), in the dataset's
+    order; None for anything else (read by a dataset scan).
+
+    A scan decodes row groups ahead of a slow consumer without bound, and at 2e7 rows × 20
+    columns took 7.7 s where :func:`~attnreg.large.readahead.parquet_batches` takes 3.1 s.
+    """
+    try:
+        import pyarrow.dataset as ds
+        import pyarrow.fs as pafs
+
+        if not (isinstance(data, ds.FileSystemDataset)
+                and isinstance(data.format, ds.ParquetFileFormat)
+                and isinstance(data.filesystem, pafs.LocalFileSystem)):
+            return None
+        if data.format.read_options.dictionary_columns or getattr(data, "_scan_options", None):
+            return None  # dictionary columns asked for, or a filtered or projected dataset
+        true = ds.scalar(True)
+        files = []
+        for fragment in data.get_fragments():
+            whole = fragment.row_groups is None or (
+                len(fragment.row_groups) == fragment.metadata.num_row_groups)
+            if not fragment.partition_expression.equals(true) or not whole:
+                return None
+            files.append(fragment.path)
+        if not files or any(c not in data.schema.names for c in columns):
+            return None
+        return files
+    except Exception:
+        return None
 
 
 def _csv_hint(exc: BaseException, columns: Sequence[str]) -> str:

@@ -402,3 +402,58 @@ def test_a_csv_column_whose_guessed_type_fails_later_says_how_to_give_it(tmp_pat
         convert_options=pcsv.ConvertOptions(column_types={"x": pa.float64()})))
     fit = ar.attnreg("y ~ x", given, chunk_rows=50_000)
     _close(fit.coef, ar.attnreg("y ~ x", df).coef, rtol=1e-10)
+
+
+def _spy_parquet_batches(monkeypatch) -> list[list[str]]:
+    import attnreg.large.readahead as readahead
+
+    seen: list[list[str]] = []
+    real = readahead.parquet_batches
+
+    def spy(files, *args, **kwargs):
+        seen.append([str(f).rsplit("/", 1)[-1] for f in files])
+        return real(files, *args, **kwargs)
+
+    monkeypatch.setattr(readahead, "parquet_batches", spy)
+    return seen
+
+
+def test_a_pyarrow_dataset_of_parquet_files_is_read_a_row_group_at_a_time(tmp_path,
+                                                                         monkeypatch) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    ds = pytest.importorskip("pyarrow.dataset")
+    df = DATA.dropna()
+    # the second file stores x1 as float32: the dataset's schema (float64) is what is read
+    pq.write_table(pa.Table.from_pandas(df.iloc[:300], preserve_index=False),
+                   tmp_path / "a.parquet", row_group_size=100)
+    late = pa.Table.from_pandas(df.iloc[300:], preserve_index=False)
+    late = late.set_column(late.schema.get_field_index("x1"), "x1",
+                           late.column("x1").cast(pa.float32()))
+    pq.write_table(late, tmp_path / "b.parquet", row_group_size=100)
+    schema = pa.Table.from_pandas(df, preserve_index=False).schema
+    data = ds.dataset(str(tmp_path), format="parquet", schema=schema)
+    seen = _spy_parquet_batches(monkeypatch)
+    fit = ar.attnreg(FORMULA, data, chunk_rows=CHUNK)
+    assert seen and all(files == ["a.parquet", "b.parquet"] for files in seen)
+    expect = df.assign(x1=np.concatenate([df.x1.to_numpy()[:300],
+                                          df.x1.to_numpy()[300:].astype(np.float32)]))
+    _close(fit.coef, ar.attnreg(FORMULA, expect).coef, rtol=1e-10)
+
+
+def test_filtered_and_hive_partitioned_datasets_are_scanned(tmp_path, monkeypatch) -> None:
+    pa = pytest.importorskip("pyarrow")
+    ds = pytest.importorskip("pyarrow.dataset")
+    df = DATA.dropna().reset_index(drop=True).assign(part=lambda d: d.index % 2)
+    ds.write_dataset(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "hive",
+                     format="parquet", partitioning=["part"], partitioning_flavor="hive")
+    hive = ds.dataset(str(tmp_path / "hive"), format="parquet", partitioning="hive")
+    seen = _spy_parquet_batches(monkeypatch)
+    by_part = ar.attnreg("y ~ x1 + part", hive, chunk_rows=CHUNK)
+    assert seen == []
+    ordered = hive.to_table().to_pandas()  # the scan's order of rows
+    _close(by_part.coef, ar.attnreg("y ~ x1 + part", ordered).coef, rtol=1e-10)
+    filtered = ds.dataset(str(tmp_path / "hive"), format="parquet",
+                          partitioning="hive").filter(ds.field("x1") > 0)
+    fit = ar.attnreg("y ~ x1", filtered, chunk_rows=CHUNK)
+    assert seen == [] and fit.nobs == int((df.x1 > 0).sum())
