@@ -28,15 +28,6 @@ RTOL = 1e-10  # the chunked fit against the in-memory fit of the same rows
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", memory_limit="500MB",
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
     rng = np.random.default_rng(16)
     n = 1200

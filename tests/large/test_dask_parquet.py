@@ -112,15 +112,6 @@ def test_hive_partitions_and_other_column_types_are_read_by_dask(tmp_path, frame
     assert dp.parquet_partitions(dd.read_parquet(str(dated)), ["x1", "day"]) is None
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", memory_limit="500MB",
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
 @pytest.mark.parametrize("vcov, opts", [("classical", {}), ("HC3", {}),
                                         ("cluster", {"cluster": "firm"})])
 def test_the_fit_equals_dask_s_read_and_the_in_memory_fit(client, folder, frame, vcov,
