@@ -96,7 +96,10 @@ def test_a_pyarrow_written_file_has_dask_s_index(tmp_path) -> None:
     lambda f: dd.read_parquet(f).partitions[1:],                  # some partitions
     lambda f: dd.read_parquet(f, index="k"),                      # a column as the index
     lambda f: dd.from_pandas(pd.read_parquet(f), npartitions=2),  # not a read
-], ids=["filters", "derived", "dtype_backend", "partitions", "index", "from_pandas"])
+    lambda f: dd.read_parquet(f).repartition(npartitions=2),      # other partitions
+    lambda f: dd.read_parquet(f).persist(scheduler="sync"),       # already in memory
+], ids=["filters", "derived", "dtype_backend", "partitions", "index", "from_pandas",
+        "repartition", "persist"])
 def test_anything_but_a_plain_read_is_read_by_dask(folder, make) -> None:
     assert dp.parquet_partitions(make(folder), ["x1", "y"]) is None
 
