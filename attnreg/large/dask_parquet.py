@@ -4,7 +4,7 @@
 byte passes through freshly allocated Python buffers, and in a ``distributed`` worker (whose
 nanny sets ``MALLOC_TRIM_THRESHOLD_``, so freed memory goes back to the system at once)
 each 80 MB partition costs about 21,000 page faults. Reading the same row groups with
-``pyarrow.parquet.ParquetFile`` on the file itself costs a tenth of the faults and half the
+``pyarrow.parquet.ParquetFile`` on the file itself costs under 200 faults and half the
 time (``benchmarks/large_ols.py``: dask's read of 2e7 rows × 20 columns 2.9 s, pyarrow's
 1.3 s).
 
