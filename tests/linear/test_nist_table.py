@@ -17,7 +17,9 @@ on every BLAS configuration where the refinement has extended precision (``np.lo
 wider than float64, as on x86); elsewhere it is skipped, and ``test_nist.py`` checks the
 weaker bound such platforms guarantee. Print the table with
 ``python -m tests.linear.test_nist_table`` (from the repository root); the README's copy is
-checked against it.
+checked against it. The README shows each machine-dependent column as the range over OpenBLAS's
+x86 kernels, printed by ``python -m tests.linear.test_nist_table --kernels`` (each kernel in
+its own process, ``OPENBLAS_CORETYPE`` set for that process only).
 """
 
 from __future__ import annotations
@@ -70,14 +72,31 @@ def row(nist_dir: Path, name: str) -> dict[str, float]:
     return out
 
 
-def markdown(rows: dict[str, dict[str, float]]) -> str:
-    """The README's table."""
+KERNELS = ("Prescott", "Sandybridge", "Haswell", "SkylakeX")
+
+
+def _cell(values: list[float]) -> str:
+    """One LRE, or the range ``lo–hi`` of several measurements of it (one per BLAS kernel)."""
+    if any(np.isnan(v) for v in values):
+        return "drops a column"
+    lo, hi = (f"{max(v, 0.0):.1f}" for v in (min(values), max(values)))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def markdown(rows: dict[str, dict[str, float]] | list[dict[str, dict[str, float]]]) -> str:
+    """The README's table: of one run, or with each cell the range over several runs."""
+    runs = rows if isinstance(rows, list) else [rows]
     lines = ["| dataset | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
-    for name, vals in rows.items():
-        cells = ["drops a column" if np.isnan(vals[c]) else f"{max(vals[c], 0.0):.1f}"
-                 for c in COLUMNS]
+    for name in runs[0]:
+        cells = [_cell([run[name][c] for run in runs]) for c in COLUMNS]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def parse_cell(cell: str) -> tuple[float, float]:
+    """The low and high ends of a cell printed by :func:`markdown`."""
+    lo, _, hi = cell.partition("–")
+    return float(lo), float(hi or lo)
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +123,9 @@ def test_the_limit_is_what_the_data_allow(table: dict) -> None:
 
 
 def test_readme_table_is_this_table(table: dict) -> None:
-    """The README's limit and R columns are these exactly; its attnreg column meets the bar
-    (the other columns depend on the machine's BLAS and are as measured when written)."""
+    """The README's limit and R columns are these exactly; its attnreg column is a range over
+    BLAS kernels whose low end meets the bar (the numpy and statsmodels columns depend on the
+    machine's BLAS and are the ranges measured when written)."""
     readme = (REPO / "README.md").read_text()
     block = re.search(r"<!-- nist-table -->\n(.*?)\n<!-- /nist-table -->", readme, flags=re.S)
     assert block, "README lacks the NIST table between <!-- nist-table --> markers"
@@ -120,11 +140,51 @@ def test_readme_table_is_this_table(table: dict) -> None:
                             strict=True))
         assert shown[name]["limit"] == expected["limit"], name
         assert shown[name]["R lm"] == expected["R lm"], name
-        assert float(shown[name]["attnreg"]) >= bar(vals["limit"]) - 0.05, name
+        lo, hi = parse_cell(shown[name]["attnreg"])
+        assert bar(vals["limit"]) - 0.05 <= lo <= hi <= 15.0, name
+        if _openblas_kernel() in KERNELS:  # a kernel the ranges were measured on: in range
+            assert lo - 0.05 <= round(vals["attnreg"], 1) <= hi + 0.05, (name, vals["attnreg"])
+
+
+def _openblas_kernel() -> str | None:
+    """The OpenBLAS kernel numpy runs on this machine (None for another BLAS)."""
+    from threadpoolctl import threadpool_info
+
+    kernels = [i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    return kernels[0] if kernels else None
+
+
+def test_markdown_prints_ranges_over_runs() -> None:
+    one = {"limit": 15.0, "attnreg": 13.6, "R lm": 9.8, "numpy lstsq": 9.2, "statsmodels": 9.6}
+    two = {**one, "attnreg": 15.0, "numpy lstsq": float("nan")}
+    line = markdown([{"W": one}, {"W": two}]).splitlines()[2]
+    assert line == "| W | 15.0 | 13.6–15.0 | 9.8 | drops a column | 9.6 |"
+    assert parse_cell("13.6–15.0") == (13.6, 15.0) and parse_cell("7.6") == (7.6, 7.6)
+
+
+def _kernel_runs() -> list[dict[str, dict[str, float]]]:
+    """The table's values under each OpenBLAS kernel, each measured in a fresh process."""
+    import os
+    import subprocess
+    import sys
+
+    runs = []
+    for kernel in KERNELS:
+        env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+        out = subprocess.run([sys.executable, "-m", "tests.linear.test_nist_table", "--json"],
+                             env=env, capture_output=True, text=True, check=True, cwd=REPO)
+        runs.append(json.loads(out.stdout))
+    return runs
 
 
 if __name__ == "__main__":
     import os
+    import sys
 
     data = Path(os.environ.get("ATTNREG_DATA", REPO.parent / "shared" / "data")) / "nist"
-    print(markdown({name: row(data, name) for name in NAMES}))
+    if "--kernels" in sys.argv:
+        print(markdown(_kernel_runs()))
+    elif "--json" in sys.argv:
+        print(json.dumps({name: row(data, name) for name in NAMES}))
+    else:
+        print(markdown({name: row(data, name) for name in NAMES}))
