@@ -25,11 +25,17 @@ def test_readme_python_blocks_run_in_order() -> None:
     namespace: dict = {"__name__": "__readme__"}
     blocks = readme_blocks()
     assert len(blocks) >= 3
+    compared = ""
     for index, code in enumerate(blocks):
         exec(compile(code, f"README block {index}", "exec"), namespace)
+        if "ar.compare([ols, ridge, pcr])" in code:
+            compared = str(namespace["ar"].compare([namespace[k] for k in ("ols", "ridge", "pcr")]))
     # the outputs shown in the README come from these objects
     assert "Residual standard error: 304.9 on 9 degrees of freedom" in str(namespace["fit"].summary())
     assert namespace["w"].explain(0, top=5).index[0] == 15
+    # the side-by-side table lines up the factor's rows of the OLS and ridge fits
+    factor_rows = [line for line in compared.splitlines() if "[T." in line]
+    assert len(factor_rows) == 2 and all(len(line.split()) >= 3 for line in factor_rows)
 
 
 def test_command_line_demo_and_errors(tmp_path: Path) -> None:

@@ -508,8 +508,13 @@ def _patterns(spec: Any, what: str) -> list[str]:
                       f"however: {what}={spec!r}")
 
 
+def _unspaced(text: str) -> str:
+    """A coefficient name without whitespace: ``I(x**2)`` and patsy's ``I(x ** 2)`` agree."""
+    return "".join(text.split())
+
+
 def _matches(pattern: str, term: str) -> bool:
-    if pattern == term:
+    if pattern == term or _unspaced(pattern) == _unspaced(term):
         return True
     try:
         return re.search(pattern, term) is not None
@@ -537,6 +542,8 @@ def _rename(terms: list[str], rename: Any, models: list[Any]
             isinstance(k, str) and isinstance(v, str) for k, v in rename.items()):
         raise OptionError(f"rename must be a dict of coefficient name -> display name, "
                           f"however: {rename=}")
+    spelled = {_unspaced(t): t for t in terms}  # names match whatever their spacing
+    rename = {spelled.get(_unspaced(k), k): v for k, v in rename.items()}
     unknown = [k for k in rename if k not in terms]
     if unknown:
         raise OptionError(f"rename: {', '.join(map(repr, unknown))} is not a coefficient in "

@@ -188,6 +188,16 @@ def test_keep_drop_rename(fits: list[Any]) -> None:
     assert merged.table.loc[("x", "estimate")].ne("").all()
 
 
+def test_names_match_whatever_their_spacing() -> None:
+    """rename/keep/drop take ``I(x**2)`` for patsy's ``I(x ** 2)``, as ``wald_test`` does."""
+    data = pd.DataFrame({"y": [1.0, 2, 4, 3, 6, 5], "x": [0.0, 1, 2, 2, 3, 4]})
+    fit = ar.attnreg("y ~ x + I(x**2)", data=data)
+    assert "I(x ** 2)" in fit.coef.index
+    t = ar.etable([fit], rename={"I(x**2)": "x squared"}, keep=["x", "I(x**2)"])
+    assert [r for r, part in t.table.index if part == "estimate"] == ["x", "x squared"]
+    assert fit.wald_test("I(x**2) = 0").statistic == fit.wald_test("I(x ** 2) = 0").statistic
+
+
 def test_nonlinear_fits_show_only_their_statistics(fits: list[Any], data: pd.DataFrame) -> None:
     with pytest.warns(ConvergenceWarning):  # five iterations: enough for a column of numbers
         soft = ar.attnreg("y ~ x1 + log_x2", data=data, method="softmax", seed=0, max_iter=5)
