@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from attnreg.exceptions import AttnregError
+from attnreg.exceptions import AttnregError, LeakageError
 from attnreg.methods import method_names
 
 __all__ = ["main"]
@@ -30,8 +31,8 @@ EPILOG = """\
 commands:
   attnreg                                   the demo (OLS on the Longley data)
   attnreg fit "y ~ x1 + x2" --data d.csv --method ridge
-  attnreg forecast "infl ~ lag(infl, 1)" --data macro.csv --index-col date --freq Q \\
-          --start 1985Q1 --method ridge
+  attnreg forecast "infl ~ lag(infl, h)" --data macro.csv --index-col date --freq Q \\
+          --start 1985Q1 --method ridge --horizon 4
   attnreg bench table1 --methods ols,ridge --quick
 
 'attnreg COMMAND --help' describes each command."""
@@ -140,7 +141,8 @@ def _parser() -> argparse.ArgumentParser:
     fc.add_argument("--refit-every", type=int, default=1,
                     help="re-estimate every this many origins (default 1)")
     fc.add_argument("--known", default="",
-                    help="comma-separated variables known in advance (exempt from the leakage guard)")
+                    help="comma-separated variables or terms known in advance, exempt from the "
+                         "leakage guard (e.g. --known \"trend,lag(x, 1)\")")
     fc.add_argument("--leakage-audit", action="store_true",
                     help="also print the leakage audit (the same forecasts with a full-sample metric)")
     fc.add_argument("--out", default=None, metavar="CSV",
@@ -243,11 +245,14 @@ def _forecast(args: argparse.Namespace) -> str:
     from attnreg.timeseries.forecast import forecast
 
     data = _read(args)
-    known = [k.strip() for k in args.known.split(",") if k.strip()]
-    fc = forecast(args.formula, data, method=args.method, scheme=args.scheme,
-                  start=_start_label(data.index, args.start), window=args.window,
-                  horizon=args.horizon, refit_every=args.refit_every, known=known,
-                  **_method_options(args))
+    known = _top_level_items(args.known)
+    try:
+        fc = forecast(args.formula, data, method=args.method, scheme=args.scheme,
+                      start=_start_label(data.index, args.start), window=args.window,
+                      horizon=args.horizon, refit_every=args.refit_every, known=known,
+                      **_method_options(args))
+    except LeakageError as exc:  # the library's hint is Python's known=[...]: give the option
+        raise CommandError(re.sub(r"known=\[(['\"])(.*?)\1\]", r'--known "\2"', str(exc))) from None
     parts = [str(fc.summary())]
     if args.leakage_audit:
         parts.append(str(fc.leakage_audit()))
@@ -255,6 +260,22 @@ def _forecast(args: argparse.Namespace) -> str:
         fc.forecasts.to_csv(args.out)
         parts.append(f"wrote {args.out}")
     return "\n\n".join(parts)
+
+
+def _top_level_items(text: str) -> list[str]:
+    """Split ``--known`` at the commas outside parentheses: ``lag(x, 1),trend`` is two terms.
+
+    >>> _top_level_items("lag(x, 1), trend")
+    ['lag(x, 1)', 'trend']
+    """
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -182,3 +182,75 @@ def test_fit_refuses_numbers_with_a_stray_string(capsys, tmp_path: Path) -> None
     code, out, err = run(capsys, "fit", "y ~ x", "--data", str(path), "--method", "ridge")
     assert code == 2 and out == ""
     assert "column 'x' is text" in err and "'oops' at row 7" in err
+
+
+def _readme_command_lines() -> list[list[str]]:
+    """The command lines of the README's plain code blocks, options in brackets included."""
+    import re
+    import shlex
+
+    from tests.conftest import REPO
+
+    text = (REPO / "README.md").read_text()
+    blocks, current, language = [], [], None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if language is None:
+                language, current = line[3:].strip(), []
+            else:
+                if language == "":
+                    blocks.append("\n".join(current))
+                language = None
+        elif language is not None:
+            current.append(line)
+    commands = []
+    for block in blocks:
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            line = line.split("  #")[0].replace("[", "").replace("]", "").strip()
+            if line.startswith(("attnreg ", "python -m attnreg.bench ")):
+                words = shlex.split(line)
+                commands.append(words[1:] if words[0] == "attnreg" else ["bench", *words[3:]])
+    return commands
+
+
+def test_every_readme_command_line_parses() -> None:
+    """Each command of the README is accepted by the parser of its command (not run)."""
+    from attnreg.bench.cli import _parser as bench_parser
+    from attnreg.cli import _parser
+
+    commands = _readme_command_lines()
+    assert len(commands) >= 8
+    for argv in commands:
+        if argv[0] == "bench":
+            bench_parser().parse_args(argv[1:])
+        else:
+            _parser().parse_args(argv)
+
+
+def test_readme_forecast_example_runs_at_its_horizon(capsys, macro_csv: Path) -> None:
+    """The README's forecast command with its own --horizon 4 (it once failed the guard)."""
+    (argv,) = [a for a in _readme_command_lines() if a[0] == "forecast"]
+    argv = [str(macro_csv) if a == "macro.csv" else a for a in argv]
+    argv = [a for a in argv if a not in ("--scheme", "rolling", "--window", "60")]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert "horizon = 4" in out and "OOS R-squared" in out
+
+
+def test_leakage_hint_names_the_command_line_option(capsys, macro_csv: Path) -> None:
+    code, _out, err = run(capsys, "forecast", "infl ~ lag(infl, 1)", "--data", str(macro_csv),
+                         "--index-col", "date", "--freq", "Q", "--horizon", "2")
+    line = one_line_error(code, err)
+    assert '--known "lag(infl, 1)"' in line and "known=[" not in line
+    code, _out, err = run(capsys, "forecast", "infl ~ lag(infl, 1) + lag(unemp, 2)", "--data",
+                         str(macro_csv), "--index-col", "date", "--freq", "Q", "--horizon", "2",
+                         "--known", "lag(infl, 1)")
+    assert code == 0, err
+
+
+def test_bench_writes_into_the_user_cache_by_default(tmp_path: Path, monkeypatch) -> None:
+    from attnreg.bench.cli import _out_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert _out_dir(None) == tmp_path / "attnreg" / "results"
+    assert _out_dir("here") == Path("here")

@@ -75,7 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=int, default=42, help="base seed (default 42)")
     m.add_argument("--n-test", type=int, default=1000, help="fresh test rows per draw (default 1000)")
     m.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1)")
-    m.add_argument("--out", default="results", help="output directory (default results/)")
+    m.add_argument("--out", default=None,
+                   help="output directory (default: results/ in the user cache, ~/.cache/attnreg "
+                        "or $XDG_CACHE_HOME/attnreg; the files written are listed at the end)")
     m.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
 
     a = sub.add_parser("ablation", help="ablation grid of the paper's App. E (A0–A7, RB, trimmed)",
@@ -98,7 +100,9 @@ def _grid_arguments(p: argparse.ArgumentParser, name: str) -> None:
     """The options ``table1`` and ``ablation`` share."""
     p.add_argument("--splits", type=int, default=5, help="80/20 splits, seeds 42+1000r (default 5)")
     p.add_argument("--device", default="cpu", help="cpu or cuda, for the torch methods (default cpu)")
-    p.add_argument("--out", default="results", help="output directory (default results/)")
+    p.add_argument("--out", default=None,
+                   help="output directory (default: results/ in the user cache, ~/.cache/attnreg "
+                        "or $XDG_CACHE_HOME/attnreg; the files written are listed at the end)")
     p.add_argument("--cache-dir", default=None, help="cached cells (default OUT/cells)")
     p.add_argument("--data-dir", default=None, help="directory with the dataset CSVs "
                    "(default: $ATTNREG_DATA, then the user cache, then download)")
@@ -114,6 +118,13 @@ def _grid_arguments(p: argparse.ArgumentParser, name: str) -> None:
                         f"report is in OUT/{name}_report.txt, or {name}_quick_report.txt)")
 
 
+def _out_dir(out: str | None) -> Path:
+    """``--out``, or ``results/`` in the user cache (never the current folder unasked)."""
+    from attnreg.datasets import default_cache_dir
+
+    return Path(out) if out is not None else default_cache_dir() / "results"
+
+
 def _pin(stack: ExitStack, threads: int) -> None:
     from threadpoolctl import threadpool_limits
 
@@ -127,7 +138,7 @@ def _pin(stack: ExitStack, threads: int) -> None:
 def _table1(args: argparse.Namespace) -> None:
     from attnreg.bench.protocol import METHODS, run_table1, table1_report, write_results
 
-    out = Path(args.out)
+    out = _out_dir(args.out)
     methods = list(METHODS) if args.methods == ["all"] else args.methods
     datasets = None if args.datasets == ["all"] else args.datasets
     cache = Path(args.cache_dir) if args.cache_dir else out / "cells"
@@ -144,7 +155,7 @@ def _table1(args: argparse.Namespace) -> None:
 def _ablation(args: argparse.Namespace) -> None:
     from attnreg.bench.ablation import ablation_report, run_ablation, write_ablation
 
-    out = Path(args.out)
+    out = _out_dir(args.out)
     datasets = None if args.datasets == ["all"] else args.datasets
     cache = Path(args.cache_dir) if args.cache_dir else out / "cells"
     res = run_ablation(args.variants, datasets, args.splits, cache_dir=cache, device=args.device,
@@ -160,7 +171,7 @@ def _ablation(args: argparse.Namespace) -> None:
 def _mc(args: argparse.Namespace) -> None:
     from attnreg.bench.montecarlo import format_table, run_montecarlo
 
-    out = Path(args.out)
+    out = _out_dir(args.out)
     with ExitStack() as stack:
         _pin(stack, args.threads)
         res = run_montecarlo(args.dgps, args.ns, args.snrs, args.reps, args.methods, args.seed,
