@@ -115,7 +115,7 @@ class AttentionWeights:
         Columns: ``prediction`` (Σ ω y, plus the base when there is one), ``weight_sum``
         (Σ ω), ``negative_mass`` (Σ of the negative weights), ``leverage`` (Σ ω²),
         ``effective_neighbours`` (Kish's (Σ ω)² / Σ ω²; 1/Σ ω² when the weights sum to 1) and
-        ``entropy`` (of |ω| / Σ|ω|).
+        ``entropy`` (of abs(ω) / Σ abs(ω)).
         """
         out = np.empty((self.n_queries, 6))
         for start, stop, w in self.chunks():
@@ -140,7 +140,7 @@ class AttentionWeights:
         k : int
             Neighbours per query.
         by : {"abs", "weight"}
-            Rank by |ω| (default) or by signed ω.
+            Rank by abs(ω) (default) or by signed ω.
 
         Returns
         -------
@@ -167,7 +167,7 @@ class AttentionWeights:
         })
 
     def explain(self, i: int = 0, top: int = 10) -> pd.DataFrame:
-        """Which training rows drove prediction ``i``: the ``top`` largest |weight × y|.
+        """Which training rows drove prediction ``i``: the ``top`` largest abs(weight × y).
 
         Parameters
         ----------
@@ -180,7 +180,7 @@ class AttentionWeights:
         -------
         DataFrame
             Indexed by training label, columns ``weight``, ``y`` (the value averaged),
-            ``contribution`` (ω y) and ``share`` (of Σ ω y), sorted by |contribution|;
+            ``contribution`` (ω y) and ``share`` (of Σ ω y), sorted by abs(contribution);
             ``attrs["prediction"]`` holds the full prediction.
         """
         if not isinstance(i, (int, np.integer)) or not -self.n_queries <= i < self.n_queries:

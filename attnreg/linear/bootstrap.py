@@ -299,7 +299,7 @@ class BootstrapResults:
         Bootstrap-t intervals b̂ − q_{1−α/2}(t*) se, b̂ − q_{α/2}(t*) se.
     p_value : Series, shape (K,)
         Symmetric bootstrap-t p-values of b_j = 0 (null not imposed): share of
-        |t*_j| > |b̂_j / se_j|.
+        abs(t*_j) > abs(b̂_j / se_j).
     test : BootstrapTest or None
         The test of ``hypothesis``.
     se_type : str

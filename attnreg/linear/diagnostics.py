@@ -297,7 +297,7 @@ class Diagnostics(LinearFitContract):
             Rows with Bonferroni p at most ``cutoff`` are reported ...
         n_max : int
             ... at most this many, smallest p first; when there is none, the row with the
-            largest |rstudent| (R's "No Studentized residuals with Bonferroni p < 0.05").
+            largest abs(rstudent) (R's "No Studentized residuals with Bonferroni p < 0.05").
 
         Returns
         -------

@@ -83,13 +83,13 @@ def plot_lm(fit: Any, which: Any = (1, 2, 3, 5), axes: Any = None, id_n: int = 3
     1. Residuals vs fitted values, with R's lowess smoother (:func:`lowess_xy`).
     2. Normal Q–Q plot of the standardized residuals (``rstandard``), with the line
        through the first and third quartiles (R's ``qqline``).
-    3. Scale–location: sqrt(|standardized residual|) vs fitted, with the smoother.
+    3. Scale–location: sqrt(abs(standardized residual)) vs fitted, with the smoother.
     4. Cook's distances by observation number.
     5. Standardized residuals vs leverage, with the smoother and Cook's distance contours
        ±sqrt(c p (1 − h) / h) for c = 0.5 and 1 (p = tr(H)).
 
-    The ``id_n`` most extreme points are labelled by row label, as R does (by |residual|
-    on 1, by |standardized residual| on 2 and 3, by Cook's distance on 4 and 5). Rows of
+    The ``id_n`` most extreme points are labelled by row label, as R does (by abs(residual)
+    on 1, by abs(standardized residual) on 2 and 3, by Cook's distance on 4 and 5). Rows of
     weight zero are not drawn; rows of leverage one are left out of 2, 3 and 5. Ridge and
     PCR: residuals, hat values and Cook's distances conditional on λ or k.
 
