@@ -16,6 +16,9 @@ covariance G − 1 unless ``df="residual"``, where car's default is the residual
   L spanning {l in span(e_term, e_rel) : l' V e_rel = 0}. Under the classical covariance this
   is the type II sum of squares' F.
 
+Under ``df="satterthwaite"`` (CR2) each row is clubSandwich's HTZ test, ``Wald_test(test =
+"HTZ")``, with its own denominator df (a ``Den.Df`` column instead of a residual row).
+
 The sequential (type I) table has no counterpart under a robust covariance (R's
 ``anova(lm)`` ignores it and ``car::Anova`` has no type I): it is refused, as are
 comparisons of nested fits, whose F uses residual sums of squares.
@@ -30,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
+from attnreg.linear.satterthwaite import is_satterthwaite
 
 if TYPE_CHECKING:
     from attnreg.linear.anova import AnovaTable
@@ -94,31 +98,34 @@ def wald_anova(fit: LinearResults, type: int, terms: list[tuple[str, list[int]]]
     -------
     AnovaTable
         Columns ``Df``, ``F``, ``Pr(>F)`` and a ``Residuals`` row holding the denominator
-        degrees of freedom, as car prints it; the heading names the covariance.
+        degrees of freedom, as car prints it; the heading names the covariance. Under
+        ``df="satterthwaite"`` (CR2) each row is clubSandwich's HTZ test on its own
+        denominator df: columns ``Df``, ``Den.Df``, ``F``, ``Pr(>F)``, no residual row.
     """
     from attnreg.linear.anova import AnovaTable
 
     labels: list[str] = []
-    df: list[float] = []
-    F: list[float] = []
-    P: list[float] = []
-    df2 = math.nan
+    rows: list[tuple[float, float, float, float]] = []
     for name, _ in terms:
         if name == "Intercept" and type == 2:
             continue
         test = _term_test(fit, type, name, terms)
         labels.append("(Intercept)" if name == "Intercept" else name)
-        df.append(float(test.df[0]))
-        F.append(float(test.statistic))
-        P.append(float(test.p_value))
-        df2 = float(test.df[1])
-    table = pd.DataFrame({"Df": [*df, df2], "F": [*F, math.nan], "Pr(>F)": [*P, math.nan]},
-                         index=[*labels, "Residuals"])
+        rows.append((float(test.df[0]), float(test.df[1]), float(test.statistic),
+                     float(test.p_value)))
+    df, df2, F, P = (list(col) for col in zip(*rows, strict=True)) if rows else ([], [], [], [])
     roman = "II" if type == 2 else "III"
-    heading = (f"Analysis of Deviance Table (Type {roman} tests)\n",
-               f"Response: {fit.design.response_name}",
-               f"Wald F tests; covariance: {fit.vcov_spec.label()}")
-    return AnovaTable(table, heading, f"type {roman}")
+    heading = [f"Analysis of Deviance Table (Type {roman} tests)\n",
+               f"Response: {fit.design.response_name}"]
+    if is_satterthwaite(fit.vcov_spec):  # HTZ: a denominator df per row, no residual row
+        table = pd.DataFrame({"Df": df, "Den.Df": df2, "F": F, "Pr(>F)": P}, index=labels)
+        heading.append(f"HTZ Wald F tests (clubSandwich); covariance: {fit.vcov_spec.label()}")
+    else:
+        table = pd.DataFrame({"Df": [*df, df2[-1] if df2 else math.nan],
+                              "F": [*F, math.nan], "Pr(>F)": [*P, math.nan]},
+                             index=[*labels, "Residuals"])
+        heading.append(f"Wald F tests; covariance: {fit.vcov_spec.label()}")
+    return AnovaTable(table, tuple(heading), f"type {roman}")
 
 
 def check_classical(fits: list[Any], what: str) -> None:

@@ -70,6 +70,17 @@ class CoefficientInference(StudentInference, LinearFitContract):
         return wald_from_vcov(Vz, E, self.filtered.coef, slopes)
 
     @cached_property
+    def df_coef(self) -> pd.Series:
+        """Degrees of freedom of each coefficient's t test and interval: :attr:`df_inference`
+        for all, or with ``df="satterthwaite"`` (CR2) each coefficient's Satterthwaite df,
+        as clubSandwich's ``coef_test(test = "Satterthwaite")`` (NaN where aliased)."""
+        from attnreg.linear.satterthwaite import coefficient_df, is_satterthwaite
+
+        if not is_satterthwaite(self.vcov_spec) or not self._df_ok:
+            return pd.Series(self.df_inference, index=self.names, name="df")
+        return pd.Series(coefficient_df(self), index=self.names, name="df")
+
+    @cached_property
     def vcov(self) -> pd.DataFrame:
         """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
         Vz, E = self._vcov_z
