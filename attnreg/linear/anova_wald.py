@@ -20,8 +20,10 @@ Under ``df="satterthwaite"`` (CR2) each row is clubSandwich's HTZ test, ``Wald_t
 "HTZ")``, with its own denominator df (a ``Den.Df`` column instead of a residual row).
 
 The sequential (type I) table has no counterpart under a robust covariance (R's
-``anova(lm)`` ignores it and ``car::Anova`` has no type I): it is refused, as are
-comparisons of nested fits, whose F uses residual sums of squares.
+``anova(lm)`` ignores the covariance and ``car::Anova`` has no type I: ``type`` must be
+II or III): it is refused, as are comparisons of nested fits, whose F uses residual sums of
+squares. R's robust comparison of nested fits, ``lmtest::waldtest(small, big, vcov =)``, is
+the Wald test of the bigger fit's extra terms: ``big.wald_test(term=[...])``.
 """
 
 from __future__ import annotations
@@ -141,5 +143,6 @@ def check_classical(fits: list[Any], what: str) -> None:
                 f"{spec.label()} covariance of {which} does not give (R's anova(lm) ignores "
                 "a robust covariance and car::Anova has no type I): use type=2 or 3 (Wald "
                 "tests under the covariance in use, as car::Anova(vcov.=)), fit.wald_test("
-                "term=...) for one term, or .with_vcov('classical') for the classical table")
+                "term=[...]) for terms (lmtest::waldtest of nested fits), or "
+                ".with_vcov('classical') for the classical table")
 

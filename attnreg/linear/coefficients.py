@@ -124,8 +124,10 @@ class CoefficientInference(StudentInference, LinearFitContract):
             data row (a Series is aligned on the data's index), ``"firm + year"`` or a list
             (multi-way, Cameron–Gelbach–Miller); ``type="HC1"`` (default; sandwich's
             ``vcovCL``: G/(G − 1) · (n − 1)/(n − K)), ``"HC0"`` (G/(G − 1) only) or
-            ``"CR2"`` (Bell–McCaffrey, clubSandwich); ``cadjust=False`` drops G/(G − 1);
-            ``df="cluster"`` (default: t and F on G − 1 df) or ``"residual"``; ``fix=True``
+            ``"CR2"`` (Bell–McCaffrey, clubSandwich); ``cadjust=False`` drops G/(G − 1)
+            (HC0/HC1 only; refused with CR2); ``df="cluster"`` (default: t and F on G − 1
+            df), ``"residual"`` or, with CR2, ``"satterthwaite"`` (clubSandwich's
+            Satterthwaite df per coefficient, :attr:`df_coef`, and HTZ Wald tests); ``fix=True``
             (default) sets negative eigenvalues of a multi-way covariance to zero.
             ``"DK"``: ``time=`` the period column or ids, ``type="HC0"`` (default),
             ``"HC1"`` or ``"sss"``.
