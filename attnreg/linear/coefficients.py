@@ -70,6 +70,13 @@ class CoefficientInference(StudentInference, LinearFitContract):
         return wald_from_vcov(Vz, E, self.filtered.coef, slopes)
 
     @cached_property
+    def _cr2_parts(self) -> Any:
+        """The CR2 adjustment of each cluster (Satterthwaite df and HTZ tests reuse it)."""
+        from attnreg.linear.satterthwaite import cr2_parts_of
+
+        return cr2_parts_of(self)
+
+    @cached_property
     def df_coef(self) -> pd.Series:
         """Degrees of freedom of each coefficient's t test and interval: :attr:`df_inference`
         for all, or with ``df="satterthwaite"`` (CR2) each coefficient's Satterthwaite df,

@@ -31,7 +31,7 @@ from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg.linear.cluster import _indicator, _scores_c
-from attnreg.linear.cr2 import Cr2Parts, cr2_parts
+from attnreg.linear.cr2 import Cr2Parts, _row_block, cr2_parts
 from attnreg.linear.inference import VcovSpec, coef_map
 
 __all__ = ["coefficient_df", "htz_test", "is_satterthwaite", "restriction_contrasts"]
@@ -45,10 +45,15 @@ def is_satterthwaite(spec: VcovSpec) -> bool:
     return spec.kind == "cluster" and spec.option("df") == "satterthwaite"
 
 
-def _parts(fit: Any) -> Cr2Parts:
+def cr2_parts_of(fit: Any) -> Cr2Parts:
+    """The CR2 adjustment of the clusters of a fit under a one-way CR2 covariance."""
     ids = fit.vcov_spec.option("cluster")
-    f = fit.filtered.f
-    return cr2_parts(fit.spectrum, f, ids.codes[:, 0], ids.n_clusters[0])
+    return cr2_parts(fit.spectrum, fit.filtered.f, ids.codes[:, 0], ids.n_clusters[0])
+
+
+def _parts(fit: Any) -> Cr2Parts:
+    cached = getattr(fit, "_cr2_parts", None)  # LinearResults keeps them (cached_property)
+    return cached if isinstance(cached, Cr2Parts) else cr2_parts_of(fit)
 
 
 def _moments(parts: Cr2Parts, C: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -59,12 +64,16 @@ def _moments(parts: Cr2Parts, C: FloatArray) -> tuple[FloatArray, FloatArray]:
     c = _scores_c(sp)
     RR = np.zeros((G, q * q))
     Lam = np.zeros((G, m * q))
+    step = _row_block(max(q * q, m * q))  # rows per product block (about 2**22 numbers)
     for start, stop, U in sp.U.blocks():
         r = (np.column_stack([c[start:stop], U]) @ C.T) * sp.sqrt_w[start:stop, None]  # (b, q)
         L = parts.l_rows(start, stop, U)
         ones = _indicator(codes[start:stop], G, np.ones(stop - start))
-        RR += ones @ np.einsum("bs,bt->bst", r, r).reshape(-1, q * q)
-        Lam += ones @ np.einsum("ba,bs->bas", L, r).reshape(-1, m * q)
+        for lo in range(0, stop - start, step):
+            hi = min(lo + step, stop - start)
+            rb, Lb, ob = r[lo:hi], L[lo:hi], ones[:, lo:hi]
+            RR += ob @ np.einsum("bs,bt->bst", rb, rb).reshape(-1, q * q)
+            Lam += ob @ np.einsum("ba,bs->bas", Lb, rb).reshape(-1, m * q)
     RR3, Lam3 = RR.reshape(G, q, q), Lam.reshape(G, m, q)
     TL = parts.T @ Lam3  # (G, m, q); P_g = R_g + L_g T_g Λ_g
     cross = np.swapaxes(Lam3, 1, 2) @ TL
