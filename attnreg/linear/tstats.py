@@ -51,7 +51,8 @@ class StudentInference:
         """Degrees of freedom of the t and F reference distributions under the covariance in
         use: the residual df n − tr(H), or G − 1 for a cluster-robust covariance (the smallest
         G − 1 over the dimensions of a multi-way one) unless it was asked for with
-        ``df="residual"``."""
+        ``df="residual"``; NaN under ``df="satterthwaite"``, where each coefficient has its
+        own (:attr:`df_coef`)."""
         return float(self.vcov_spec.df_inference(self.df_resid))
 
     @property
