@@ -94,7 +94,7 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     vcov : {"classical", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "DK"}
         Covariance estimator (change it later with ``fit.with_vcov(...)``). Its options are
         keywords too: ``vcov="cluster", cluster="firm"`` (or ``"firm + year"``, a list, an
-        array of ids), ``type="HC1"|"HC0"|"CR2"``, ``cadjust=``, ``df="cluster"|"residual"``,
+        array of ids), ``type="HC1"|"HC0"|"CR2"``, ``cadjust=``, ``df="cluster"|"residual"|"satterthwaite"``,
         ``fix=``; ``vcov="DK", time="year"``; see ``LinearResults.with_vcov``. Checked before
         any work; cluster columns are looked up in ``data`` before the fit.
     maxlags : int, optional

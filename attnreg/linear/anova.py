@@ -28,6 +28,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.anova_wald import check_classical, wald_anova
 from attnreg.linear.scaling import column_exponents, multipliers
 from attnreg.report.ranova import anova_lines
 
@@ -127,7 +128,8 @@ def anova(*fits: Any, test: str = "F", type: int = 1) -> AnovaTable:
     OptionError
         A fit that is not OLS/WLS (ridge and PCR have no sums of squares in this sense);
         fits on different rows, responses or weights; fits that are not nested; an unknown
-        ``test`` or ``type``; a type II/III table of a rank-deficient fit.
+        ``test`` or ``type``; a type II/III table of a rank-deficient fit; a sequential
+        table or a nested comparison of fits under a non-classical covariance.
 
     Examples
     --------
@@ -182,10 +184,14 @@ def anova(*fits: Any, test: str = "F", type: int = 1) -> AnovaTable:
         if test != "F":
             raise OptionError("test applies to comparisons of nested fits; the table of one "
                               f"fit has F tests, however: {test=}")
-        return _sequential(fits[0]) if type == 1 else _marginal(fits[0], type)
+        if type == 1:
+            check_classical(list(fits), "the sequential table (type=1)")
+            return _sequential(fits[0])
+        return _marginal(fits[0], type)
     if type != 1:
         raise OptionError("type applies to the table of one fit; nested fits are compared "
                           f"by their residual sums of squares, however: {type=}")
+    check_classical(list(fits), "a comparison of nested fits")
     return _nested(list(fits), test)
 
 
@@ -287,6 +293,8 @@ def _marginal(fit: LinearResults, type: int) -> AnovaTable:
                           f"{', '.join(fit.aliased)} are aliased; drop them from the formula "
                           "(or use the sequential table, type=1)")
     terms = _term_columns(fit)
+    if not fit.vcov_spec.estimator.classical:
+        return wald_anova(fit, type, terms)
     factors = {t.name(): frozenset(t.factors) for t in fit.design.design_info.terms}
     all_cols = [j for _, cols in terms for j in cols]
     full = _rss_of(fit, np.asarray(all_cols, dtype=np.int64))

@@ -16,17 +16,17 @@ clusters in Python, and nothing n_obs × n_obs.
 - ``type="CR2"``: ``clubSandwich::vcovCR(type = "CR2")``. The residuals of cluster g are
   multiplied by G_g^(-1/2), G_g = [(I − H) Θ (I − H)']_gg with the working model Θ = I on
   the response's scale (clubSandwich's target for ``lm``, with or without weights; without
-  weights and for OLS G_g = I − H_gg). G_g − I = L_g S L_g' has rank at most 2(1 + rank),
-  so G_g^(-1/2) comes from a small eigenproblem per cluster, solved for all clusters at
-  once (``numpy.linalg.eigh`` on a stack); eigenvalues of G_g below 1e-12 get a zero
-  inverse square root, as clubSandwich's ``matrix_power``.
+  weights and for OLS G_g = I − H_gg); computed in :mod:`attnreg.linear.cr2`. ``cadjust``
+  does not apply to it (clubSandwich has no G/(G − 1) factor) and is refused.
 - ``"DK"`` (``"driscoll_kraay"``): ``plm::vcovSCC`` — the Newey–West (Bartlett) long-run
   covariance of the per-period score sums, periods in sorted order, default lag
   floor(T^(1/4)) with T the number of periods; ``type="HC0"`` (default), ``"HC1"``
   (n/(n − K)) or ``"sss"`` (T/(T − 1) · (n − 1)/(n − K)).
 
 t and F use G − 1 degrees of freedom (the smallest G − 1 over the dimensions for multi-way
-clustering, as fixest) unless ``df="residual"``; Driscoll–Kraay uses the residual df, as
+clustering, as fixest) unless ``df="residual"``, or, with ``type="CR2"``,
+``df="satterthwaite"``: clubSandwich's Satterthwaite df per coefficient and HTZ Wald tests
+(:mod:`attnreg.linear.satterthwaite`); Driscoll–Kraay uses the residual df, as
 ``lmtest::coeftest`` on plm. For ridge and PCR every covariance is conditional on the
 chosen λ or k.
 """
@@ -391,85 +391,9 @@ def cluster_meat(sp: Spectrum, v: FloatArray, ids: ClusterIds, *, cadjust: bool)
     return meat
 
 
-# ------------------------------------------------------------------------------ CR2
-
-def _row_block(sp: Spectrum, width: int) -> int:
-    return max(1, _BLOCK_NUMBERS // max(width, 1))
-
-
-def _hat_factors(sp: Spectrum, f: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """D with Z = [c, U] D the factor of the weighted hat matrix H̃ = Z Z', and K = Z' W Z."""
-    D = np.r_[np.sqrt(sp.sum_w) if sp.intercept is not None else 0.0, np.sqrt(np.maximum(f, 0))]
-    c = _scores_c(sp)
-    k = 1 + sp.rank
-    K = np.zeros((k, k))
-    for start, stop, U in sp.U.blocks():
-        Z = np.column_stack([c[start:stop], U]) * D
-        Zw = Z * sp.sqrt_w[start:stop, None]
-        K += Zw.T @ Zw if sp.weighted else Z.T @ Z
-    return D, K
-
-
-def cr2_residuals(sp: Spectrum, resid_w: FloatArray, f: FloatArray, codes: IntArray,
-                  n_groups: int) -> FloatArray:
-    """sqrt(w) G_g^(-1/2) e_g for every cluster g (the CR2-adjusted weighted residuals).
-
-    G_g = [(I − H) (I − H)']_gg on the response's scale (H the fit's hat matrix in that
-    scale, I the working covariance) is I + L_g S L_g' with the rows of L_g
-    l_i = [z_i/√w_i, √w_i z_i] (z_i the rows of the hat factor Z; l_i = z_i without
-    weights) and S = [[K, −I], [−I, 0]] (S = K − 2I without weights). Its inverse square
-    root acts on span(L_g) only, through the eigenvalues of R_g S R_g' with L_g'L_g = R_g'R_g.
-    """
-    D, K = _hat_factors(sp, f)
-    k = 1 + sp.rank
-    c = _scores_c(sp)
-    weighted = sp.weighted
-    m = 2 * k if weighted else k
-    S = (np.block([[K, -np.eye(k)], [-np.eye(k), np.zeros((k, k))]]) if weighted
-         else K - 2.0 * np.eye(k))
-    e = resid_w / sp.sqrt_w if weighted else resid_w  # residuals on the response's scale
-
-    def l_rows(start: int, stop: int, U: FloatArray) -> FloatArray:
-        Z = np.column_stack([c[start:stop], U]) * D
-        if not weighted:
-            return Z
-        s = sp.sqrt_w[start:stop, None]
-        return np.hstack([Z / s, Z * s])
-
-    gram = np.zeros((n_groups, m * m))
-    Le = np.zeros((n_groups, m))
-    for start, stop, U in sp.U.blocks():
-        L = l_rows(start, stop, U)
-        ones = _indicator(codes[start:stop], n_groups, np.ones(stop - start))
-        for lo in range(0, stop - start, _row_block(sp, m * m)):
-            hi = min(lo + _row_block(sp, m * m), stop - start)
-            outer = np.einsum("bi,bj->bij", L[lo:hi], L[lo:hi]).reshape(hi - lo, m * m)
-            gram += ones[:, lo:hi] @ outer
-        Le += _indicator(codes[start:stop], n_groups, e[start:stop]) @ L
-    sig, Y = np.linalg.eigh(gram.reshape(n_groups, m, m))
-    top = np.maximum(sig.max(axis=1, initial=0.0), np.finfo(float).tiny)
-    keep = sig > top[:, None] * (m * np.finfo(float).eps * 16)
-    root = np.where(keep, np.sqrt(np.where(keep, sig, 1.0)), 0.0)  # √σ on span(L_g), else 0
-    inv_root = np.where(keep, 1.0 / np.where(keep, root, 1.0), 0.0)
-    R = root[:, :, None] * np.swapaxes(Y, 1, 2)  # (G, m, m): rows √σ_a y_a'
-    N = R @ S @ np.swapaxes(R, 1, 2)
-    lam, V = np.linalg.eigh((N + np.swapaxes(N, 1, 2)) / 2.0)
-    g = 1.0 + lam  # eigenvalues of G_g on span(L_g)
-    phi = np.where(g > 1e-12, 1.0 / np.sqrt(np.where(g > 1e-12, g, 1.0)), 0.0)
-    q = inv_root * np.einsum("gji,gj->gi", Y, Le)  # Q_g' e_g = Σ^(-1/2) Y' L' e
-    inner = np.einsum("gij,gj->gi", V, (phi - 1.0) * np.einsum("gji,gj->gi", V, q))
-    z = np.einsum("gij,gj->gi", Y, inv_root * inner)  # A_g e_g = e_g + L_g z_g
-    out = np.empty(sp.n_obs)
-    for start, stop, U in sp.U.blocks():
-        L = l_rows(start, stop, U)
-        adjusted = e[start:stop] + np.einsum("bi,bi->b", L, z[codes[start:stop]])
-        out[start:stop] = adjusted * sp.sqrt_w[start:stop] if weighted else adjusted
-    return out
-
-
 # ------------------------------------------------------------------------------ estimators
 
-_DF_CHOICES = ("cluster", "residual")
+_DF_CHOICES = ("cluster", "residual", "satterthwaite")
 
 
 def _check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
@@ -500,10 +424,20 @@ class _Cluster(CovarianceEstimator):
         options = super().check(options)
         check_cluster_argument(options.get("cluster"))
         kind = _check_choice("type", options.get("type") or "HC1", CLUSTER_TYPES)
+        if kind == "CR2" and options.get("cadjust") is not None:
+            raise OptionError(
+                "cadjust applies to type='HC1' and 'HC0' (sandwich's G/(G - 1) factor); "
+                "type='CR2' is clubSandwich's vcovCR, whose small-sample correction is the "
+                f"adjustment of each cluster's residuals, with no such factor, however: "
+                f"cadjust={options['cadjust']!r}; drop cadjust=")
+        df = _check_choice("df", options.get("df") or "cluster", _DF_CHOICES)
+        if df == "satterthwaite" and kind != "CR2":
+            raise OptionError(
+                "df='satterthwaite' needs type='CR2' (clubSandwich's coef_test(test = "
+                f"'Satterthwaite') and Wald_test(test = 'HTZ')), however: type={kind!r}")
         return {"cluster": options["cluster"], "type": kind,
                 "cadjust": _check_bool("cadjust", options.get("cadjust", True)),
-                "df": _check_choice("df", options.get("df") or "cluster", _DF_CHOICES),
-                "fix": _check_bool("fix", options.get("fix", True))}
+                "df": df, "fix": _check_bool("fix", options.get("fix", True))}
 
     def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
              design: Any = None) -> VcovSpec:
@@ -520,6 +454,8 @@ class _Cluster(CovarianceEstimator):
         ids: ClusterIds = spec.option("cluster")
         kind = spec.option("type")
         if kind == "CR2":
+            from attnreg.linear.cr2 import cr2_residuals  # (cr2 imports this module)
+
             f = np.ones(sp.rank) if inputs.f is None else inputs.f
             G = ids.n_clusters[0]
             v = cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G)
@@ -541,14 +477,17 @@ class _Cluster(CovarianceEstimator):
         ids: ClusterIds = spec.option("cluster")
         ways = {1: "", 2: ", two-way"}.get(ids.n_dims, f", {ids.n_dims}-way")
         counts = _join([str(g) for g in ids.n_clusters])
-        df = (f"t and F on {self.df_inference(spec, np.nan):g} df" if spec.option("df") == "cluster"
-              else "t and F on the residual df")
+        df = {"cluster": f"t and F on {self.df_inference(spec, np.nan):g} df",
+              "residual": "t and F on the residual df",
+              "satterthwaite": "t on Satterthwaite df, F: HTZ"}[spec.option("df")]
         return (f"cluster-robust ({spec.option('type')}{ways}) by {_join(list(ids.names))}, "
                 f"{counts} clusters; {df}")
 
     def df_inference(self, spec: VcovSpec, df_resid: float) -> float:
         if spec.option("df") == "residual":
             return df_resid
+        if spec.option("df") == "satterthwaite":
+            return float("nan")  # one per coefficient or restriction set: see satterthwaite
         return float(min(spec.option("cluster").n_clusters) - 1)
 
 

@@ -70,6 +70,24 @@ class CoefficientInference(StudentInference, LinearFitContract):
         return wald_from_vcov(Vz, E, self.filtered.coef, slopes)
 
     @cached_property
+    def _cr2_parts(self) -> Any:
+        """The CR2 adjustment of each cluster (Satterthwaite df and HTZ tests reuse it)."""
+        from attnreg.linear.satterthwaite import cr2_parts_of
+
+        return cr2_parts_of(self)
+
+    @cached_property
+    def df_coef(self) -> pd.Series:
+        """Degrees of freedom of each coefficient's t test and interval: :attr:`df_inference`
+        for all, or with ``df="satterthwaite"`` (CR2) each coefficient's Satterthwaite df,
+        as clubSandwich's ``coef_test(test = "Satterthwaite")`` (NaN where aliased)."""
+        from attnreg.linear.satterthwaite import coefficient_df, is_satterthwaite
+
+        if not is_satterthwaite(self.vcov_spec) or not self._df_ok:
+            return pd.Series(self.df_inference, index=self.names, name="df")
+        return pd.Series(coefficient_df(self), index=self.names, name="df")
+
+    @cached_property
     def vcov(self) -> pd.DataFrame:
         """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
         Vz, E = self._vcov_z
@@ -113,8 +131,10 @@ class CoefficientInference(StudentInference, LinearFitContract):
             data row (a Series is aligned on the data's index), ``"firm + year"`` or a list
             (multi-way, Cameron–Gelbach–Miller); ``type="HC1"`` (default; sandwich's
             ``vcovCL``: G/(G − 1) · (n − 1)/(n − K)), ``"HC0"`` (G/(G − 1) only) or
-            ``"CR2"`` (Bell–McCaffrey, clubSandwich); ``cadjust=False`` drops G/(G − 1);
-            ``df="cluster"`` (default: t and F on G − 1 df) or ``"residual"``; ``fix=True``
+            ``"CR2"`` (Bell–McCaffrey, clubSandwich); ``cadjust=False`` drops G/(G − 1)
+            (HC0/HC1 only; refused with CR2); ``df="cluster"`` (default: t and F on G − 1
+            df), ``"residual"`` or, with CR2, ``"satterthwaite"`` (clubSandwich's
+            Satterthwaite df per coefficient, :attr:`df_coef`, and HTZ Wald tests); ``fix=True``
             (default) sets negative eigenvalues of a multi-way covariance to zero.
             ``"DK"``: ``time=`` the period column or ids, ``type="HC0"`` (default),
             ``"HC1"`` or ``"sss"``.

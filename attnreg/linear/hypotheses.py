@@ -150,7 +150,8 @@ class TTest:
         ``Pr(>|t|)`` and the interval's bounds (``"2.5 %"``, ``"97.5 %"`` for level 0.95).
     level : float
     df : float
-        Degrees of freedom of the t distribution (the fit's ``df_inference``).
+        Degrees of freedom of the t distribution (the fit's ``df_inference``); NaN under
+        ``df="satterthwaite"``, where the table ends with each restriction's own ``df``.
     covariance : str
     note : str
 
@@ -174,7 +175,9 @@ class TTest:
 
     def summary(self) -> Summary:
         """The report: the t table, then the confidence intervals."""
-        head = [f"t tests of linear restrictions (each alone), {_df_text(self.df)} DF",
+        dof = ("Satterthwaite DF (column df)" if math.isnan(self.df)
+               else f"{_df_text(self.df)} DF")
+        head = [f"t tests of linear restrictions (each alone), {dof}",
                 f"Covariance: {self.covariance}"]
         if self.note:
             head.append(self.note)
@@ -430,15 +433,14 @@ class Hypotheses(LinearFitContract):
         comb = self._combination(R, r)
         q = R.shape[0]
         W = self._quadratic_form(comb)
-        df2 = float(self.df_inference)
         est, se = comb.estimate, comb.std_err
         with np.errstate(divide="ignore", invalid="ignore"):
             t = est / se
         if test == "F":
-            stat = W / q
+            stat, df2, df_rows = self._f_reference(R, W)
             p = float(stats.f.sf(stat, q, df2)) if math.isfinite(stat) else float("nan")
             table = pd.DataFrame({"Estimate": est, "Std. Error": se, "t value": t,
-                                  "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df2)})
+                                  "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df_rows)})
         else:
             stat, df2 = W, math.inf
             p = float(stats.chi2.sf(stat, q)) if math.isfinite(stat) else float("nan")
@@ -451,6 +453,18 @@ class Hypotheses(LinearFitContract):
                         hypothesis_matrix=pd.DataFrame(R, index=table.index, columns=self.names),
                         rhs=r, covariance=self.vcov_spec.label(), method=fit.method,
                         note=self._conditional_note())
+
+    def _f_reference(self, R: FloatArray, W: float) -> tuple[float, float, FloatArray]:
+        """(F, df2, df of each restriction's t): W / q on :attr:`df_inference`, or under
+        ``df="satterthwaite"`` clubSandwich's HTZ test (F = δ W / q on ν − q + 1 df) and
+        each restriction's Satterthwaite df (:mod:`attnreg.linear.satterthwaite`)."""
+        from attnreg.linear.satterthwaite import is_satterthwaite, wald_reference
+
+        q = R.shape[0]
+        if is_satterthwaite(self.vcov_spec) and math.isfinite(W):
+            return wald_reference(self, R, W)
+        df2 = float(self.df_inference)
+        return W / q, df2, np.full(q, df2)
 
     def _quadratic_form(self, comb: _Combination) -> float:
         """W = u' S⁻¹ u, by a Cholesky solve of S in correlation form."""
@@ -510,6 +524,7 @@ class Hypotheses(LinearFitContract):
         >>> print(f"{row['t value'] ** 2:.6f} {f:.6f}")
         8.621510 8.621510
         """
+        from attnreg.linear.satterthwaite import is_satterthwaite, restriction_df
         from attnreg.linear.views import check_level
 
         check_level(level)
@@ -520,15 +535,20 @@ class Hypotheses(LinearFitContract):
             comb = self._combination(R[i:i + 1], r[i:i + 1])
             ests[i], ses[i] = comb.estimate[0], comb.std_err[0]
         df = float(self.df_inference)
+        df_rows = np.full(q, df)
+        if is_satterthwaite(self.vcov_spec) and self._df_ok:  # one df per restriction
+            df_rows = restriction_df(self, R)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = ests / ses
-        half = stats.t.ppf(0.5 + level / 2.0, df) * ses
+        half = stats.t.ppf(0.5 + level / 2.0, df_rows) * ses
         a = (1.0 - level) / 2.0
         table = pd.DataFrame({"Estimate": ests, "Std. Error": ses, "t value": t,
-                              "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df),
+                              "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df_rows),
                               f"{100 * a:.3g} %": ests - half,
                               f"{100 * (1 - a):.3g} %": ests + half},
                              index=pd.Index(self._labels(R, r), name="restriction"))
+        if math.isnan(df):  # df="satterthwaite": each restriction's own df, last column
+            table["df"] = df_rows
         return TTest(table=table, level=float(level), df=df,
                      covariance=self.vcov_spec.label(), note=self._conditional_note())
 

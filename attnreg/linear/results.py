@@ -342,6 +342,10 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
             return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
         stat, q = self._wald()
         df2 = self.df_inference
+        if self.vcov_spec.option("df") == "satterthwaite" and math.isfinite(stat):
+            from attnreg.linear.satterthwaite import overall_reference  # clubSandwich's HTZ
+
+            stat, df2 = overall_reference(self, stat * q)
         return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
 
     @cached_property

@@ -51,8 +51,15 @@ class StudentInference:
         """Degrees of freedom of the t and F reference distributions under the covariance in
         use: the residual df n − tr(H), or G − 1 for a cluster-robust covariance (the smallest
         G − 1 over the dimensions of a multi-way one) unless it was asked for with
-        ``df="residual"``."""
+        ``df="residual"``; NaN under ``df="satterthwaite"``, where each coefficient has its
+        own (:attr:`df_coef`)."""
         return float(self.vcov_spec.df_inference(self.df_resid))
+
+    @property
+    def df_coef(self) -> pd.Series:
+        """Degrees of freedom of each coefficient's t test and interval: :attr:`df_inference`
+        for all, unless the covariance gives each its own (``df="satterthwaite"``)."""
+        return pd.Series(self.df_inference, index=self.names, name="df")
 
     @cached_property
     def t_value(self) -> pd.Series:
@@ -61,8 +68,8 @@ class StudentInference:
 
     @cached_property
     def p_value(self) -> pd.Series:
-        """Two-sided p-values from Student's t on :attr:`df_inference` degrees of freedom."""
-        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_inference)
+        """Two-sided p-values from Student's t on :attr:`df_coef` degrees of freedom."""
+        p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_coef.to_numpy())
         return pd.Series(p, index=self.names, name="p_value")
 
     def conf_int(self, level: float = 0.95) -> pd.DataFrame:
@@ -77,7 +84,7 @@ class StudentInference:
         -------
         DataFrame
             One row per coefficient, columns ``"2.5 %"`` and ``"97.5 %"`` (for level 0.95);
-            Student's t on :attr:`df_inference` degrees of freedom and the current covariance.
+            Student's t on :attr:`df_coef` degrees of freedom and the current covariance.
 
         Examples
         --------
@@ -92,7 +99,7 @@ class StudentInference:
         -2.6719 -1.2724
         """
         check_level(level)
-        q = stats.t.ppf(0.5 + level / 2.0, self.df_inference)
+        q = stats.t.ppf(0.5 + level / 2.0, self.df_coef.to_numpy())
         lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
         a = (1.0 - level) / 2.0
         return pd.DataFrame({_pct(a): lo, _pct(1.0 - a): hi})

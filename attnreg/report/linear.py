@@ -34,6 +34,8 @@ def linear_summary(res: LinearResults) -> Summary:
                           float(res.df_resid))
     table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
                           "t value": res.t_value, "Pr(>|t|)": res.p_value})
+    if res.vcov_spec.option("df") == "satterthwaite":  # each coefficient's own t df
+        table.insert(3, "df (Satt.)", res.df_coef)
     sections: list[Any] = [Call(res.call), residuals,
                            Coefficients(table, n_aliased=len(res.aliased)), _fit_statistics(res)]
     if res.selection is not None:
