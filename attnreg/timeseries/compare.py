@@ -592,9 +592,9 @@ class ForecastComparison:
     ... # doctest: +NORMALIZE_WHITESPACE
            msfe_ratio  dm_p_value  gw_p_value  mcs_p_value
     model
-    ols         0.843       0.457       0.619        0.281
-    ridge       0.839       0.440       0.623        1.000
-    mean        1.000         NaN         NaN        0.337
+    ols         0.853       0.491       0.618        0.279
+    ridge       0.849       0.473       0.624        1.000
+    mean        1.000         NaN         NaN        0.376
     """
 
     table: pd.DataFrame
