@@ -782,7 +782,8 @@ def compare_forecasts(forecasts: Sequence[Any], benchmark: Any = "mean", *,
         Results of :func:`attnreg.forecast` with the same target dates and horizon (the same
         ``start`` and ``horizon``; the formulas, methods and schemes may differ).
     benchmark : "mean" or ForecastResults, default "mean"
-        The prevailing mean (of the first model's run: its training rows by each origin), or
+        The prevailing mean (at each origin, the mean of every response observed by then:
+        the same in every run over the same target dates, whatever its model or scheme), or
         another forecast of the same target dates (e.g. an AR model nested in the others).
     names : sequence of str, optional
         One per forecast (default: each method, numbered when repeated).
@@ -860,7 +861,7 @@ def compare_forecasts(forecasts: Sequence[Any], benchmark: Any = "mean", *,
                   if not np.allclose(fc.forecasts["benchmark"].to_numpy(), bench, rtol=1e-12)]
         if differ:
             notes.append(f"The prevailing means of {', '.join(differ)} differ from {names[0]}'s "
-                         f"(other scheme or sample); the benchmark is {names[0]}'s.")
+                         f"(another response or sample); the benchmark is {names[0]}'s.")
         nested = [True] * len(fcs)
     else:
         bfc = _forecast_data(benchmark, horizon, len(fcs))
