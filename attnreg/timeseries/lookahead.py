@@ -19,6 +19,7 @@ model's lags (which drop the first rows of its own design) or window.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -65,7 +66,9 @@ def _evaluate(code: str, frame: pd.DataFrame, env: Any) -> np.ndarray:
     """The value of one factor's code on ``frame``, as an array with one row per data row."""
     from patsy.eval import VarLookupDict
 
-    value = env.eval(code, inner_namespace=VarLookupDict([frame]))
+    with warnings.catch_warnings():  # building the design already said it (np.log of 0, ...)
+        warnings.simplefilter("ignore")
+        value = env.eval(code, inner_namespace=VarLookupDict([frame]))
     value = getattr(value, "data", value) if type(value).__name__ == "_CategoricalBox" else value
     return np.asarray(value)
 
