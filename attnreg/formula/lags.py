@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -216,9 +216,13 @@ def _func_name(call: ast.Call) -> str | None:
     return None
 
 
-def _literal_arg(call: ast.Call, position: int, keyword: str,
-                 default: int | None = None) -> int | None:
-    """The integer literal passed as argument ``position``/``keyword``; None if not a literal."""
+def _literal_arg(call: ast.Call, position: int, keyword: str, default: int | None = None,
+                 scope: Mapping[str, Any] | None = None) -> int | None:
+    """The integer passed as argument ``position``/``keyword``; None if it is not known.
+
+    A literal is read as it is; any other expression (``h + 1``, ``2 * h``, ``k + 1``) is
+    evaluated with the names of ``scope`` when one is given, else it is not known.
+    """
     node: ast.expr | None = call.args[position] if len(call.args) > position else None
     for kw in call.keywords:
         if kw.arg == keyword:
@@ -228,15 +232,28 @@ def _literal_arg(call: ast.Call, position: int, keyword: str,
     try:
         value = ast.literal_eval(node)
     except ValueError:
+        value = None if scope is None else _evaluated(node, scope)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return int(value)
+
+
+def _evaluated(node: ast.expr, scope: Mapping[str, Any]) -> Any:
+    """The value of ``node`` with the names of ``scope`` (None when it cannot be evaluated)."""
+    import builtins
+
+    try:  # the formula's own code: patsy evaluates it in the same scope when it builds the design
+        code = compile(ast.Expression(body=node), "<lag argument>", "eval")
+        return eval(code, {"__builtins__": builtins}, scope)
+    except Exception:  # an unknown lag counts as none, so the guard errs towards refusing
+        return None
 
 
 #: Function name -> (position, keyword, default) of its lag argument and the lag offset rule.
 _LAG_ARGS = {"lag": (1, "k", 1), "lags": (1, "first", None), "diff": (1, "k", 1)}
 
 
-def _walk_lag(node: ast.AST, offset: int) -> list[int]:
+def _walk_lag(node: ast.AST, offset: int, scope: Mapping[str, Any] | None = None) -> list[int]:
     """Lags at which the data referenced in ``node`` enter, given an enclosing lag ``offset``."""
     if isinstance(node, (ast.Name, ast.Attribute)):
         return [offset]  # a variable (or df.x, np.pi: counted conservatively as data)
@@ -248,18 +265,18 @@ def _walk_lag(node: ast.AST, offset: int) -> list[int]:
             return [offset]  # patsy's Q("name") quotes a column
         if name in _LAG_ARGS and node.args:
             position, keyword, default = _LAG_ARGS[name]
-            k = _literal_arg(node, position, keyword, default)
+            k = _literal_arg(node, position, keyword, default, scope)
             k = 0 if k is None else k  # an unknown lag counts as none (conservative)
             inner = offset + min(k, 0) if name == "diff" else offset + k
-            return _walk_lag(node.args[0], inner)
+            return _walk_lag(node.args[0], inner, scope)
         children: list[ast.AST] = [*node.args, *(kw.value for kw in node.keywords)]
         if not isinstance(node.func, (ast.Name, ast.Attribute)):
             children.append(node.func)
-        return [lag for child in children for lag in _walk_lag(child, offset)]
-    return [lag for child in ast.iter_child_nodes(node) for lag in _walk_lag(child, offset)]
+        return [lag for child in children for lag in _walk_lag(child, offset, scope)]
+    return [lag for child in ast.iter_child_nodes(node) for lag in _walk_lag(child, offset, scope)]
 
 
-def min_lag(expr: str) -> int | None:
+def min_lag(expr: str, scope: Mapping[str, Any] | None = None) -> int | None:
     """Smallest lag at which a factor's code uses data.
 
     A regressor whose minimum lag is below the horizon ``h`` of a direct forecast uses
@@ -269,6 +286,11 @@ def min_lag(expr: str) -> int | None:
     ----------
     expr : str
         Code of one patsy factor, e.g. ``"np.log(lag(x, 3))"``.
+    scope : mapping of str, optional
+        Names for lag arguments that are expressions rather than integer literals
+        (``lag(x, h + 1)``, ``lag(x, 2 * h)``, ``lag(x, k)``): each such argument is evaluated
+        with them (the formula's scope, and ``h`` bound to the horizon). Without a scope, or
+        when the evaluation fails or gives no integer, the lag counts as 0.
 
     Returns
     -------
@@ -276,7 +298,7 @@ def min_lag(expr: str) -> int | None:
         The minimum lag over every variable in ``expr``; ``None`` when ``expr`` uses no
         variable (a constant). ``lag(x, k)`` adds ``k``, ``lags(x, a, b)`` adds ``a``,
         ``diff(x, k)`` adds nothing (it uses ``x_t``); lags nest additively. A lag that is
-        not an integer literal counts as 0 and a negative literal counts as given, so the
+        not known (see ``scope``) counts as 0 and a negative one counts as given, so the
         guard errs towards reporting look-ahead. Attribute names such as ``np.pi`` count as
         data at the enclosing lag for the same reason.
 
@@ -289,12 +311,14 @@ def min_lag(expr: str) -> int | None:
     --------
     >>> min_lag("np.log(lag(x, 3))"), min_lag("lags(x, 1, 4)"), min_lag("diff(x, 1)")
     (3, 1, 0)
+    >>> min_lag("lag(x, h + 1)"), min_lag("lag(x, h + 1)", {"h": 4}), min_lag("lag(x, 2 * k)", {"k": 3})
+    (0, 5, 6)
     """
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as err:
         raise FormulaError(f"cannot parse the factor {expr!r}: {err.msg}") from err
-    found = _walk_lag(tree.body, 0)
+    found = _walk_lag(tree.body, 0, scope)
     return min(found) if found else None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,7 +66,9 @@ def compare(fits: Sequence[Any], names: Sequence[str] | None = None) -> Comparis
     Comparison
         ``str()`` is a plain-text table; ``.table`` the DataFrame behind it (one column per
         fit; a row per coefficient, its standard error below it, then N, R², adjusted R²,
-        σ, AIC, effective df and λ or k); also ``_repr_html_()`` and ``to_latex()``.
+        σ, AIC, effective df and λ or k; a cell is blank where the fit has no such value,
+        e.g. the coefficients and AIC of a softmax fit); also ``_repr_html_()`` and
+        ``to_latex()``.
 
     See Also
     --------
@@ -117,8 +120,20 @@ def _compare_column(fit: Any, terms: list[str]) -> list[str]:
             out += [f"{fmt_g(c, 4)}{_stars(p)}", f"({fmt_g(se[t], 3)})"]
         else:
             out += ["", ""]
-    tune = fit.lam if getattr(fit, "lam", None) is not None else getattr(fit, "k", None)
-    out += [fit.method, str(fit.nobs), fmt_g(fit.r_squared), fmt_g(fit.adj_r_squared),
-            fmt_g(fit.sigma), fmt_g(fit.aic, 6), fmt_g(fit.edf, 4),
-            "" if tune is None else fmt_g(float(tune), 4)]
+    tune = "lam" if getattr(fit, "lam", None) is not None else "k"
+    out += [fit.method, str(fit.nobs), _statistic(fit, "r_squared"),
+            _statistic(fit, "adj_r_squared"), _statistic(fit, "sigma"), _statistic(fit, "aic", 6),
+            _statistic(fit, "edf", 4), _statistic(fit, tune, 4)]
     return out
+
+
+def _statistic(fit: Any, name: str, digits: int | None = None) -> str:
+    """The statistic ``name`` of ``fit`` formatted, blank when the fit has none (softmax: no AIC)."""
+    value = getattr(fit, name, None)
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    if not math.isfinite(number):
+        return ""
+    return fmt_g(number) if digits is None else fmt_g(number, digits)

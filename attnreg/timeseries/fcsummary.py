@@ -68,8 +68,8 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
     >>> table = horizons_summary(fh).table
     >>> table[["n", "OOS R2", "Coverage"]].round(3)  # doctest: +NORMALIZE_WHITESPACE
               n  OOS R2  Coverage
-    h = 1  79.0   0.158     0.525
-    h = 4  79.0   0.017     0.482
+    h = 1  79.0   0.148     0.525
+    h = 4  79.0  -0.019     0.482
     """
     first = res.parts[0]
     p, e = first.plan, res.evaluation

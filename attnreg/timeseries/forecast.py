@@ -24,6 +24,7 @@ import pandas as pd
 from attnreg._typing import IntArray
 from attnreg.formula.design import Design, build_design
 from attnreg.exceptions import DataError, LeakageError, OptionError
+from attnreg.timeseries import lookahead as lk
 from attnreg.timeseries.plan import ForecastPlan, IteratedPlan
 from attnreg.formula.lags import check_time_index, min_lag
 
@@ -88,10 +89,14 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     refit_every : int
         Re-estimate every this many origins (the model in between stays the last one fitted).
     benchmark : {"mean"}
-        The prevailing mean of the response over the same training rows.
+        The prevailing mean: at each origin, the mean of every response observed at or before
+        it (Campbell-Thompson, Goyal-Welch), the same for every model, lag order and scheme.
     known : sequence of str
-        Variables or terms known in advance (trends, calendar dummies), exempt from the
-        leakage guard.
+        Variables or terms of the formula known in advance (trends, calendar dummies),
+        exempt from the leakage guards; an entry the formula does not use is an error.
+        Every other term must be computable from past rows: one whose values up to an
+        origin change when later rows are added (``x - x.mean()``) is refused
+        (:mod:`attnreg.timeseries.lookahead`).
     progress : bool
         Show a progress line on stderr.
     **options
@@ -112,7 +117,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
     >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
     >>> fc
-    <attnreg forecasts: ols, recursive, h=1, 39 forecasts, OOS R²=-0.0358>
+    <attnreg forecasts: ols, recursive, h=1, 39 forecasts, OOS R²=-0.0430>
     >>> fc.forecasts[["forecast", "actual"]].head(2).round(3)  # doctest: +NORMALIZE_WHITESPACE
             forecast  actual
     target
@@ -146,6 +151,12 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
 
     horizons = _horizons(horizon)
     _check_choice("strategy", strategy, STRATEGIES)
+    if strategy == "iterated" and isinstance(formula, str) and isinstance(data, pd.DataFrame) \
+            and at_horizon(formula, 1, data) != formula:
+        raise OptionError(f"strategy='iterated' iterates one one-step model to every horizon, so "
+                          f"its formula cannot depend on the horizon, however {formula!r} uses "
+                          "the name h: write the lags as numbers (lag(y, 1)) or use "
+                          "strategy='direct'")
     if interval is not None:
         _check_choice("interval", interval, INTERVALS)
     level = _level(level)
@@ -265,12 +276,18 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
             "sample; forecasts re-estimate centring and scaling inside each window already: "
             "remove it from the formula")
     design = build_design(formula, data, eval_env=env, extra_names=namespace)
+    if window is not None and window > design.n_obs:  # as rolling()
+        raise DataError(f"window ({window}) is longer than the data ({design.n_obs} rows)")
+    known_codes = lk.check_known(design, known, lambda k: at_horizon(k, horizon, data))
     if strategy == "direct":
-        _guard_leakage(design, horizon, set(known))
+        _guard_leakage(design, horizon, known_codes)
     plan = _schedule(design, data.index, method, scheme, start, window, horizon, refit_every,
                      options)
+    assert plan.origin_pos is not None
+    lk.check_lookahead(design, data, plan.origin_pos, known_codes)
     return dataclasses.replace(plan, strategy=strategy, interval=interval, level=level,
-                               min_errors=min_errors)
+                               min_errors=min_errors,
+                               response=lk.observed_response(design, data))
 
 
 def plan_iterated(formula: str, data: pd.DataFrame, method: str, *, horizons: list[int],
@@ -389,11 +406,18 @@ def _start_position(index: pd.Index, start: Any, pos: IntArray) -> int:
 
 
 def _guard_leakage(design: Design, horizon: int, known: set[str]) -> None:
-    """Every regressor must be lagged by at least the horizon, or be declared known."""
+    """Every regressor must be lagged by at least the horizon, or be declared known.
+
+    A lag given by an expression (``lag(x, h + 1)``, ``lag(x, k)``) is evaluated with the
+    formula's scope and ``h`` bound to the horizon.
+    """
+    from collections import ChainMap
+
+    scope = ChainMap({"h": horizon}, design.eval_env.namespace)
     for factor in design.design_info.factor_infos:
         code = factor.code
         names = _factor_names(code)
-        lag = min_lag(code)
+        lag = min_lag(code, scope)
         if lag is None or lag >= horizon or code in known or names <= known:
             continue
         raise LeakageError(

@@ -19,7 +19,7 @@ from attnreg.report import Summary, fmt_g
 from attnreg.report.sections import Coefficients, Lines
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
-from attnreg.timeseries.plan import ForecastPlan, benchmark_means
+from attnreg.timeseries.plan import ForecastPlan, prevailing_means
 from attnreg.timeseries.views import attention_shares, forecast_attention
 
 
@@ -58,7 +58,7 @@ class ForecastResults:
     >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
     >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
     >>> fc
-    <attnreg forecasts: ols, recursive, h=1, 39 forecasts, OOS R²=-0.0358>
+    <attnreg forecasts: ols, recursive, h=1, 39 forecasts, OOS R²=-0.0430>
     >>> fc.engine, fc.plan.n_forecasts
     ('updating', 39)
     """
@@ -127,12 +127,12 @@ class ForecastResults:
         >>> table.head(2).round(3)  # doctest: +NORMALIZE_WHITESPACE
                 forecast  actual  benchmark
         target
-        2000Q1     3.311    3.76      4.331
-        2000Q2     3.976    4.19      4.328
+        2000Q1     3.311    3.76      4.305
+        2000Q2     3.976    4.19      4.301
         """
         p, d = self.plan, self.plan.design
         actual = d.y[p.targets]
-        bench = benchmark_means(d.y, p.train_start, p.train_stop)
+        bench = prevailing_means(p)
         return pd.DataFrame({
             "origin": p.origin_labels, "forecast": self.predictions, "actual": actual,
             "error": actual - self.predictions, "benchmark": bench,
@@ -243,7 +243,7 @@ class ForecastResults:
         Out-of-sample forecasts: infl ~ lag(infl, 1) + lag(unemp, 1)
         method = 'ols', scheme = 'recursive', horizon = 1, estimated every 1 origin(s)
         ...
-        OOS R-squared                  -0.03584      NA
+        OOS R-squared                   -0.0430      NA
         ...
         """
         p, e = self.plan, self.evaluation
@@ -385,7 +385,7 @@ class ForecastResults:
         >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
         >>> audit = fc.leakage_audit()
         >>> round(audit.oos_r2_honest, 4), round(audit.oos_r2_leaky, 4)
-        (-0.0358, -0.011)
+        (-0.043, -0.018)
         """
         from attnreg.timeseries.leakage import leakage_audit
 
@@ -436,7 +436,7 @@ class MultiHorizonForecasts:
     >>> fh = ar.forecast("infl ~ lag(infl, h) + lag(unemp, h)", macro, start="2000Q1",
     ...                  horizon=[1, 4])
     >>> fh
-    <attnreg forecasts: ols, recursive, horizons [1, 4], 39 targets, OOS R² 1: -0.0358, 4: -0.1875>
+    <attnreg forecasts: ols, recursive, horizons [1, 4], 39 targets, OOS R² 1: -0.0430, 4: -0.2112>
     >>> fh.at_horizon(4).plan.design.formula
     'infl ~ lag(infl, 4) + lag(unemp, 4)'
     >>> fh.forecasts.loc[4, ["origin", "forecast"]].head(2).round(3)  # doctest: +NORMALIZE_WHITESPACE
@@ -470,7 +470,7 @@ class MultiHorizonForecasts:
         >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
         >>> fh = ar.forecast("infl ~ lag(infl, h)", macro, start="2000Q1", horizon=[1, 2])
         >>> fh.at_horizon(2)
-        <attnreg forecasts: ols, recursive, h=2, 39 forecasts, OOS R²=-0.2325>
+        <attnreg forecasts: ols, recursive, h=2, 39 forecasts, OOS R²=-0.2450>
         """
         for part in self.parts:
             if part.plan.horizon == h:

@@ -67,7 +67,7 @@ class LeakageAudit:
         >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
         >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
         >>> round(fc.leakage_audit().oos_r2_gain, 4)
-        0.0248
+        0.025
         """
         return self.oos_r2_leaky - self.oos_r2_honest
 

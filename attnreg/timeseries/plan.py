@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,8 +21,8 @@ from attnreg.formula.design import Design
 from attnreg.exceptions import RankDeficiencyWarning
 from attnreg.methods import get_method
 
-__all__ = ["ForecastPlan", "IteratedPlan", "benchmark_means", "checked_options", "fit_window", "subdesign",
-           "tuning_of"]
+__all__ = ["ForecastPlan", "IteratedPlan", "benchmark_means", "checked_options", "fit_window",
+           "prevailing_means", "subdesign", "tuning_of"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,10 @@ class ForecastPlan:
         Past out-of-sample errors needed before an empirical interval is given.
     target_pos, origin_pos : ndarray of int, shape (n_forecasts,), or None
         Data positions of each forecast's target and origin (``target - horizon``).
+    response : ndarray, shape (n_data_rows,), or None
+        The response at every data row, NaN where it is not observed: the prevailing mean
+        at an origin is the mean of its values at and before the origin
+        (:func:`prevailing_means`).
     """
 
     design: Design
@@ -79,6 +83,7 @@ class ForecastPlan:
     min_errors: int = 20
     target_pos: IntArray | None = None
     origin_pos: IntArray | None = None
+    response: FloatArray | None = field(default=None, repr=False)
 
     @property
     def n_forecasts(self) -> int:
@@ -161,3 +166,30 @@ def benchmark_means(y: FloatArray, start: IntArray, stop: IntArray) -> FloatArra
     """
     c = np.r_[0.0, np.cumsum(y)]
     return (c[stop] - c[start]) / (stop - start)
+
+
+def prevailing_means(plan: ForecastPlan) -> FloatArray:
+    """The prevailing-mean benchmark of every forecast, shape (n_forecasts,).
+
+    The mean of every response observed at or before the forecast's origin (Campbell &
+    Thompson 2008, Goyal & Welch 2008): for an h-step forecast of the target at s, the mean
+    of y over the data rows up to s − h. It does not depend on the model (its lags, which drop
+    the first rows of its design, its window or its scheme), so the OOS R² of different runs
+    over the same target dates share one benchmark. Plans made without the observed response
+    fall back to the mean of the training rows (:func:`benchmark_means`).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> frame = pd.DataFrame({"y": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]})
+    >>> fc = ar.forecast("y ~ lag(y, 3)", frame, start=6, scheme="rolling", window=3)
+    >>> prevailing_means(fc.plan)  # means of y[0..5] and y[0..6], not of the window's rows
+    array([3.5, 4. ])
+    """
+    if plan.response is None or plan.origin_pos is None:
+        return benchmark_means(plan.design.y, plan.train_start, plan.train_stop)
+    seen = ~np.isnan(plan.response)
+    total = np.r_[0.0, np.cumsum(np.where(seen, plan.response, 0.0))]
+    count = np.r_[0, np.cumsum(seen)]
+    stop = plan.origin_pos + 1  # rows at or before the origin
+    return total[stop] / count[stop]

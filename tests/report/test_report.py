@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
+from attnreg.exceptions import ConvergenceWarning
+from attnreg.report.rformat import fmt_g
 
 FORMULA = "TOTEMP ~ GNPDEFL + GNP + UNEMP + ARMED + POP + YEAR"
 
@@ -41,6 +43,23 @@ def test_compare_side_by_side(longley: pd.DataFrame) -> None:
     assert table.loc["R-squared", "(1) ols"] == f"{fits[0].r_squared:.4g}"
     assert "(" in str(ar.compare(fits)) and "<table>" in ar.compare(fits)._repr_html_()
     assert ar.compare(fits, names=["a", "b", "c"]).table.columns.tolist() == ["a", "b", "c"]
+
+
+def test_compare_a_linear_and_a_softmax_fit(longley: pd.DataFrame) -> None:
+    """A statistic a fit does not have (softmax: coefficients, adjusted R², AIC) is blank."""
+    ols = ar.attnreg("TOTEMP ~ GNP + POP", data=longley)
+    with pytest.warns(ConvergenceWarning):  # a few iterations keep the test fast
+        soft = ar.attnreg("TOTEMP ~ GNP + POP", data=longley, method="softmax", heads=2,
+                          max_iter=3, seed=0)
+    c = ar.compare([ols, soft], names=["ols", "softmax"])
+    table = c.table
+    assert table.loc["R-squared", "softmax"] == fmt_g(soft.r_squared)
+    assert table.loc["sigma", "softmax"] == fmt_g(soft.sigma)
+    assert table.loc["N", "softmax"] == "16" and table.loc["method", "softmax"] == "softmax"
+    for row in ("Adj. R-squared", "AIC", "edf", "lambda / k", "GNP"):
+        assert table.loc[row, "softmax"] == "", row
+    assert table.loc["Adj. R-squared", "ols"] == fmt_g(ols.adj_r_squared)
+    assert "softmax" in str(c) and "nan" not in str(c)
 
 
 def test_every_public_attribute_is_reachable(mixed_frame: pd.DataFrame) -> None:

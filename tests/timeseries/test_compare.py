@@ -343,3 +343,43 @@ def test_several_horizons_compare_one_at_a_time(series) -> None:
         ar.compare_forecasts(list(fh.values()))
     with pytest.raises(OptionError, match="horizon 2 was not forecast"):
         ar.compare_forecasts(list(fh.values()), horizon=2)
+
+
+@pytest.mark.parametrize("d", [[1.0, 2.0, 5.0], [-3.0, 0.5, 0.25], [0.1, 0.2, 0.3]])
+def test_gw_refuses_no_more_differentials_than_instruments(d) -> None:
+    # n = T - 1 = 2 differentials for q = 2 instruments: n R² = n whatever the data
+    with pytest.raises(DataError, match=r"more loss differentials than its 2 instrument\(s\), "
+                                        r"however: n_obs=2"):
+        giacomini_white(d)
+    with pytest.raises(DataError, match=r"n_obs=2"):
+        giacomini_white([*d, 1.0], h=2)
+
+
+def test_gw_small_sample_warns_below_the_documented_minimum() -> None:
+    from attnreg.exceptions import InferenceWarning
+    from attnreg.timeseries.compare import GW_MIN_OBS
+
+    d = np.random.default_rng(3).normal(size=GW_MIN_OBS + 1)
+    with pytest.warns(InferenceWarning, match=f"uses {GW_MIN_OBS - 1} loss differentials, "
+                                              f"fewer than {GW_MIN_OBS}"):
+        small = giacomini_white(d[1:])
+    assert_allclose(small.statistic, gw_by_regression(d[1:]), rtol=RTOL_EXACT)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InferenceWarning)
+        giacomini_white(d)  # n = GW_MIN_OBS: no warning
+
+
+def test_compare_with_too_few_forecasts_gives_nan_gw_and_notes(series) -> None:
+    few = [ar.forecast(f, series, start=series.index[-3]) for f in (BIG, SMALL)]
+    cmp = ar.compare_forecasts(few, mcs_reps=50)
+    assert cmp.table.loc[["ols (1)", "ols (2)"], ["gw_statistic", "gw_p_value"]].isna().all().all()
+    assert any("ols (1): the Giacomini-White test needs more loss differentials" in n
+               for n in cmp.notes)
+    some = [ar.forecast(f, series, start=series.index[-12]) for f in (BIG, SMALL)]
+    cmp = ar.compare_forecasts(some, mcs_reps=50)
+    assert np.isfinite(cmp.table.loc["ols (1)", "gw_statistic"])
+    assert "GW uses 11 loss differentials, fewer than 30" in str(cmp)
+    assert not any("fewer than 30" in n for n in ar.compare_forecasts(
+        [ar.forecast(f, series, start=START) for f in (BIG, SMALL)], mcs_reps=50).notes)
