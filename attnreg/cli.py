@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from attnreg.exceptions import AttnregError, LeakageError
+from attnreg.exceptions import AttnregError, LeakageError, OptionError
 from attnreg.methods import method_names
 
 __all__ = ["main"]
@@ -237,7 +237,7 @@ def _fit(args: argparse.Namespace) -> str:
         raise CommandError(f"--vcov, --maxlags, --cluster and --time apply to "
                            f"{', '.join(with_vcov)}, not {args.method!r}")
     fit = attnreg(args.formula, data=data, method=args.method, na_action=args.na_action,
-                  **extra, **options)
+                  eval_env=_formula_scope(), **extra, **options)
     return str(fit.summary())
 
 
@@ -250,9 +250,9 @@ def _forecast(args: argparse.Namespace) -> str:
         fc = forecast(args.formula, data, method=args.method, scheme=args.scheme,
                       start=_start_label(data.index, args.start), window=args.window,
                       horizon=args.horizon, refit_every=args.refit_every, known=known,
-                      **_method_options(args))
-    except LeakageError as exc:  # the library's hint is Python's known=[...]: give the option
-        raise CommandError(re.sub(r"known=\[(['\"])(.*?)\1\]", r'--known "\2"', str(exc))) from None
+                      eval_env=_formula_scope(), **_method_options(args))
+    except (LeakageError, OptionError) as exc:  # the library says known=[...]: give the option
+        raise CommandError(_command_line_spelling(str(exc))) from None
     parts = [str(fc.summary())]
     if args.leakage_audit:
         parts.append(str(fc.leakage_audit()))
@@ -260,6 +260,25 @@ def _forecast(args: argparse.Namespace) -> str:
         fc.forecasts.to_csv(args.out)
         parts.append(f"wrote {args.out}")
     return "\n\n".join(parts)
+
+
+def _formula_scope() -> Any:
+    """What a formula on the command line can name besides the CSV's columns: numpy as ``np``
+    (``np.log(x)``), as in a Python session that imported it."""
+    import numpy as np
+    import patsy
+
+    return patsy.EvalEnvironment([{"np": np}])
+
+
+def _command_line_spelling(message: str) -> str:
+    """The library's ``known=['term']`` hints, spelled as the ``--known "term"`` option.
+
+    >>> _command_line_spelling("declare it with known=['lag(x, 1)'] or known=[...]")
+    'declare it with --known "lag(x, 1)" or --known TERM'
+    """
+    message = re.sub(r"known=\[(['\"])(.*?)\1\]", r'--known "\2"', message)
+    return message.replace("known=[...]", "--known TERM")
 
 
 def _top_level_items(text: str) -> list[str]:

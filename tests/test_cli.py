@@ -246,6 +246,21 @@ def test_leakage_hint_names_the_command_line_option(capsys, macro_csv: Path) -> 
                          str(macro_csv), "--index-col", "date", "--freq", "Q", "--horizon", "2",
                          "--known", "lag(infl, 1)")
     assert code == 0, err
+    code, _out, err = run(capsys, "forecast", "infl ~ lag(np.log(realgdp) - np.log(realgdp).mean(), 1)",
+                          "--data", str(macro_csv), "--index-col", "date", "--freq", "Q")
+    line = one_line_error(code, err)
+    assert "looks ahead" in line and "--known TERM" in line and "known=[" not in line
+    code, _out, err = run(capsys, "forecast", "infl ~ lag(infl, 1)", "--data", str(macro_csv),
+                          "--index-col", "date", "--freq", "Q", "--known", "trend")
+    line = one_line_error(code, err)
+    assert '--known "trend"' in line and "known=[" not in line
+
+
+def test_formulas_on_the_command_line_can_use_numpy(capsys, small_csv: Path) -> None:
+    """The parser's own example, ``np.log(x2)``, works: numpy is ``np`` in the formula."""
+    code, out, err = run(capsys, "fit", "y ~ np.log(x) + C(g)", "--data", str(small_csv))
+    assert code == 0, err
+    assert "np.log(x)" in out
 
 
 def test_bench_writes_into_the_user_cache_by_default(tmp_path: Path, monkeypatch) -> None:
