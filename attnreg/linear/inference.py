@@ -2,9 +2,11 @@
 
 :data:`VCOV_REGISTRY` maps each ``vcov=`` name to a :class:`CovarianceEstimator`, which
 validates its options, computes the middle matrix of the spectral components, gives its
-report label and its inference degrees of freedom. This module registers classical, HC0–HC3
-and HAC; :mod:`attnreg.linear.cluster` registers the cluster-robust ones (``"cluster"``,
-``"DK"``). A new covariance is one :func:`register_vcov` call.
+report label and its inference degrees of freedom. This module registers classical and
+HC0–HC3; :mod:`attnreg.linear.hac` registers HAC (sandwich's kernels, bandwidths and
+prewhitening), :mod:`attnreg.linear.hc45` HC4, HC4m and HC5, and
+:mod:`attnreg.linear.cluster` the cluster-robust ones (``"cluster"``, ``"DK"``). A new
+covariance is one :func:`register_vcov` call.
 
 Every spectral fit is linear in the weighted response ỹ = sqrt(w) y:
 
@@ -197,13 +199,13 @@ def vcov_names() -> tuple[str, ...]:
 
 #: Modules whose import registers further built-in estimators (loaded on first lookup, so
 #: that they may themselves import this module).
-BUILTIN_MODULES = ("attnreg.linear.cluster",)
+BUILTIN_MODULES = ("attnreg.linear.hac", "attnreg.linear.hc45", "attnreg.linear.cluster")
 
 
 def get_vcov(kind: Any) -> CovarianceEstimator:
     """The estimator registered as ``kind``; OptionError listing the valid names otherwise."""
     for module in BUILTIN_MODULES:
-        importlib.import_module(module)  # registers "cluster", "DK" (a no-op once imported)
+        importlib.import_module(module)  # registers "HAC", "HC4"-"HC5", "cluster", "DK"
     if not isinstance(kind, str) or kind not in VCOV_REGISTRY:
         names = ", ".join(map(repr, VCOV_REGISTRY))
         raise OptionError(f"vcov type must be one of {names}, however: {kind=}")
@@ -277,39 +279,6 @@ class _HC(CovarianceEstimator):
         return f"heteroskedasticity-robust {self.name}"
 
 
-class _HAC(CovarianceEstimator):
-    """Newey–West: the Bartlett-kernel long-run covariance of the scores in row order."""
-
-    name, option_names = "HAC", ("maxlags", "adjust")
-
-    def check(self, options: dict[str, Any]) -> dict[str, Any]:
-        options = super().check(options)
-        maxlags = options.get("maxlags")
-        if maxlags is not None:
-            check_lags(maxlags)
-        return {"maxlags": maxlags, "adjust": bool(options.get("adjust", False))}
-
-    def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
-             design: Any = None) -> VcovSpec:
-        maxlags = options["maxlags"]
-        if maxlags is None:
-            maxlags = int(np.floor(4 * ((n_obs or 100) / 100.0) ** (2.0 / 9.0)))
-        if n_obs is not None and maxlags >= n_obs:
-            raise OptionError(f"maxlags must be smaller than the number of observations "
-                              f"({n_obs}), however: {maxlags=}")
-        return VcovSpec("HAC", int(maxlags), options["adjust"])
-
-    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
-        middle = _meat(sp, inputs.resid_w, spec.maxlags or 0)
-        if spec.adjust:
-            middle *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
-        return middle
-
-    def label(self, spec: VcovSpec) -> str:
-        adjusted = ", adjusted" if spec.adjust else ""
-        return f"HAC (Newey-West, Bartlett kernel, {spec.maxlags} lags{adjusted})"
-
-
 def check_lags(maxlags: Any, name: str = "maxlags") -> int:
     """``maxlags`` as a non-negative int; OptionError otherwise."""
     if not isinstance(maxlags, (int, np.integer)) or isinstance(maxlags, bool) or maxlags < 0:
@@ -317,7 +286,7 @@ def check_lags(maxlags: Any, name: str = "maxlags") -> int:
     return int(maxlags)
 
 
-for _estimator in (_Classical(), *(_HC(k) for k in ("HC0", "HC1", "HC2", "HC3")), _HAC()):
+for _estimator in (_Classical(), *(_HC(k) for k in ("HC0", "HC1", "HC2", "HC3"))):
     register_vcov(_estimator)
 
 

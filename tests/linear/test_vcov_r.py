@@ -1,0 +1,192 @@
+"""HC4 / HC4m / HC5, sandwich's HAC conventions and z tests (df = Inf) against R.
+
+The reference numbers and their data are in ``tests/reference/vcov_r.json``, written by
+``tests/reference/make_vcov_r.R`` (sandwich's ``vcovHC``, ``NeweyWest``, ``vcovHAC``,
+``kernHAC``, ``bwAndrews``, ``bwNeweyWest``; lmtest's ``coeftest``, ``coefci`` and
+``waldtest`` with ``df = Inf``).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+import attnreg as ar
+from attnreg.exceptions import OptionError
+from attnreg.linear.hac import hac_bandwidth, kernel_weights
+from attnreg.linear.inference import coef_map, scale_back
+from tests.conftest import RTOL_EXACT, RTOL_R, RTOL_R_VCOV
+
+REF = json.loads((Path(__file__).parents[1] / "reference" / "vcov_r.json").read_text())
+DATASETS = REF["datasets"]
+
+
+def _frame(dataset: str) -> pd.DataFrame:
+    return pd.DataFrame(DATASETS[dataset]["data"])
+
+
+def _fit(dataset: str, model: str) -> Any:
+    m = DATASETS[dataset]["models"][model]
+    return ar.attnreg(m["py_formula"], _frame(dataset), weights=m["weights"])
+
+
+def _assert_vcov(V: np.ndarray, expected: Any) -> None:
+    """Entrywise relative to sqrt(V_ii V_jj) (sandwich's bread-meat-bread loses digits)."""
+    R = np.atleast_2d(np.asarray(expected, dtype=float))
+    scale = np.sqrt(np.outer(np.diag(R), np.diag(R)))
+    assert np.max(np.abs(np.atleast_2d(V) - R) / scale) < RTOL_R_VCOV
+
+
+MODELS = [(d, m) for d in DATASETS for m in DATASETS[d]["models"]]
+HAC_CASES = [(d, m, i) for d, m in MODELS
+             for i in range(len(DATASETS[d]["models"][m].get("hac", [])))]
+
+
+# ------------------------------------------------------------------------------ HC4-HC5
+
+@pytest.mark.parametrize("kind", ["HC4", "HC4m", "HC5"])
+@pytest.mark.parametrize(("dataset", "model"), MODELS)
+def test_hc4_hc5_match_sandwich(dataset: str, model: str, kind: str) -> None:
+    fit = _fit(dataset, model)
+    ref = DATASETS[dataset]["models"][model]["hc"][kind]
+    robust = fit.with_vcov(kind)
+    _assert_vcov(robust.vcov.to_numpy(), ref["vcov"])
+    assert_allclose(robust.std_err.to_numpy(), np.atleast_1d(ref["se"]), rtol=RTOL_R_VCOV)
+    assert robust.vcov_spec.label() == f"heteroskedasticity-robust {kind}"
+    assert_allclose(robust.coef.to_numpy(), fit.coef.to_numpy(), rtol=0)
+
+
+def test_hc4_reduces_to_hc3_when_leverage_is_two_means() -> None:
+    """Equal hat values h = p/n give δ = 1 for HC4 (HC2-like), 2 for HC4m (HC3): closed forms."""
+    x = np.tile([-1.0, 1.0], 10)  # balanced: every hat value is 2/20
+    y = np.random.default_rng(3).normal(size=20) + x
+    fit = ar.attnreg("y ~ x", pd.DataFrame({"x": x, "y": y}))
+    assert_allclose(fit.with_vcov("HC4").vcov.to_numpy(), fit.with_vcov("HC2").vcov.to_numpy(),
+                    rtol=RTOL_EXACT)
+    assert_allclose(fit.with_vcov("HC4m").vcov.to_numpy(),
+                    fit.with_vcov("HC3").vcov.to_numpy(), rtol=RTOL_EXACT)
+
+
+# ------------------------------------------------------------------------------ HAC
+
+@pytest.mark.parametrize(("dataset", "model", "i"), HAC_CASES)
+def test_hac_matches_sandwich(dataset: str, model: str, i: int) -> None:
+    ref = DATASETS[dataset]["models"][model]["hac"][i]
+    hac = _fit(dataset, model).with_vcov("HAC", **ref["options"])
+    _assert_vcov(hac.vcov.to_numpy(), ref["vcov"])
+    assert_allclose(hac.std_err.to_numpy(), np.atleast_1d(ref["se"]), rtol=RTOL_R_VCOV)
+
+
+@pytest.mark.parametrize(("dataset", "model"), [(d, m) for d, m in MODELS
+                                                if "bandwidths" in DATASETS[d]["models"][m]])
+def test_bandwidths_match_sandwich(dataset: str, model: str) -> None:
+    fit = _fit(dataset, model)
+    for key, expected in DATASETS[dataset]["models"][model]["bandwidths"].items():
+        rule, kernel, prewhite = key.split("_")
+        got = hac_bandwidth(fit, kernel.lower(), rule, int(prewhite))
+        assert got == pytest.approx(expected, rel=RTOL_R), key
+
+
+def test_r_defaults_as_documented() -> None:
+    """The README's table: NeweyWest(fit), vcovHAC(fit), kernHAC(fit) and their labels."""
+    fit = _fit("sim", "ols")
+    calls = {e["call"]: e for e in DATASETS["sim"]["models"]["ols"]["hac"]}
+    table = {
+        "NeweyWest(fit)": ({"maxlags": "newey-west", "prewhite": True},
+                           "HAC (Newey-West, Bartlett kernel, lags by the Newey-West (1994) "
+                           "rule, VAR(1) prewhitened)"),
+        "vcovHAC(fit)": ({"kernel": "qs", "bandwidth": "andrews", "adjust": True},
+                         "HAC (Quadratic Spectral kernel, Andrews (1991) AR(1) bandwidth, "
+                         "adjusted)"),
+        "kernHAC(fit)": ({"kernel": "qs", "prewhite": 1, "adjust": True},
+                         "HAC (Quadratic Spectral kernel, Andrews (1991) AR(1) bandwidth, "
+                         "VAR(1) prewhitened, adjusted)"),
+    }
+    for call, (options, label) in table.items():
+        hac = fit.with_vcov("HAC", **options)
+        _assert_vcov(hac.vcov.to_numpy(), calls[call]["vcov"])
+        assert hac.vcov_spec.label() == label
+        assert f"Standard errors: {label}" in str(hac.summary())
+
+
+def test_hac_default_unchanged() -> None:
+    """with_vcov("HAC") is still Bartlett with floor(4 (n/100)^(2/9)) lags, no prewhitening."""
+    fit = _fit("sim", "ols")
+    assert fit.with_vcov("HAC").vcov_spec.maxlags == 4  # floor(4 * 1.5^(2/9)) = 4
+    assert_allclose(fit.with_vcov("HAC").vcov.to_numpy(),
+                    fit.with_vcov("HAC", maxlags=4).vcov.to_numpy(), rtol=RTOL_EXACT)
+    assert fit.with_vcov("HAC", maxlags=2).vcov_spec.label() == (
+        "HAC (Newey-West, Bartlett kernel, 2 lags)")
+
+
+def test_bartlett_bandwidth_is_maxlags_plus_one() -> None:
+    """Bartlett weights 1 - j/b with b = L + 1 are NeweyWest(lag = L): the two spellings agree."""
+    fit = _fit("lake", "trend")
+    for prewhite in (False, 2):
+        a = fit.with_vcov("HAC", maxlags=5, prewhite=prewhite).vcov.to_numpy()
+        b = fit.with_vcov("HAC", kernel="bartlett", bandwidth=6, prewhite=prewhite).vcov
+        assert_allclose(a, b.to_numpy(), rtol=RTOL_EXACT)
+
+
+def test_long_kernel_sum_by_fft_equals_direct_sum() -> None:
+    """Past 64 lags the kernel sum is an FFT convolution: equal to the lag-by-lag sum."""
+    fit = _fit("sim", "wls")
+    hac = fit.with_vcov("HAC", kernel="parzen", bandwidth=100.0)  # 99 lags: the FFT path
+    sp, e = fit.spectrum, fit.weighted_resid.to_numpy()
+    S = np.column_stack([sp.sqrt_w / sp.sum_w * e, sp.U[:] * e[:, None]])
+    w = kernel_weights(np.arange(100) / 100.0, "parzen")
+    omega = w[0] * S.T @ S
+    for j in range(1, 100):
+        g = S[:-j].T @ S[j:]
+        omega += w[j] * (g + g.T)
+    Mz, E = coef_map(sp, fit.filtered.f, len(fit.names))  # V = M Ω M'
+    assert_allclose(hac.vcov.to_numpy(), scale_back(Mz @ omega @ Mz.T, E), rtol=RTOL_EXACT)
+
+
+def test_kernel_weights_match_closed_forms() -> None:
+    x = np.array([0.0, 0.0005, 0.3, 0.6, 1.0, 2.0])
+    assert_allclose(kernel_weights(x, "bartlett"), [1, 0.9995, 0.7, 0.4, 0, 0], rtol=RTOL_EXACT)
+    assert_allclose(kernel_weights(x[2:4], "parzen"),
+                    [1 - 6 * 0.09 + 6 * 0.027, 2 * 0.4**3], rtol=RTOL_EXACT)
+    y = 6 * np.pi * 2.0 / 5
+    assert_allclose(kernel_weights(x[-1:], "qs"), [25 / (12 * np.pi**2 * 4) * (
+        np.sin(y) / y - np.cos(y))], rtol=RTOL_EXACT)
+
+
+def test_hac_results_pickle() -> None:
+    hac = _fit("sim", "ols").with_vcov("HAC", kernel="qs", prewhite=1, adjust=True)
+    back = pickle.loads(pickle.dumps(hac))
+    assert_allclose(back.vcov.to_numpy(), hac.vcov.to_numpy(), rtol=0)
+    assert back.vcov_spec == hac.vcov_spec
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"kernel": "tukey"}, r"kernel must be one of 'bartlett', 'parzen', 'qs', however: "
+                          r"kernel='tukey'"),
+    ({"maxlags": 3, "bandwidth": 2.0}, r"give maxlags .* or bandwidth .*, not both"),
+    ({"maxlags": 3, "kernel": "qs"}, r"maxlags is the Bartlett kernel's lag truncation; give "
+                                     r"bandwidth= for the 'qs' kernel"),
+    ({"bandwidth": -1.0}, r"bandwidth must be a positive number, 'andrews' or 'newey-west', "
+                          r"however: bandwidth=-1.0"),
+    ({"bandwidth": "silverman"}, r"bandwidth must be .*bandwidth='silverman'"),
+    ({"prewhite": -1}, r"prewhite must be True, False or a VAR order .*prewhite=-1"),
+    ({"prewhite": 200}, r"prewhite must be smaller than the number of observations \(150\)"),
+    ({"maxlags": "andrews"}, r"maxlags must be a non-negative integer, however: "
+                             r"maxlags='andrews'"),
+    ({"adjust": "yes"}, r"adjust must be True or False, however: adjust='yes'"),
+])
+def test_hac_option_errors(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        _fit("sim", "ols").with_vcov("HAC", **options)
+
+
+def test_hac_options_checked_before_the_fit() -> None:
+    with pytest.raises(OptionError, match=r"kernel must be one of"):
+        ar.attnreg("y ~ x1", _frame("sim"), vcov="HAC", kernel="epanechnikov")
