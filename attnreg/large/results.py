@@ -87,6 +87,9 @@ def _cluster_columns(cluster: Any, what: str = "cluster") -> tuple[str, ...]:
 
 def _check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
     """OptionError for a covariance (or HAC option) the chunk passes do not compute."""
+    if checked.get("df") == math.inf:
+        raise OptionError("df=np.inf (z and chi-squared tests) is not available for a chunked "
+                          "fit; fit the data in memory, or use the t statistics' p-values")
     if name not in ("classical", *_HC, "HAC", "cluster", "DK"):
         raise OptionError(f"vcov {name!r} is not computed for a chunked fit; use one of "
                           "'HC0'-'HC3', 'HAC', 'cluster', 'DK' or fit the data in memory")

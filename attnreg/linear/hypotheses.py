@@ -36,6 +36,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._restrictions import format_restriction, parse_restrictions
+from attnreg.linear.tstats import f_sf, is_z
 from attnreg.report.rformat import fmt_pvalue, format_c
 from attnreg.report.sections import Coefficients, Lines
 from attnreg.report.summary import Summary
@@ -174,7 +175,8 @@ class TTest:
 
     def summary(self) -> Summary:
         """The report: the t table, then the confidence intervals."""
-        head = [f"t tests of linear restrictions (each alone), {_df_text(self.df)} DF",
+        head = ["z tests of linear restrictions (each alone), normal" if is_z(self.df) else
+                f"t tests of linear restrictions (each alone), {_df_text(self.df)} DF",
                 f"Covariance: {self.covariance}"]
         if self.note:
             head.append(self.note)
@@ -367,7 +369,7 @@ class Hypotheses(LinearFitContract):
 
     # ------------------------------------------------------------ tests
     def wald_test(self, hypothesis: Any = None, rhs: Any = None, *,
-                  term: str | Sequence[str] | None = None, test: str = "F") -> WaldTest:
+                  term: str | Sequence[str] | None = None, test: str | None = None) -> WaldTest:
         """Joint Wald test of linear restrictions R b = r under the covariance in use.
 
         Parameters
@@ -382,8 +384,9 @@ class Hypotheses(LinearFitContract):
             Instead of a hypothesis: all (estimable) coefficients of these formula terms are
             0, e.g. ``term="C(g)"`` or ``term=["x1", "x1:x2"]`` (names as in the formula's
             terms, ``fit.design.design_info.term_names``).
-        test : {"F", "Chisq"}
+        test : {"F", "Chisq"}, optional
             F = W / q on (q, :attr:`df_inference`) degrees of freedom, or W on χ²(q).
+            Default ``"F"``, or ``"Chisq"`` under ``with_vcov(..., df=np.inf)``.
 
         Returns
         -------
@@ -424,6 +427,8 @@ class Hypotheses(LinearFitContract):
         >>> print(f"{fit.wald_test(R, -2.0).statistic:.4f}")  # UNEMP = -2
         0.0052
         """
+        if test is None:
+            test = "Chisq" if is_z(self.df_inference) else "F"
         if test not in WALD_TESTS:
             raise OptionError(f"test must be one of {WALD_TESTS}, however: {test=}")
         R, r = self._restrictions(hypothesis, rhs, term)
@@ -436,9 +441,10 @@ class Hypotheses(LinearFitContract):
             t = est / se
         if test == "F":
             stat = W / q
-            p = float(stats.f.sf(stat, q, df2)) if math.isfinite(stat) else float("nan")
-            table = pd.DataFrame({"Estimate": est, "Std. Error": se, "t value": t,
-                                  "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df2)})
+            p = f_sf(stat, q, df2) if math.isfinite(stat) else float("nan")
+            z = "z" if is_z(df2) else "t"
+            table = pd.DataFrame({"Estimate": est, "Std. Error": se, f"{z} value": t,
+                                  f"Pr(>|{z}|)": 2.0 * stats.t.sf(np.abs(t), df2)})
         else:
             stat, df2 = W, math.inf
             p = float(stats.chi2.sf(stat, q)) if math.isfinite(stat) else float("nan")
@@ -524,8 +530,9 @@ class Hypotheses(LinearFitContract):
             t = ests / ses
         half = stats.t.ppf(0.5 + level / 2.0, df) * ses
         a = (1.0 - level) / 2.0
-        table = pd.DataFrame({"Estimate": ests, "Std. Error": ses, "t value": t,
-                              "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df),
+        z = "z" if is_z(df) else "t"  # coeftest's names under df = Inf
+        table = pd.DataFrame({"Estimate": ests, "Std. Error": ses, f"{z} value": t,
+                              f"Pr(>|{z}|)": 2.0 * stats.t.sf(np.abs(t), df),
                               f"{100 * a:.3g} %": ests - half,
                               f"{100 * (1 - a):.3g} %": ests + half},
                              index=pd.Index(self._labels(R, r), name="restriction"))

@@ -36,7 +36,10 @@ ridge, k for PCR).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +72,9 @@ class VcovSpec:
     options : tuple of (str, object) pairs
         The estimator's other options (cluster ids, small-sample type, ...), name-sorted;
         read them with :meth:`option`.
+    df : float or None
+        ``inf`` when asked for with ``df=np.inf``: z and χ² tests under any covariance (as
+        ``lmtest::coeftest(fit, vcov. = V, df = Inf)``); None: the estimator's own df.
 
     Examples
     --------
@@ -82,6 +88,7 @@ class VcovSpec:
     maxlags: int | None = None
     adjust: bool = False
     options: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
+    df: float | None = field(default=None, repr=False)
 
     @property
     def estimator(self) -> CovarianceEstimator:
@@ -93,11 +100,19 @@ class VcovSpec:
         return dict(self.options).get(name, default)
 
     def label(self) -> str:
-        """Short description used in reports (the estimator's :meth:`~CovarianceEstimator.label`)."""
-        return self.estimator.label(self)
+        """Short description used in reports (the estimator's :meth:`~CovarianceEstimator.label`,
+        with ``; z and chi-squared tests`` under ``df=np.inf``)."""
+        text = self.estimator.label(self)
+        if self.df is None:
+            return text
+        # an estimator's own df clause ("; t and F on 4 df") no longer applies
+        return text.split("; t and F")[0] + "; z and chi-squared tests"
 
     def df_inference(self, df_resid: float) -> float:
-        """Degrees of freedom of t and F under this covariance (given the residual df)."""
+        """Degrees of freedom of t and F under this covariance (given the residual df);
+        ``inf`` (normal and χ² reference distributions) under ``df=np.inf``."""
+        if self.df is not None:
+            return self.df
         return self.estimator.df_inference(self, df_resid)
 
 
@@ -212,9 +227,27 @@ def get_vcov(kind: Any) -> CovarianceEstimator:
     return VCOV_REGISTRY[kind]
 
 
+def split_df(options: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
+    """The options without a numeric ``df`` and that df (``inf``; None when not given).
+
+    ``df=np.inf`` asks for z and χ² tests under any covariance; a text ``df`` (the cluster
+    estimators' ``"cluster"`` / ``"residual"``) stays with the estimator's options.
+    """
+    df = options.get("df")
+    if df is None or isinstance(df, str):
+        return options, None
+    if isinstance(df, bool) or not isinstance(df, numbers.Real) or not math.isinf(df) or df < 0:
+        raise OptionError(f"df must be np.inf (z and chi-squared tests) or, for a "
+                          f"cluster-robust covariance, 'cluster' or 'residual', however: {df=}")
+    return {k: v for k, v in options.items() if k != "df"}, math.inf
+
+
 def check_vcov_options(kind: Any, **options: Any) -> dict[str, Any]:
-    """Validate a covariance request before any work (no data needed); the checked options."""
-    return get_vcov(kind).check(dict(options))
+    """Validate a covariance request before any work (no data needed); the checked options
+    (with ``df=inf`` when it was asked for)."""
+    options, df = split_df(options)
+    checked = get_vcov(kind).check(dict(options))
+    return checked if df is None else {**checked, "df": df}
 
 
 def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = False,
@@ -234,7 +267,8 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
     design : Design, optional
         The fit's design (cluster ids given as column names are looked up in its data).
     **options
-        The estimator's other options (``cluster=``, ``type=``, ``time=``, ...).
+        The estimator's other options (``cluster=``, ``type=``, ``time=``, ...), and
+        ``df=np.inf`` for z and χ² tests under any covariance.
 
     Examples
     --------
@@ -245,8 +279,10 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
     'heteroskedasticity-robust HC3'
     """
     estimator = get_vcov(kind)
+    options, df = split_df(options)
     checked = estimator.check({"maxlags": maxlags, "adjust": adjust, **options})
-    return estimator.bind(checked, n_obs=n_obs, design=design)
+    spec = estimator.bind(checked, n_obs=n_obs, design=design)
+    return spec if df is None else dataclasses.replace(spec, df=df)
 
 
 # ------------------------------------------------------------------------------ estimators

@@ -190,3 +190,99 @@ def test_hac_option_errors(options: dict[str, Any], message: str) -> None:
 def test_hac_options_checked_before_the_fit() -> None:
     with pytest.raises(OptionError, match=r"kernel must be one of"):
         ar.attnreg("y ~ x1", _frame("sim"), vcov="HAC", kernel="epanechnikov")
+
+
+# ------------------------------------------------------------------------------ df = Inf
+
+ZTESTS = list(REF["ztest"])
+
+
+def _z_fit(case: str) -> Any:
+    ref = REF["ztest"][case]
+    options = dict(ref["options"])
+    kind = options.pop("kind")
+    fit = ar.attnreg(ref["py_formula"], _frame(ref["dataset"]))
+    return fit.with_vcov(kind, df=np.inf, **options), ref
+
+
+@pytest.mark.parametrize("case", ZTESTS)
+def test_z_tests_match_coeftest(case: str) -> None:
+    """coeftest(fit, vcov. = V, df = Inf), coefci(df = Inf), waldtest(test = "Chisq")."""
+    fit, ref = _z_fit(case)
+    assert fit.df_inference == np.inf
+    assert_allclose(fit.t_value.to_numpy(), ref["z_value"], rtol=RTOL_R_VCOV)
+    assert_allclose(fit.p_value.to_numpy(), ref["p_value"], rtol=RTOL_R_VCOV)
+    assert_allclose(fit.conf_int(0.9).to_numpy(), ref["conf_int_90"], rtol=RTOL_R_VCOV)
+    wald = fit.wald_test(term=["x1", "x2"] if ref["dataset"] == "sim" else ["wt", "hp"])
+    assert wald.test == "Chisq" and wald.df == (abs(ref["wald_df"]), np.inf)  # R: -2 (a difference)
+    assert wald.statistic == pytest.approx(ref["wald_chisq"], rel=RTOL_R_VCOV)
+    assert wald.p_value == pytest.approx(ref["wald_p"], rel=RTOL_R_VCOV)
+    assert fit.f_test.df2 == np.inf  # the summary's joint test: W / q on (q, Inf)
+    assert fit.f_test.statistic * fit.f_test.df1 == pytest.approx(ref["wald_chisq"],
+                                                                  rel=RTOL_R_VCOV)
+    assert fit.f_test.p_value == pytest.approx(ref["wald_p"], rel=RTOL_R_VCOV)
+
+
+@pytest.mark.parametrize("case", ZTESTS)
+def test_z_table_prints_as_coeftest(case: str) -> None:
+    """R's print(coeftest(...)) is printCoefmat at digits 5 (summary.lm's is 4): the same
+    table, formatted by the same port, is R's text line for line."""
+    from attnreg.report.rprint import print_coefmat
+
+    fit, ref = _z_fit(case)
+    table = fit.summary().sections[2].table
+    assert list(table.columns) == ["Estimate", "Std. Error", "z value", "Pr(>|z|)"]
+    table = table.rename(index={"Intercept": "(Intercept)"})
+    lines, starred = print_coefmat(table, digits=5)
+    printed = ref["printed"]
+    assert printed[1] == "z test of coefficients:"
+    assert lines == printed[3:3 + len(lines)]
+    assert starred == printed[3 + len(lines)].startswith("---")
+
+
+def test_z_summary_text() -> None:
+    fit, _ = _z_fit("mtcars_HC3")
+    text = str(fit.summary())
+    assert "             Estimate Std. Error z value Pr(>|z|)    " in text
+    assert "Wald chi-squared: 71.46 on 2 DF,  p-value: 3.038e-16  (HC3 covariance)" in text
+    assert "Standard errors: heteroskedasticity-robust HC3; z and chi-squared tests" in text
+    t = fit.t_test("wt = hp")
+    assert list(t.table.columns[:4]) == ["Estimate", "Std. Error", "z value", "Pr(>|z|)"]
+    assert str(t).lstrip().startswith("z tests of linear restrictions (each alone), normal")
+
+
+def test_df_inf_with_cluster_and_hac() -> None:
+    """df=np.inf applies to every covariance; a cluster estimator's G - 1 df is overridden."""
+    df = _frame("sim").assign(g=np.arange(150) // 15)
+    fit = ar.attnreg("y ~ x1 + x2", df)
+    cl = fit.with_vcov("cluster", cluster="g", df=np.inf)
+    assert cl.df_inference == np.inf
+    assert cl.vcov_spec.label() == ("cluster-robust (HC1) by g, 10 clusters; "
+                                    "z and chi-squared tests")
+    assert_allclose(cl.vcov.to_numpy(), fit.with_vcov("cluster", cluster="g").vcov.to_numpy(),
+                    rtol=0)
+    hac = ar.attnreg("y ~ x1 + x2", df, vcov="HAC", kernel="qs", df=np.inf)
+    assert hac.df_inference == np.inf
+    assert pickle.loads(pickle.dumps(hac)).vcov_spec == hac.vcov_spec
+
+
+@pytest.mark.parametrize("df", [30, -np.inf, True])
+def test_df_errors(df: Any) -> None:
+    with pytest.raises(OptionError, match=r"df must be np.inf \(z and chi-squared tests\) or, "
+                                          r"for a cluster-robust covariance, 'cluster' or "
+                                          r"'residual', however: df="):
+        _fit("sim", "ols").with_vcov("HC1", df=df)
+
+
+@pytest.mark.parametrize(("kind", "options", "message"), [
+    ("HC4", {}, r"vcov 'HC4' is not computed for a chunked fit"),
+    ("HAC", {"kernel": "qs"}, r"a chunked fit's HAC is Bartlett with fixed maxlags"),
+    ("HAC", {"maxlags": "newey-west"}, r"a chunked fit's HAC is Bartlett with fixed maxlags"),
+    ("HC1", {"df": np.inf}, r"df=np.inf \(z and chi-squared tests\) is not available for a "
+                            r"chunked fit"),
+])
+def test_chunked_fit_refuses_what_it_does_not_compute(kind: str, options: dict[str, Any],
+                                                      message: str) -> None:
+    fit = ar.attnreg("y ~ x1 + x2", _frame("sim"), chunk_rows=50)
+    with pytest.raises(OptionError, match=message):
+        fit.with_vcov(kind, **options)
