@@ -9,6 +9,7 @@ The reference numbers and their data are in ``tests/reference/vcov_r.json``, wri
 from __future__ import annotations
 
 import json
+import re
 import pickle
 from pathlib import Path
 from typing import Any
@@ -286,3 +287,16 @@ def test_chunked_fit_refuses_what_it_does_not_compute(kind: str, options: dict[s
     fit = ar.attnreg("y ~ x1 + x2", _frame("sim"), chunk_rows=50)
     with pytest.raises(OptionError, match=message):
         fit.with_vcov(kind, **options)
+
+
+def test_readme_table_of_r_calls() -> None:
+    """Each row of the README's "R (sandwich) | attnreg" table reproduces R's covariance."""
+    text = (Path(__file__).parents[2] / "README.md").read_text()
+    rows = re.findall(r"^  \| `(\w+\(fit[^`]*\))` \| `(with_vcov\([^`]*\))` \|$", text, re.M)
+    assert len(rows) >= 7
+    for dataset, model in (("sim", "ols"), ("lake", "trend")):
+        fit = _fit(dataset, model)
+        calls = {e["call"]: e for e in DATASETS[dataset]["models"][model]["hac"]}
+        for r_call, py_call in rows:
+            hac = eval(f"fit.{py_call}", {"fit": fit})  # the README text, run as written
+            _assert_vcov(hac.vcov.to_numpy(), calls[r_call]["vcov"])
