@@ -6,7 +6,8 @@
 # NeweyWest, vcovHAC, kernHAC with Bartlett / Parzen / Quadratic Spectral kernels, fixed,
 # Andrews (1991) and Newey-West (1994) bandwidths, prewhitening of order 0, 1 and 2 and
 # adjust TRUE / FALSE, on two data sets (R's LakeHuron with an intercept-only and a trend
-# model; a simulated regression with AR(1) regressors and errors, unweighted and weighted);
+# model; a simulated regression with AR(1) regressors and errors: unweighted, weighted,
+# without intercept, and with an aliased column, whose row and column are null);
 # lmtest::coeftest(fit, vcov. = V, df = Inf) (z values, p-values and its printout),
 # lmtest::coefci(df = Inf) and lmtest::waldtest(test = "Chisq").
 #
@@ -121,6 +122,7 @@ ar1 <- function(n, rho, sd = 1) as.numeric(arima.sim(list(ar = rho), n, sd = sd)
 sim <- data.frame(x1 = ar1(n, 0.6), x2 = ar1(n, 0.3, 2), w = runif(n, 0.5, 2))
 sim$y <- 1 + 0.5 * sim$x1 - 0.2 * sim$x2 + ar1(n, 0.5) * (1 + 0.3 * abs(sim$x1))
 sim[] <- lapply(sim, signif, digits = 10)
+sim$x3 <- sim$x1 + sim$x2  # aliased: lm drops it, sandwich works on the other columns
 
 # --- mtcars: HC4-HC5 where some hat values are large ------------------------------------
 cars <- mtcars[, c("mpg", "wt", "hp", "disp")]
@@ -131,7 +133,9 @@ datasets <- list(
     trend = model(lake, "level ~ year", "level ~ year"))),
   sim = list(data = sim, models = list(
     ols = model(sim, "y ~ x1 + x2", "y ~ x1 + x2"),
-    wls = model(sim, "y ~ x1 + x2", "y ~ x1 + x2", weights = "w"))),
+    wls = model(sim, "y ~ x1 + x2", "y ~ x1 + x2", weights = "w"),
+    noint = model(sim, "y ~ 0 + x1 + x2", "y ~ 0 + x1 + x2"),
+    aliased = model(sim, "y ~ x1 + x2 + x3", "y ~ x1 + x2 + x3"))),
   mtcars = list(data = cars, models = list(
     ols = model(cars, "mpg ~ wt + hp", "mpg ~ wt + hp", hac = FALSE),
     wls = model(transform(cars, w = 1 / disp), "mpg ~ wt + hp", "mpg ~ wt + hp",
