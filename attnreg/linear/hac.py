@@ -156,6 +156,10 @@ def _prewhiten(S: FloatArray, order: int) -> tuple[FloatArray, FloatArray]:
     u_t = Σ_l A_l u_{t−l} + ε_t in column form.
     """
     n, k = S.shape
+    if n - order <= order * k:
+        raise OptionError(f"prewhite={order} fits a VAR({order}) to {k} score columns, which "
+                          f"needs more than {order * k} rows after the first {order}, however: "
+                          f"n_obs={n}; use a lower order or prewhite=False")
     lagged = np.hstack([S[order - lag: n - lag] for lag in range(1, order + 1)])
     coef, *_ = sla.lstsq(lagged, S[order:])  # (order k, k): rows of lag l are A_l'
     resid = S[order:] - lagged @ coef

@@ -46,7 +46,9 @@ def leverage_exponent(kind: str, hat: FloatArray) -> FloatArray:
     [0.25, 0.5, 0.75, 2.25, 1.25]
     """
     n = hat.size
-    p = int(np.round(hat.sum()))  # sandwich: as.integer(round(sum(diaghat)))
+    # sandwich: as.integer(round(sum(diaghat))); at least 1 (a ridge fit without intercept
+    # may have tr(H) < 0.5, where sandwich would divide by zero)
+    p = max(1, int(np.round(hat.sum())))
     ratio = n * hat / p
     if kind == "HC4":
         return np.minimum(4.0, ratio)

@@ -305,3 +305,13 @@ def test_readme_table_of_r_calls() -> None:
         for r_call, py_call in rows:
             hac = eval(f"fit.{py_call}", {"fit": fit})  # the README text, run as written
             _assert_vcov(hac.vcov.to_numpy(), calls[r_call]["vcov"])
+
+
+def test_prewhitening_needs_rows_for_the_var() -> None:
+    rng = np.random.default_rng(5)
+    wide = pd.DataFrame(rng.normal(size=(12, 11)), columns=[f"x{i}" for i in range(11)])
+    fit = ar.attnreg("x0 ~ " + " + ".join(wide.columns[1:]), wide, method="ridge", lam=1.0)
+    with pytest.raises(OptionError, match=r"prewhite=1 fits a VAR\(1\) to 11 score columns, "
+                                          r"which needs more than 11 rows after the first 1, "
+                                          r"however: n_obs=12"):
+        _ = fit.with_vcov("HAC", kernel="qs", prewhite=True).vcov
