@@ -339,19 +339,35 @@ class HACEstimator(CovarianceEstimator):
         middle[1:, 1:] = (omega + omega.T) / 2.0
         return middle
 
-    def label(self, spec: VcovSpec) -> str:
+    def label_fit(self, spec: VcovSpec, fit: Any) -> str:
+        """The label with the lag or bandwidth the rule chose on ``fit``."""
+        rule = spec.option("bandwidth") or spec.option("lag_rule")
+        if not isinstance(rule, str):
+            return self.label(spec)
+        S = _scores(fit.spectrum, np.asarray(fit.weighted_resid, dtype=float))
+        p = int(spec.option("prewhite", 0))
+        R = _prewhiten(S, p)[0] if p > 0 else S
+        return self.label(spec, _bandwidth(fit.spectrum, R, spec.option("kernel", "bartlett"),
+                                           rule, p))
+
+    def label(self, spec: VcovSpec, chosen: float | None = None) -> str:
+        """The kernel, lags or bandwidth (the rule's choice ``chosen`` when given),
+        prewhitening and adjustment."""
         p = int(spec.option("prewhite", 0))
         parts = []
         if spec.maxlags is not None or spec.option("lag_rule"):
-            parts += ["Newey-West", "Bartlett kernel",
-                      f"{spec.maxlags} lags" if spec.maxlags is not None
-                      else "lags by the Newey-West (1994) rule"]
+            lags = (f"{spec.maxlags} lags" if spec.maxlags is not None
+                    else "lags by the Newey-West (1994) rule" if chosen is None
+                    else f"{math.floor(chosen)} lags (Newey-West (1994) rule)")
+            parts += ["Newey-West", "Bartlett kernel", lags]
         else:
             bw = spec.option("bandwidth")
             rules = {"andrews": "Andrews (1991) AR(1) bandwidth",
                      "newey-west": "Newey-West (1994) bandwidth"}
-            parts += [f"{_KERNEL_TITLE[spec.option('kernel')]} kernel",
-                      rules[bw] if isinstance(bw, str) else f"bandwidth {bw:g}"]
+            text = rules[bw] if isinstance(bw, str) else f"bandwidth {bw:g}"
+            if isinstance(bw, str) and chosen is not None:
+                text += f" {chosen:.4g}"
+            parts += [f"{_KERNEL_TITLE[spec.option('kernel')]} kernel", text]
         if p:
             parts.append(f"VAR({p}) prewhitened")
         if spec.adjust:

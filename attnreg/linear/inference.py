@@ -99,10 +99,12 @@ class VcovSpec:
         """The value of the estimator option ``name`` (``default`` when not set)."""
         return dict(self.options).get(name, default)
 
-    def label(self) -> str:
+    def label(self, fit: Any = None) -> str:
         """Short description used in reports (the estimator's :meth:`~CovarianceEstimator.label`,
-        with ``; z and chi-squared tests`` under ``df=np.inf``)."""
-        text = self.estimator.label(self)
+        or :meth:`~CovarianceEstimator.label_fit` with what it chose on ``fit``, e.g. a HAC
+        bandwidth; with ``; z and chi-squared tests`` under ``df=np.inf``)."""
+        est = self.estimator
+        text = est.label(self) if fit is None else est.label_fit(self, fit)
         if self.df is None:
             return text
         # an estimator's own df clause ("; t and F on 4 df") no longer applies
@@ -190,6 +192,11 @@ class CovarianceEstimator:
     def label(self, spec: VcovSpec) -> str:
         """Short description used in reports."""
         return self.name
+
+    def label_fit(self, spec: VcovSpec, fit: Any) -> str:
+        """The description for a given fit (what a data-driven rule chose); :meth:`label`
+        unless overridden."""
+        return self.label(spec)
 
     def df_inference(self, spec: VcovSpec, df_resid: float) -> float:
         """Degrees of freedom of t and F: the residual df unless overridden."""

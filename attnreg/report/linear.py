@@ -65,7 +65,7 @@ def _fit_statistics(res: LinearResults) -> FitStatistics:
         f_df1=None if ft is None else float(ft.df1),
         f_df2=None if ft is None else float(ft.df2),
         f_p_value=None if ft is None else float(ft.p_value),
-        covariance=res.vcov_spec.kind, covariance_label=res.vcov_spec.label())
+        covariance=res.vcov_spec.kind, covariance_label=res.vcov_spec.label(fit=res))
 
 
 def _penalty(res: LinearResults) -> Penalty:

@@ -121,11 +121,18 @@ def test_r_defaults_as_documented() -> None:
                          "HAC (Quadratic Spectral kernel, Andrews (1991) AR(1) bandwidth, "
                          "VAR(1) prewhitened, adjusted)"),
     }
+    bw = DATASETS["sim"]["models"]["ols"]["bandwidths"]
+    chosen = {"NeweyWest(fit)": ("lags by the Newey-West (1994) rule",
+                                 f"{int(bw['newey-west_Bartlett_1'])} lags (Newey-West (1994) rule)"),
+              "vcovHAC(fit)": ("bandwidth", f"bandwidth {bw['andrews_Quadratic Spectral_0']:.4g}"),
+              "kernHAC(fit)": ("bandwidth", f"bandwidth {bw['andrews_Quadratic Spectral_1']:.4g}")}
     for call, (options, label) in table.items():
         hac = fit.with_vcov("HAC", **options)
         _assert_vcov(hac.vcov.to_numpy(), calls[call]["vcov"])
         assert hac.vcov_spec.label() == label
-        assert f"Standard errors: {label}" in str(hac.summary())
+        # the summary names what the rule chose on this fit (R's floor(bwNeweyWest), bwAndrews)
+        summary_label = label.replace(*chosen[call])
+        assert f"Standard errors: {summary_label}" in str(hac.summary()), summary_label
 
 
 def test_bartlett_bandwidth_is_maxlags_plus_one() -> None:
