@@ -85,7 +85,7 @@ def _cluster_columns(cluster: Any, what: str = "cluster") -> tuple[str, ...]:
     return names
 
 
-def _check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
+def check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
     """OptionError for a covariance (or HAC option) the chunk passes do not compute."""
     if checked.get("df") == math.inf:
         raise OptionError("df=np.inf (z and chi-squared tests) is not available for a chunked "
@@ -434,7 +434,7 @@ class ChunkedResults(StudentInference):
 
         checked = check_vcov_options(kind, maxlags=maxlags, adjust=adjust, **options)
         name = get_vcov(kind).name
-        _check_chunked_vcov(name, checked)
+        check_chunked_vcov(name, checked)
         source = self.source if data is None else as_source(
             data, chunk_rows=getattr(self.source, "chunk_rows", None))
         if source is None:

@@ -322,3 +322,16 @@ def test_prewhitening_needs_rows_for_the_var() -> None:
                                           r"which needs more than 11 rows after the first 1, "
                                           r"however: n_obs=12"):
         _ = fit.with_vcov("HAC", kernel="qs", prewhite=True).vcov
+
+
+def test_chunked_fit_refuses_before_reading_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnreg.large.fit as large_fit
+
+    def never(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the rows were read")
+
+    monkeypatch.setattr(large_fit, "run_chunked", never)
+    with pytest.raises(OptionError, match=r"vcov 'HC5' is not computed for a chunked fit"):
+        ar.attnreg("y ~ x1 + x2", _frame("sim"), chunk_rows=50, vcov="HC5")
+    with pytest.raises(OptionError, match=r"a chunked fit's HAC is Bartlett"):
+        ar.attnreg("y ~ x1 + x2", _frame("sim"), chunk_rows=50, vcov="HAC", prewhite=True)
