@@ -211,15 +211,13 @@ def _lag_weights(sp: Spectrum, spec: VcovSpec, R: FloatArray) -> FloatArray:
     n = R.shape[0]
     prewhite = int(spec.option("prewhite", 0))
     kernel = spec.option("kernel", "bartlett")
-    rule = spec.option("bandwidth") or spec.option("lag_rule")
-    if isinstance(rule, str):
-        bw = _bandwidth(sp, R, kernel, rule, prewhite)
-    if spec.option("lag_rule") is not None or spec.maxlags is not None:
+    rule = spec.option("bandwidth") or spec.option("lag_rule")  # None: fixed maxlags
+    bw = (_bandwidth(sp, R, kernel, rule, prewhite) if isinstance(rule, str)
+          else math.nan if rule is None else float(rule))
+    if spec.maxlags is not None or spec.option("lag_rule") is not None:
         lags = spec.maxlags if spec.maxlags is not None else math.floor(bw)
-        lags = min(lags, n - 1)
+        lags = min(lags, n - 1)  # sandwich: "more weights than observations, only first n used"
         return 1.0 - np.arange(lags + 1) / (lags + 1.0)
-    if not isinstance(rule, str):
-        bw = float(rule)
     w = kernel_weights(np.arange(n) / bw, kernel)
     return w[: int(np.flatnonzero(np.abs(w) > WEIGHT_TOL).max()) + 1]
 
