@@ -9,9 +9,11 @@ Restrictions are text (:func:`parse_restrictions`: ``"x1 = x2, x3 = 0"``), a mat
 a right-hand side r, or the coefficients of formula terms (``term="C(g)"``). Every test uses
 the covariance in use (:attr:`vcov_spec`: classical, HC0–HC3, HAC, and what
 :meth:`with_vcov` adds) and :attr:`df_inference` as the denominator degrees of freedom of F
-and t. The covariance is taken in its exactly rescaled form diag(2^E) V_z diag(2^E) and each
-restriction row is rescaled by a power of two, so the statistics are right at any scale of
-the data; the quadratic form is a Cholesky solve, never an inverse.
+and t; under ``with_vcov(..., df=np.inf)`` they are z and χ² tests (``lmtest::coeftest(df =
+Inf)``), and ``wald_test`` defaults to ``test="Chisq"``. The covariance is taken in its
+exactly rescaled form diag(2^E) V_z diag(2^E) and each restriction row is rescaled by a
+power of two, so the statistics are right at any scale of the data; the quadratic form is a
+Cholesky solve, never an inverse.
 
 Ridge and PCR: the tests are of the filtered coefficients, conditional on the chosen λ or
 k, with the covariance of that linear smoother and the effective residual degrees of freedom

@@ -64,7 +64,7 @@ class StudentInference:
         """Degrees of freedom of the t and F reference distributions under the covariance in
         use: the residual df n − tr(H), or G − 1 for a cluster-robust covariance (the smallest
         G − 1 over the dimensions of a multi-way one) unless it was asked for with
-        ``df="residual"``."""
+        ``df="residual"``; ``inf`` under ``with_vcov(..., df=np.inf)`` (z and χ² tests)."""
         return float(self.vcov_spec.df_inference(self.df_resid))
 
     @cached_property
