@@ -91,11 +91,13 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     standardize : bool, optional
         Scale predictors to unit variance before ridge/PCR (default True); coefficients are
         always reported on the original scale. The intercept is never penalised.
-    vcov : {"classical", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "DK"}
+    vcov : {"classical", "HC0", "HC1", "HC2", "HC3", "HC4", "HC4m", "HC5", "HAC", "cluster", "DK"}
         Covariance estimator (change it later with ``fit.with_vcov(...)``). Its options are
         keywords too: ``vcov="cluster", cluster="firm"`` (or ``"firm + year"``, a list, an
-        array of ids), ``type="HC1"|"HC0"|"CR2"``, ``cadjust=``, ``df="cluster"|"residual"|"satterthwaite"``,
-        ``fix=``; ``vcov="DK", time="year"``; see ``LinearResults.with_vcov``. Checked before
+        array of ids), ``type="HC1"|"HC0"|"CR2"``, ``cadjust=``,
+        ``df="cluster"|"residual"|"satterthwaite"``, ``fix=``; ``vcov="DK", time="year"``;
+        ``vcov="HAC", kernel="qs", prewhite=1``; ``df=np.inf`` (z and χ² tests); see
+        ``LinearResults.with_vcov``. Checked before
         any work; cluster columns are looked up in ``data`` before the fit.
     maxlags : int, optional
         HAC (and Driscoll–Kraay) truncation lag.

@@ -393,6 +393,7 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
     if vcov != "classical":
         given["vcov"] = vcov
     checked = estimator.check_options(given)
+    _check_vcov_chunked(checked)
     check_residuals(residuals)
     source = as_source(data, chunk_rows=chunk_rows)
     if weights is not None and not isinstance(weights, str):
@@ -424,6 +425,16 @@ def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[st
     return finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
 
 
+def _check_vcov_chunked(checked: dict[str, Any]) -> None:
+    """A covariance the chunk passes cannot compute, refused before the first pass."""
+    from attnreg.large.results import check_chunked_vcov
+    from attnreg.linear.inference import check_vcov_options, get_vcov
+
+    vcov = checked.get("vcov", "classical")
+    check_chunked_vcov(get_vcov(vcov).name, check_vcov_options(
+        vcov, maxlags=checked.get("maxlags"), **checked.get("vcov_options", {})))
+
+
 def fit_request(request: Any) -> Any:
     """The local chunked backend of :func:`attnreg.attnreg` (a :class:`attnreg.large.FitRequest`).
 
@@ -440,6 +451,7 @@ def fit_request(request: Any) -> Any:
                           f"fits are {', '.join(map(repr, RULES))}")
     estimator = get_method(request.method)
     checked = estimator.check_options(options)
+    _check_vcov_chunked(checked)
     weights, subset = request.weights, request.subset
     if weights is not None and not isinstance(weights, str):
         raise OptionError("weights of a chunked fit must name a column of the data, however: "

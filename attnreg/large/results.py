@@ -85,6 +85,22 @@ def _cluster_columns(cluster: Any, what: str = "cluster") -> tuple[str, ...]:
     return names
 
 
+def check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
+    """OptionError for a covariance (or HAC option) the chunk passes do not compute."""
+    if checked.get("df") == math.inf:
+        raise OptionError("df=np.inf (z and chi-squared tests) is not available for a chunked "
+                          "fit; fit the data in memory, or use the t statistics' p-values")
+    if name not in ("classical", *_HC, "HAC", "cluster", "DK"):
+        raise OptionError(f"vcov {name!r} is not computed for a chunked fit; use one of "
+                          "'HC0'-'HC3', 'HAC', 'cluster', 'DK' or fit the data in memory")
+    if name == "HAC" and (checked.get("kernel") is not None or checked.get("prewhite")
+                          or checked.get("bandwidth") is not None
+                          or isinstance(checked.get("maxlags"), str)):
+        raise OptionError("a chunked fit's HAC is Bartlett with fixed maxlags, without "
+                          "prewhitening; kernel=, bandwidth=, prewhite= and maxlags='newey-west' "
+                          "need the fit in memory")
+
+
 def _intersections(names: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     import itertools
 
@@ -418,6 +434,7 @@ class ChunkedResults(StudentInference):
 
         checked = check_vcov_options(kind, maxlags=maxlags, adjust=adjust, **options)
         name = get_vcov(kind).name
+        check_chunked_vcov(name, checked)
         source = self.source if data is None else as_source(
             data, chunk_rows=getattr(self.source, "chunk_rows", None))
         if source is None:

@@ -118,12 +118,14 @@ class CoefficientInference(StudentInference, LinearFitContract):
         ----------
         kind : str
             A registered covariance (:data:`attnreg.linear.inference.VCOV_REGISTRY`):
-            ``"classical"``, ``"HC0"`` … ``"HC3"``, ``"HAC"`` (Newey–West), ``"cluster"``
-            (cluster-robust, one- or multi-way) or ``"DK"`` / ``"driscoll_kraay"``
-            (Driscoll–Kraay for panels).
-        maxlags : int, optional
-            HAC lag truncation (default floor(4 (n/100)^(2/9))); Driscoll–Kraay: lags in
-            periods (default floor(T^(1/4)), as ``plm::vcovSCC``).
+            ``"classical"``, ``"HC0"`` … ``"HC3"``, ``"HC4"``, ``"HC4m"``, ``"HC5"``
+            (sandwich's ``vcovHC`` types), ``"HAC"`` (kernel HAC, :mod:`attnreg.linear.hac`),
+            ``"cluster"`` (cluster-robust, one- or multi-way) or ``"DK"`` /
+            ``"driscoll_kraay"`` (Driscoll–Kraay for panels).
+        maxlags : int or "newey-west", optional
+            HAC Bartlett lag truncation (default floor(4 (n/100)^(2/9)); ``"newey-west"``:
+            the floor of the Newey–West 1994 bandwidth, as ``NeweyWest(fit)``);
+            Driscoll–Kraay: lags in periods (default floor(T^(1/4)), as ``plm::vcovSCC``).
         adjust : bool
             HAC: multiply by n/(n − edf) like sandwich's ``adjust=TRUE``.
         **options
@@ -137,7 +139,10 @@ class CoefficientInference(StudentInference, LinearFitContract):
             Satterthwaite df per coefficient, :attr:`df_coef`, and HTZ Wald tests); ``fix=True``
             (default) sets negative eigenvalues of a multi-way covariance to zero.
             ``"DK"``: ``time=`` the period column or ids, ``type="HC0"`` (default),
-            ``"HC1"`` or ``"sss"``.
+            ``"HC1"`` or ``"sss"``. ``"HAC"``: ``kernel="bartlett"|"parzen"|"qs"``,
+            ``bandwidth=`` a number, ``"andrews"`` (default with a kernel) or
+            ``"newey-west"``, ``prewhite=True|False|p`` (VAR(p) prewhitening). Any kind:
+            ``df=np.inf`` for z and χ² tests (``lmtest::coeftest(df = Inf)``).
 
         Returns
         -------

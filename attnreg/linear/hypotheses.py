@@ -9,9 +9,11 @@ Restrictions are text (:func:`parse_restrictions`: ``"x1 = x2, x3 = 0"``), a mat
 a right-hand side r, or the coefficients of formula terms (``term="C(g)"``). Every test uses
 the covariance in use (:attr:`vcov_spec`: classical, HC0–HC3, HAC, and what
 :meth:`with_vcov` adds) and :attr:`df_inference` as the denominator degrees of freedom of F
-and t. The covariance is taken in its exactly rescaled form diag(2^E) V_z diag(2^E) and each
-restriction row is rescaled by a power of two, so the statistics are right at any scale of
-the data; the quadratic form is a Cholesky solve, never an inverse.
+and t; under ``with_vcov(..., df=np.inf)`` they are z and χ² tests (``lmtest::coeftest(df =
+Inf)``), and ``wald_test`` defaults to ``test="Chisq"``. The covariance is taken in its
+exactly rescaled form diag(2^E) V_z diag(2^E) and each restriction row is rescaled by a
+power of two, so the statistics are right at any scale of the data; the quadratic form is a
+Cholesky solve, never an inverse.
 
 Ridge and PCR: the tests are of the filtered coefficients, conditional on the chosen λ or
 k, with the covariance of that linear smoother and the effective residual degrees of freedom
@@ -36,6 +38,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._restrictions import format_restriction, parse_restrictions
+from attnreg.linear.tstats import f_sf, is_z
 from attnreg.report.rformat import fmt_pvalue, format_c
 from attnreg.report.sections import Coefficients, Lines
 from attnreg.report.summary import Summary
@@ -175,9 +178,13 @@ class TTest:
 
     def summary(self) -> Summary:
         """The report: the t table, then the confidence intervals."""
-        dof = ("Satterthwaite DF (column df)" if math.isnan(self.df)
-               else f"{_df_text(self.df)} DF")
-        head = [f"t tests of linear restrictions (each alone), {dof}",
+        if is_z(self.df):
+            dof = "normal"
+        elif math.isnan(self.df):
+            dof = "Satterthwaite DF (column df)"
+        else:
+            dof = f"{_df_text(self.df)} DF"
+        head = [f"{'z' if is_z(self.df) else 't'} tests of linear restrictions (each alone), {dof}",
                 f"Covariance: {self.covariance}"]
         if self.note:
             head.append(self.note)
@@ -370,7 +377,7 @@ class Hypotheses(LinearFitContract):
 
     # ------------------------------------------------------------ tests
     def wald_test(self, hypothesis: Any = None, rhs: Any = None, *,
-                  term: str | Sequence[str] | None = None, test: str = "F") -> WaldTest:
+                  term: str | Sequence[str] | None = None, test: str | None = None) -> WaldTest:
         """Joint Wald test of linear restrictions R b = r under the covariance in use.
 
         Parameters
@@ -385,8 +392,9 @@ class Hypotheses(LinearFitContract):
             Instead of a hypothesis: all (estimable) coefficients of these formula terms are
             0, e.g. ``term="C(g)"`` or ``term=["x1", "x1:x2"]`` (names as in the formula's
             terms, ``fit.design.design_info.term_names``).
-        test : {"F", "Chisq"}
+        test : {"F", "Chisq"}, optional
             F = W / q on (q, :attr:`df_inference`) degrees of freedom, or W on χ²(q).
+            Default ``"F"``, or ``"Chisq"`` under ``with_vcov(..., df=np.inf)``.
 
         Returns
         -------
@@ -427,6 +435,8 @@ class Hypotheses(LinearFitContract):
         >>> print(f"{fit.wald_test(R, -2.0).statistic:.4f}")  # UNEMP = -2
         0.0052
         """
+        if test is None:
+            test = "Chisq" if is_z(self.df_inference) else "F"
         if test not in WALD_TESTS:
             raise OptionError(f"test must be one of {WALD_TESTS}, however: {test=}")
         R, r = self._restrictions(hypothesis, rhs, term)
@@ -438,9 +448,10 @@ class Hypotheses(LinearFitContract):
             t = est / se
         if test == "F":
             stat, df2, df_rows = self._f_reference(R, W)
-            p = float(stats.f.sf(stat, q, df2)) if math.isfinite(stat) else float("nan")
-            table = pd.DataFrame({"Estimate": est, "Std. Error": se, "t value": t,
-                                  "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df_rows)})
+            p = f_sf(stat, q, df2) if math.isfinite(stat) else float("nan")
+            z = "z" if is_z(df2) else "t"
+            table = pd.DataFrame({"Estimate": est, "Std. Error": se, f"{z} value": t,
+                                  f"Pr(>|{z}|)": 2.0 * stats.t.sf(np.abs(t), df_rows)})
         else:
             stat, df2 = W, math.inf
             p = float(stats.chi2.sf(stat, q)) if math.isfinite(stat) else float("nan")
@@ -542,8 +553,9 @@ class Hypotheses(LinearFitContract):
             t = ests / ses
         half = stats.t.ppf(0.5 + level / 2.0, df_rows) * ses
         a = (1.0 - level) / 2.0
-        table = pd.DataFrame({"Estimate": ests, "Std. Error": ses, "t value": t,
-                              "Pr(>|t|)": 2.0 * stats.t.sf(np.abs(t), df_rows),
+        z = "z" if is_z(df) else "t"  # coeftest's names under df = Inf
+        table = pd.DataFrame({"Estimate": ests, "Std. Error": ses, f"{z} value": t,
+                              f"Pr(>|{z}|)": 2.0 * stats.t.sf(np.abs(t), df_rows),
                               f"{100 * a:.3g} %": ests - half,
                               f"{100 * (1 - a):.3g} %": ests + half},
                              index=pd.Index(self._labels(R, r), name="restriction"))

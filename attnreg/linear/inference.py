@@ -2,9 +2,11 @@
 
 :data:`VCOV_REGISTRY` maps each ``vcov=`` name to a :class:`CovarianceEstimator`, which
 validates its options, computes the middle matrix of the spectral components, gives its
-report label and its inference degrees of freedom. This module registers classical, HC0–HC3
-and HAC; :mod:`attnreg.linear.cluster` registers the cluster-robust ones (``"cluster"``,
-``"DK"``). A new covariance is one :func:`register_vcov` call.
+report label and its inference degrees of freedom. This module registers classical and
+HC0–HC3; :mod:`attnreg.linear.hac` registers HAC (sandwich's kernels, bandwidths and
+prewhitening), :mod:`attnreg.linear.hc45` HC4, HC4m and HC5, and
+:mod:`attnreg.linear.cluster` the cluster-robust ones (``"cluster"``, ``"DK"``). A new
+covariance is one :func:`register_vcov` call.
 
 Every spectral fit is linear in the weighted response ỹ = sqrt(w) y:
 
@@ -34,7 +36,10 @@ ridge, k for PCR).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +72,9 @@ class VcovSpec:
     options : tuple of (str, object) pairs
         The estimator's other options (cluster ids, small-sample type, ...), name-sorted;
         read them with :meth:`option`.
+    df : float or None
+        ``inf`` when asked for with ``df=np.inf``: z and χ² tests under any covariance (as
+        ``lmtest::coeftest(fit, vcov. = V, df = Inf)``); None: the estimator's own df.
 
     Examples
     --------
@@ -80,6 +88,7 @@ class VcovSpec:
     maxlags: int | None = None
     adjust: bool = False
     options: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
+    df: float | None = field(default=None, repr=False)
 
     @property
     def estimator(self) -> CovarianceEstimator:
@@ -90,12 +99,22 @@ class VcovSpec:
         """The value of the estimator option ``name`` (``default`` when not set)."""
         return dict(self.options).get(name, default)
 
-    def label(self) -> str:
-        """Short description used in reports (the estimator's :meth:`~CovarianceEstimator.label`)."""
-        return self.estimator.label(self)
+    def label(self, fit: Any = None) -> str:
+        """Short description used in reports (the estimator's :meth:`~CovarianceEstimator.label`,
+        or :meth:`~CovarianceEstimator.label_fit` with what it chose on ``fit``, e.g. a HAC
+        bandwidth; with ``; z and chi-squared tests`` under ``df=np.inf``)."""
+        est = self.estimator
+        text = est.label(self) if fit is None else est.label_fit(self, fit)
+        if self.df is None:
+            return text
+        # an estimator's own df clause ("; t and F on 4 df") no longer applies
+        return text.split("; t and F")[0] + "; z and chi-squared tests"
 
     def df_inference(self, df_resid: float) -> float:
-        """Degrees of freedom of t and F under this covariance (given the residual df)."""
+        """Degrees of freedom of t and F under this covariance (given the residual df);
+        ``inf`` (normal and χ² reference distributions) under ``df=np.inf``."""
+        if self.df is not None:
+            return self.df
         return self.estimator.df_inference(self, df_resid)
 
 
@@ -174,6 +193,11 @@ class CovarianceEstimator:
         """Short description used in reports."""
         return self.name
 
+    def label_fit(self, spec: VcovSpec, fit: Any) -> str:
+        """The description for a given fit (what a data-driven rule chose); :meth:`label`
+        unless overridden."""
+        return self.label(spec)
+
     def df_inference(self, spec: VcovSpec, df_resid: float) -> float:
         """Degrees of freedom of t and F: the residual df unless overridden."""
         return df_resid
@@ -197,22 +221,40 @@ def vcov_names() -> tuple[str, ...]:
 
 #: Modules whose import registers further built-in estimators (loaded on first lookup, so
 #: that they may themselves import this module).
-BUILTIN_MODULES = ("attnreg.linear.cluster",)
+BUILTIN_MODULES = ("attnreg.linear.hac", "attnreg.linear.hc45", "attnreg.linear.cluster")
 
 
 def get_vcov(kind: Any) -> CovarianceEstimator:
     """The estimator registered as ``kind``; OptionError listing the valid names otherwise."""
     for module in BUILTIN_MODULES:
-        importlib.import_module(module)  # registers "cluster", "DK" (a no-op once imported)
+        importlib.import_module(module)  # registers "HAC", "HC4"-"HC5", "cluster", "DK"
     if not isinstance(kind, str) or kind not in VCOV_REGISTRY:
         names = ", ".join(map(repr, VCOV_REGISTRY))
         raise OptionError(f"vcov type must be one of {names}, however: {kind=}")
     return VCOV_REGISTRY[kind]
 
 
+def split_df(options: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
+    """The options without a numeric ``df`` and that df (``inf``; None when not given).
+
+    ``df=np.inf`` asks for z and χ² tests under any covariance; a text ``df`` (the cluster
+    estimators' ``"cluster"`` / ``"residual"``) stays with the estimator's options.
+    """
+    df = options.get("df")
+    if df is None or isinstance(df, str):
+        return options, None
+    if isinstance(df, bool) or not isinstance(df, numbers.Real) or not math.isinf(df) or df < 0:
+        raise OptionError(f"df must be np.inf (z and chi-squared tests) or, for a "
+                          f"cluster-robust covariance, 'cluster' or 'residual', however: {df=}")
+    return {k: v for k, v in options.items() if k != "df"}, math.inf
+
+
 def check_vcov_options(kind: Any, **options: Any) -> dict[str, Any]:
-    """Validate a covariance request before any work (no data needed); the checked options."""
-    return get_vcov(kind).check(dict(options))
+    """Validate a covariance request before any work (no data needed); the checked options
+    (with ``df=inf`` when it was asked for)."""
+    options, df = split_df(options)
+    checked = get_vcov(kind).check(dict(options))
+    return checked if df is None else {**checked, "df": df}
 
 
 def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = False,
@@ -232,7 +274,8 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
     design : Design, optional
         The fit's design (cluster ids given as column names are looked up in its data).
     **options
-        The estimator's other options (``cluster=``, ``type=``, ``time=``, ...).
+        The estimator's other options (``cluster=``, ``type=``, ``time=``, ...), and
+        ``df=np.inf`` for z and χ² tests under any covariance.
 
     Examples
     --------
@@ -243,8 +286,10 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
     'heteroskedasticity-robust HC3'
     """
     estimator = get_vcov(kind)
+    options, df = split_df(options)
     checked = estimator.check({"maxlags": maxlags, "adjust": adjust, **options})
-    return estimator.bind(checked, n_obs=n_obs, design=design)
+    spec = estimator.bind(checked, n_obs=n_obs, design=design)
+    return spec if df is None else dataclasses.replace(spec, df=df)
 
 
 # ------------------------------------------------------------------------------ estimators
@@ -277,39 +322,6 @@ class _HC(CovarianceEstimator):
         return f"heteroskedasticity-robust {self.name}"
 
 
-class _HAC(CovarianceEstimator):
-    """Newey–West: the Bartlett-kernel long-run covariance of the scores in row order."""
-
-    name, option_names = "HAC", ("maxlags", "adjust")
-
-    def check(self, options: dict[str, Any]) -> dict[str, Any]:
-        options = super().check(options)
-        maxlags = options.get("maxlags")
-        if maxlags is not None:
-            check_lags(maxlags)
-        return {"maxlags": maxlags, "adjust": bool(options.get("adjust", False))}
-
-    def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
-             design: Any = None) -> VcovSpec:
-        maxlags = options["maxlags"]
-        if maxlags is None:
-            maxlags = int(np.floor(4 * ((n_obs or 100) / 100.0) ** (2.0 / 9.0)))
-        if n_obs is not None and maxlags >= n_obs:
-            raise OptionError(f"maxlags must be smaller than the number of observations "
-                              f"({n_obs}), however: {maxlags=}")
-        return VcovSpec("HAC", int(maxlags), options["adjust"])
-
-    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
-        middle = _meat(sp, inputs.resid_w, spec.maxlags or 0)
-        if spec.adjust:
-            middle *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
-        return middle
-
-    def label(self, spec: VcovSpec) -> str:
-        adjusted = ", adjusted" if spec.adjust else ""
-        return f"HAC (Newey-West, Bartlett kernel, {spec.maxlags} lags{adjusted})"
-
-
 def check_lags(maxlags: Any, name: str = "maxlags") -> int:
     """``maxlags`` as a non-negative int; OptionError otherwise."""
     if not isinstance(maxlags, (int, np.integer)) or isinstance(maxlags, bool) or maxlags < 0:
@@ -317,7 +329,7 @@ def check_lags(maxlags: Any, name: str = "maxlags") -> int:
     return int(maxlags)
 
 
-for _estimator in (_Classical(), *(_HC(k) for k in ("HC0", "HC1", "HC2", "HC3")), _HAC()):
+for _estimator in (_Classical(), *(_HC(k) for k in ("HC0", "HC1", "HC2", "HC3"))):
     register_vcov(_estimator)
 
 

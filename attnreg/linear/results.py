@@ -9,7 +9,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
@@ -24,6 +23,7 @@ from attnreg.linear.inference import VcovSpec
 from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
+from attnreg.linear.tstats import f_sf
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
 from attnreg.linear.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
@@ -339,14 +339,15 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
                 return FTest(math.inf if explained else nan, float(df1), float(df2),
                              0.0 if explained else nan)
             stat = ((tss - rss) / df1) / (rss / df2)
-            return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
+            dfi = self.df_inference  # df_resid, or inf under df=np.inf (then χ²(df1) of df1 F)
+            return FTest(float(stat), float(df1), float(dfi), f_sf(stat, df1, dfi))
         stat, q = self._wald()
         df2 = self.df_inference
         if self.vcov_spec.option("df") == "satterthwaite" and math.isfinite(stat):
             from attnreg.linear.satterthwaite import overall_reference  # clubSandwich's HTZ
 
             stat, df2 = overall_reference(self, stat * q)
-        return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
+        return FTest(stat, float(q), float(df2), f_sf(stat, q, df2))
 
     @cached_property
     def loglik(self) -> float:

@@ -9,6 +9,7 @@ rest follows the same way for both.
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,19 @@ from scipy import stats
 
 from attnreg.linear.views import check_level
 
-__all__ = ["StudentInference"]
+__all__ = ["StudentInference", "f_sf", "is_z"]
+
+
+def is_z(df: float) -> bool:
+    """Whether tests on ``df`` degrees of freedom are z and χ² tests (``df = inf``)."""
+    return math.isinf(df)
+
+
+def f_sf(stat: float, df1: float, df2: float) -> float:
+    """P(F(df1, df2) > stat); with df2 = inf, P(χ²(df1) > df1 · stat) (scipy gives NaN)."""
+    if is_z(df2):
+        return float(stats.chi2.sf(df1 * stat, df1))
+    return float(stats.f.sf(stat, df1, df2))
 
 
 def _pct(p: float) -> str:
@@ -51,8 +64,8 @@ class StudentInference:
         """Degrees of freedom of the t and F reference distributions under the covariance in
         use: the residual df n − tr(H), or G − 1 for a cluster-robust covariance (the smallest
         G − 1 over the dimensions of a multi-way one) unless it was asked for with
-        ``df="residual"``; NaN under ``df="satterthwaite"``, where each coefficient has its
-        own (:attr:`df_coef`)."""
+        ``df="residual"``; ``inf`` under ``with_vcov(..., df=np.inf)`` (z and χ² tests); NaN
+        under ``df="satterthwaite"``, where each coefficient has its own (:attr:`df_coef`)."""
         return float(self.vcov_spec.df_inference(self.df_resid))
 
     @property
@@ -68,7 +81,8 @@ class StudentInference:
 
     @cached_property
     def p_value(self) -> pd.Series:
-        """Two-sided p-values from Student's t on :attr:`df_coef` degrees of freedom."""
+        """Two-sided p-values from Student's t on :attr:`df_coef` degrees of freedom (the
+        normal under ``df=np.inf``, as ``lmtest::coeftest(df = Inf)``)."""
         p = 2.0 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_coef.to_numpy())
         return pd.Series(p, index=self.names, name="p_value")
 

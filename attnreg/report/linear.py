@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,8 +33,9 @@ def linear_summary(res: LinearResults) -> Summary:
     labels = tuple(str(v) for v in resid_w.index) if res.df_resid <= 5 else ()
     residuals = Residuals(resid_w.to_numpy(), labels, w is not None and bool(np.ptp(w) != 0),
                           float(res.df_resid))
+    z = "z" if math.isinf(res.df_inference) else "t"  # df=np.inf: coeftest's z table
     table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
-                          "t value": res.t_value, "Pr(>|t|)": res.p_value})
+                          f"{z} value": res.t_value, f"Pr(>|{z}|)": res.p_value})
     if res.vcov_spec.option("df") == "satterthwaite":  # each coefficient's own t df
         table.insert(3, "df (Satt.)", res.df_coef)
     sections: list[Any] = [Call(res.call), residuals,
@@ -65,7 +67,7 @@ def _fit_statistics(res: LinearResults) -> FitStatistics:
         f_df1=None if ft is None else float(ft.df1),
         f_df2=None if ft is None else float(ft.df2),
         f_p_value=None if ft is None else float(ft.p_value),
-        covariance=res.vcov_spec.kind, covariance_label=res.vcov_spec.label())
+        covariance=res.vcov_spec.kind, covariance_label=res.vcov_spec.label(fit=res))
 
 
 def _penalty(res: LinearResults) -> Penalty:

@@ -6,6 +6,7 @@ The text is ``print.summary.lm``'s layout digit for digit (:mod:`attnreg.report.
 
 from __future__ import annotations
 
+import math
 from functools import singledispatch
 from typing import Any
 
@@ -79,8 +80,12 @@ def _(section: FitStatistics) -> list[str]:
     f, df1, df2, pv = s.f_statistic, s.f_df1, s.f_df2, s.f_p_value
     if f is not None and df1 is not None and df2 is not None and pv is not None:
         wald = "" if s.covariance == "classical" else f"  (Wald test, {s.covariance} covariance)"
-        lines.append(f"F-statistic: {format_c(f)} on {_df(df1, s.effective)} "
-                     f"and {_df(df2, s.effective)} DF,  p-value: {fmt_pvalue(pv, 4)}{wald}")
+        if math.isinf(df2):  # df=np.inf: the chi-squared form of the Wald test, W = df1 F
+            lines.append(f"Wald chi-squared: {format_c(f * df1)} on {_df(df1, s.effective)} "
+                         f"DF,  p-value: {fmt_pvalue(pv, 4)}  ({s.covariance} covariance)")
+        else:
+            lines.append(f"F-statistic: {format_c(f)} on {_df(df1, s.effective)} "
+                         f"and {_df(df2, s.effective)} DF,  p-value: {fmt_pvalue(pv, 4)}{wald}")
     if s.covariance != "classical":
         lines.append(f"Standard errors: {s.covariance_label}")
     return lines
@@ -125,8 +130,10 @@ def statistic_rows(section: FitStatistics) -> list[tuple[str, str]]:
     f, df1, df2, pv = s.f_statistic, s.f_df1, s.f_df2, s.f_p_value
     if f is not None and df1 is not None and df2 is not None and pv is not None:
         test = "F-statistic" if s.covariance == "classical" else f"Wald F ({s.covariance})"
-        rows += [(test, f"{fmt_g(f)} on {fmt_g(df1, 6)} and {fmt_g(df2, 6)} DF"),
-                 ("p-value", fmt_pvalue(pv, 4))]
+        value = f"{fmt_g(f)} on {fmt_g(df1, 6)} and {fmt_g(df2, 6)} DF"
+        if math.isinf(df2):
+            test, value = f"Wald chi-squared ({s.covariance})", f"{fmt_g(f * df1)} on {fmt_g(df1, 6)} DF"
+        rows += [(test, value), ("p-value", fmt_pvalue(pv, 4))]
     if s.n_deleted:
         rows.append(("Observations deleted (missing values)", str(s.n_deleted)))
     rows.append(("Standard errors", s.covariance_label))
@@ -140,8 +147,9 @@ def _escape(s: str) -> str:
 def display_table(section: Coefficients) -> Any:
     """The coefficient table with a column of significance stars (when it carries them)."""
     out = section.table.copy()
-    if section.stars and "Pr(>|t|)" in out:
-        out[""] = [_stars(p) for p in out["Pr(>|t|)"]]
+    pcol = next((c for c in ("Pr(>|t|)", "Pr(>|z|)") if c in out), None)
+    if section.stars and pcol is not None:
+        out[""] = [_stars(p) for p in out[pcol]]
     return out
 
 

@@ -1,0 +1,396 @@
+"""HAC covariances with sandwich's conventions: kernels, automatic bandwidths, prewhitening.
+
+The ``"HAC"`` estimator of :data:`~attnreg.linear.inference.VCOV_REGISTRY`. Its options
+follow R's sandwich package (``NeweyWest``, ``vcovHAC``, ``kernHAC``, ``bwAndrews``,
+``bwNeweyWest``, ``kweights``, ``meatHAC``):
+
+- ``maxlags=L`` (an int): Bartlett weights 1 − j/(L + 1), j ≤ L (``NeweyWest(fit, lag = L)``);
+  ``maxlags="newey-west"``: L = floor of the Newey–West (1994) bandwidth
+  (``NeweyWest(fit)``'s lag); neither and no ``kernel`` / ``bandwidth``: the fixed
+  L = floor(4 (n/100)^(2/9)) (attnreg's historic default).
+- ``kernel="bartlett" | "parzen" | "qs"`` with ``bandwidth=b`` (a number: weights k(j/b), as
+  ``kernHAC(bw = b)``), ``"andrews"`` (Andrews 1991, AR(1) approximation: ``bwAndrews``;
+  the default once a kernel is named) or ``"newey-west"`` (``bwNeweyWest``, unfloored).
+  Kernel weights below 1e-7 in absolute value end the lags (``weightsAndrews``' ``tol``).
+- ``prewhite=p`` (True is 1): the scores are prewhitened by a VAR(p) fitted by least squares
+  without intercept, the long-run covariance of its residuals is recoloured by
+  D = (I − Σ A_l)⁻¹ (``meatHAC``); the automatic bandwidths are chosen on the residuals.
+- ``adjust=True``: times n/(n − edf) (sandwich's n/(n − k) for OLS).
+
+The scores are those of the spectral machinery (s_i = ẽ_i [c_i, U_i], an invertible linear
+map of sandwich's x̃_i ẽ_i for a full-rank OLS fit). Kernel sums and the VAR fit are
+equivariant under that map; the bandwidths are not (each column of sandwich's ``estfun`` is
+weighted alone, the intercept's with 0), so they are computed on the scores mapped back to
+the design's own columns, x̃_i = [√w_i, √w_i x̄ + d ∘ (V S U_i')].
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.signal import fftconvolve
+
+from attnreg._typing import FloatArray
+from attnreg.exceptions import OptionError
+from attnreg.linear.inference import (
+    CovarianceEstimator,
+    MiddleInputs,
+    VcovSpec,
+    _meat,
+    check_lags,
+    register_vcov,
+)
+from attnreg.linear.spectral import Spectrum
+
+__all__ = ["KERNELS", "HACEstimator", "bw_andrews", "bw_newey_west", "hac_bandwidth",
+           "kernel_weights"]
+
+#: kernel names (and R's spellings) -> canonical name
+KERNELS = {"bartlett": "bartlett", "parzen": "parzen", "qs": "qs",
+           "quadratic spectral": "qs", "quadratic-spectral": "qs"}
+_KERNEL_TITLE = {"bartlett": "Bartlett", "parzen": "Parzen", "qs": "Quadratic Spectral"}
+#: bandwidth rules
+BANDWIDTH_RULES = ("andrews", "newey-west")
+#: kernel weights at or below this in absolute value end the lags (sandwich's ``tol``)
+WEIGHT_TOL = 1e-7
+#: above this many lags the kernel sum is a convolution by FFT (below, exact lag products)
+_FFT_LAGS = 64
+
+
+def kernel_weights(x: FloatArray, kernel: str) -> FloatArray:
+    """Kernel weights k(x), sandwich's ``kweights(x, kernel)`` (not normalised).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnreg.linear.hac import kernel_weights
+    >>> kernel_weights(np.array([0.0, 0.25, 0.75, 1.5]), "parzen").round(4).tolist()
+    [1.0, 0.7188, 0.0312, 0.0]
+    """
+    a = np.abs(np.asarray(x, dtype=float))
+    if kernel == "bartlett":
+        return np.where(a > 1, 0.0, 1.0 - a)
+    if kernel == "parzen":
+        return np.where(a > 1, 0.0, np.where(a < 0.5, 1 - 6 * a**2 + 6 * a**3, 2 * (1 - a)**3))
+
+    def qs(v: FloatArray) -> FloatArray:
+        y = 6 * np.pi * v / 5
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 3 * (1 / y) ** 2 * (np.sin(y) / y - np.cos(y))
+
+    w = qs(a)
+    small = a < 0.001  # sandwich: a Gaussian through k(0.001) near 0
+    cf = 1e6 * math.log(float(qs(np.array(0.001))))
+    return np.where(small, np.exp(cf * a**2), w)
+
+
+def _score_weights(EF: FloatArray, intercept: bool) -> FloatArray:
+    """sandwich's weights of the score columns: 1, the intercept's 0 (all 1 if none is left)."""
+    k = EF.shape[1]
+    w = np.ones(k)
+    if intercept:
+        w[0] = 0.0
+    if not (w > 0).any() or k < 2:
+        w = np.ones(k)
+    return w
+
+
+def bw_andrews(EF: FloatArray, kernel: str, *, intercept: bool, prewhite: int) -> float:
+    """Andrews (1991) bandwidth with an AR(1) per score column (``bwAndrews``).
+
+    Parameters
+    ----------
+    EF : ndarray, shape (n_obs - prewhite, n_coef)
+        Scores in the design's columns (intercept first), already prewhitened.
+    kernel : {"bartlett", "parzen", "qs"}
+    intercept : bool
+        Column 0 is the intercept's (weight 0).
+    prewhite : int
+        Only for the record: n is the number of rows of ``EF``.
+    """
+    n = EF.shape[0]
+    a, b = EF[1:] - EF.mean(axis=0), EF[:-1] - EF.mean(axis=0)
+    a, b = a - a.mean(axis=0), b - b.mean(axis=0)  # ar.ols: demeaned, with an intercept
+    rho = np.einsum("ij,ij->j", a, b) / np.einsum("ij,ij->j", b, b)
+    sigma2 = np.einsum("ij,ij->j", a - rho * b, a - rho * b) / (n - 1)
+    w = _score_weights(EF, intercept)
+    s4 = sigma2**2
+    denum = np.sum(w * s4 / (1 - rho) ** 4)
+    alpha2 = np.sum(w * 4 * rho**2 * s4 / (1 - rho) ** 8) / denum
+    alpha1 = np.sum(w * 4 * rho**2 * s4 / ((1 - rho) ** 6 * (1 + rho) ** 2)) / denum
+    if kernel == "bartlett":
+        return float(1.1447 * (n * alpha1) ** (1 / 3))
+    return float((2.6614 if kernel == "parzen" else 1.3221) * (n * alpha2) ** (1 / 5))
+
+
+def bw_newey_west(EF: FloatArray, kernel: str, *, intercept: bool, prewhite: int) -> float:
+    """Newey–West (1994) bandwidth (``bwNeweyWest``), unfloored.
+
+    ``EF`` (shape (n_obs - prewhite, n_coef)) are the prewhitened scores in the design's
+    columns; the pilot lag is floor((3 if prewhitened else 4) (n_obs/100)^rate).
+    """
+    n = EF.shape[0]
+    n_orig = n + prewhite
+    rate = {"bartlett": 2 / 9, "parzen": 4 / 25, "qs": 2 / 25}[kernel]
+    m = math.floor((3 if prewhite > 0 else 4) * (n_orig / 100) ** rate)
+    hw = EF @ _score_weights(EF, intercept)
+    sigma = np.array([hw[: n - j] @ hw[j:] / n for j in range(m + 1)])
+    j = np.arange(1, m + 1)
+    s0 = sigma[0] + 2 * sigma[1:].sum()
+    if kernel == "bartlett":
+        s1 = 2 * np.sum(j * sigma[1:])
+        return float(1.1447 * ((s1 / s0) ** 2) ** (1 / 3) * n_orig ** (1 / 3))
+    s2 = 2 * np.sum(j**2 * sigma[1:])
+    c = 2.6614 if kernel == "parzen" else 1.3221
+    return float(c * ((s2 / s0) ** 2) ** (1 / 5) * n_orig ** (1 / 5))
+
+
+def _prewhiten(S: FloatArray, order: int) -> tuple[FloatArray, FloatArray]:
+    """VAR(order) by least squares, no intercept (``ar(S, demean = FALSE, method = "ols")``).
+
+    Returns the residuals, shape (n - order, k), and I − Σ_l A_l, shape (k, k), with
+    u_t = Σ_l A_l u_{t−l} + ε_t in column form.
+    """
+    n, k = S.shape
+    if n - order <= order * k:
+        raise OptionError(f"prewhite={order} fits a VAR({order}) to {k} score columns, which "
+                          f"needs more than {order * k} rows after the first {order}, however: "
+                          f"n_obs={n}; use a lower order or prewhite=False")
+    lagged = np.hstack([S[order - lag: n - lag] for lag in range(1, order + 1)])
+    coef, *_ = sla.lstsq(lagged, S[order:])  # (order k, k): rows of lag l are A_l'
+    resid = S[order:] - lagged @ coef
+    total = coef.reshape(order, k, k).sum(axis=0).T
+    return resid, np.eye(k) - total
+
+
+def _long_run(R: FloatArray, weights: FloatArray) -> FloatArray:
+    """Σ_t Σ_s w_|t−s| R_t R_s' (``meatHAC``'s utu + t(utu), before scaling)."""
+    lags = weights.size - 1
+    if lags <= _FFT_LAGS:
+        out = weights[0] * (R.T @ R)
+        for lag in range(1, lags + 1):
+            gamma = R[:-lag].T @ R[lag:]
+            out += weights[lag] * (gamma + gamma.T)
+        return out
+    kernel = np.r_[weights[:0:-1], weights]  # w_L ... w_1 w_0 w_1 ... w_L
+    KR = fftconvolve(R, kernel[:, None], mode="same", axes=0)  # (K R)_t = Σ_s w_|t−s| R_s
+    out = R.T @ KR
+    return (out + out.T) / 2.0
+
+
+def _design_map(sp: Spectrum) -> FloatArray:
+    """L with sandwich's scores x̃_i ẽ_i = L s_i for the spectral scores s_i (active part).
+
+    Shape (n_kept [+ 1], rank [+ 1]): intercept row and column first when there is one.
+    """
+    d = sp.scale[sp.kept]
+    B = (sp.V * sp.s) * d[:, None]  # (n_kept, rank): x̃_kept − √w x̄ = B U_i'
+    if sp.intercept is None:
+        return B
+    top = np.r_[sp.sum_w, np.zeros(sp.rank)]
+    return np.vstack([top, np.column_stack([sp.sum_w * sp.center[sp.kept], B])])
+
+
+def _scores(sp: Spectrum, e: FloatArray) -> FloatArray:
+    """The spectral scores e_i [c_i, U_i], shape (n_obs, rank [+ 1]) (no intercept part without one)."""
+    first = 1 if sp.intercept is not None else 0
+    S = np.empty((sp.n_obs, first + sp.rank))
+    if first:
+        S[:, 0] = sp.sqrt_w / sp.sum_w * e
+    for start, stop, U in sp.U.blocks():
+        np.multiply(U, e[start:stop, None], out=S[start:stop, first:])
+    return S
+
+
+def _lag_weights(sp: Spectrum, spec: VcovSpec, R: FloatArray) -> FloatArray:
+    """The kernel weights w_0, w_1, ... of the spec on the (prewhitened) scores ``R``."""
+    n = R.shape[0]
+    prewhite = int(spec.option("prewhite", 0))
+    kernel = spec.option("kernel", "bartlett")
+    rule = spec.option("bandwidth") or spec.option("lag_rule")  # None: fixed maxlags
+    bw = (_bandwidth(sp, R, kernel, rule, prewhite) if isinstance(rule, str)
+          else math.nan if rule is None else float(rule))
+    if spec.maxlags is not None or spec.option("lag_rule") is not None:
+        lags = spec.maxlags if spec.maxlags is not None else math.floor(bw)
+        lags = min(lags, n - 1)  # sandwich: "more weights than observations, only first n used"
+        return 1.0 - np.arange(lags + 1) / (lags + 1.0)
+    w = kernel_weights(np.arange(n) / bw, kernel)
+    return w[: int(np.flatnonzero(np.abs(w) > WEIGHT_TOL).max()) + 1]
+
+
+def _bandwidth(sp: Spectrum, R: FloatArray, kernel: str, rule: str, prewhite: int) -> float:
+    """The ``rule``'s bandwidth for the (prewhitened) spectral scores ``R``, shape (n, k)."""
+    EF = R @ _design_map(sp).T  # sandwich's estfun columns, the intercept's first
+    choose = bw_andrews if rule == "andrews" else bw_newey_west
+    return choose(EF, kernel, intercept=sp.intercept is not None, prewhite=prewhite)
+
+
+def hac_bandwidth(fit: Any, kernel: str = "qs", rule: str = "andrews",
+                  prewhite: int | bool = False) -> float:
+    """The automatic HAC bandwidth of a fit, unfloored (sandwich's ``bwAndrews`` /
+    ``bwNeweyWest(fit, kernel = , prewhite = )``).
+
+    Parameters
+    ----------
+    fit : LinearResults
+    kernel : {"bartlett", "parzen", "qs"}
+    rule : {"andrews", "newey-west"}
+    prewhite : bool or int
+        VAR order of the prewhitening the bandwidth is chosen after.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import attnreg as ar
+    >>> from attnreg.linear.hac import hac_bandwidth
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=200)})
+    >>> df["y"] = df["x"] + np.convolve(rng.normal(size=203), np.ones(4))[3:203]
+    >>> fit = ar.attnreg("y ~ x", df)
+    >>> print(f"{hac_bandwidth(fit):.3f} {hac_bandwidth(fit, 'bartlett', 'newey-west'):.3f}")
+    1.974 4.452
+    """
+    options = HACEstimator().check({"kernel": kernel, "bandwidth": rule, "prewhite": prewhite})
+    if rule not in BANDWIDTH_RULES:
+        raise OptionError(f"rule must be 'andrews' or 'newey-west', however: {rule=}")
+    S = _scores(fit.spectrum, np.asarray(fit.weighted_resid, dtype=float))
+    p = options["prewhite"]
+    R = _prewhiten(S, p)[0] if p > 0 else S
+    return _bandwidth(fit.spectrum, R, options["kernel"], rule, p)
+
+
+class HACEstimator(CovarianceEstimator):
+    """HAC (kernel) covariance of the scores in row order, with sandwich's options."""
+
+    name = "HAC"
+    option_names = ("maxlags", "adjust", "kernel", "bandwidth", "prewhite")
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = super().check(options)
+        maxlags, bandwidth = options.get("maxlags"), options.get("bandwidth")
+        kernel = options.get("kernel")
+        if kernel is not None:
+            if not isinstance(kernel, str) or kernel.lower() not in KERNELS:
+                raise OptionError(f"kernel must be one of 'bartlett', 'parzen', 'qs', "
+                                  f"however: kernel={kernel!r}")
+            kernel = KERNELS[kernel.lower()]
+        if maxlags is not None and bandwidth is not None:
+            raise OptionError(f"give maxlags (Bartlett lag truncation) or bandwidth (the "
+                              f"kernel's), not both, however: maxlags={maxlags!r}, "
+                              f"bandwidth={bandwidth!r}")
+        if maxlags is not None and kernel not in (None, "bartlett"):
+            raise OptionError(f"maxlags is the Bartlett kernel's lag truncation; give "
+                              f"bandwidth= for the {kernel!r} kernel, however: "
+                              f"maxlags={maxlags!r}, kernel={kernel!r}")
+        if maxlags is not None and maxlags != "newey-west":
+            maxlags = check_lags(maxlags)
+        if bandwidth is not None and bandwidth not in BANDWIDTH_RULES and not (
+                isinstance(bandwidth, numbers.Real) and not isinstance(bandwidth, bool)
+                and math.isfinite(bandwidth) and float(bandwidth) > 0):
+            raise OptionError(f"bandwidth must be a positive number, 'andrews' or "
+                              f"'newey-west', however: bandwidth={bandwidth!r}")
+        return {"maxlags": maxlags, "adjust": _check_bool("adjust", options.get("adjust")),
+                "kernel": kernel, "bandwidth": bandwidth,
+                "prewhite": _check_prewhite(options.get("prewhite"))}
+
+    def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
+             design: Any = None) -> VcovSpec:
+        maxlags, bandwidth, kernel = options["maxlags"], options["bandwidth"], options["kernel"]
+        prewhite = options["prewhite"]
+        if n_obs is not None and prewhite >= n_obs - 1:
+            raise OptionError(f"prewhite must be smaller than the number of observations "
+                              f"({n_obs}) less 1, however: {prewhite=}")
+        extra: dict[str, Any] = {"prewhite": prewhite}
+        if maxlags is None and bandwidth is None and kernel is None:
+            maxlags = int(np.floor(4 * ((n_obs or 100) / 100.0) ** (2.0 / 9.0)))
+        if maxlags == "newey-west":
+            extra["lag_rule"], maxlags = "newey-west", None
+        elif maxlags is None:
+            extra["kernel"] = kernel or "bartlett"
+            extra["bandwidth"] = "andrews" if bandwidth is None else bandwidth
+        if n_obs is not None and maxlags is not None and maxlags >= n_obs:
+            raise OptionError(f"maxlags must be smaller than the number of observations "
+                              f"({n_obs}), however: {maxlags=}")
+        return VcovSpec("HAC", maxlags, options["adjust"], options=tuple(sorted(extra.items())))
+
+    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        prewhite = int(spec.option("prewhite", 0))
+        if spec.maxlags is not None and not prewhite:  # NeweyWest(lag = L, prewhite = FALSE)
+            middle = _meat(sp, inputs.resid_w, spec.maxlags)
+            if spec.adjust:
+                middle *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
+            return middle
+        S = _scores(sp, inputs.resid_w)
+        R, recolour = _prewhiten(S, prewhite) if prewhite > 0 else (S, None)
+        omega = _long_run(R, _lag_weights(sp, spec, R))
+        if recolour is not None:  # D Ω D' with D = (I − Σ A)⁻¹: two solves
+            omega = sla.solve(recolour, sla.solve(recolour, omega).T).T
+        if spec.adjust:
+            omega *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
+        if sp.intercept is not None:
+            return (omega + omega.T) / 2.0
+        middle = np.zeros((1 + sp.rank, 1 + sp.rank))
+        middle[1:, 1:] = (omega + omega.T) / 2.0
+        return middle
+
+    def label_fit(self, spec: VcovSpec, fit: Any) -> str:
+        """The label with the lag or bandwidth the rule chose on ``fit``."""
+        rule = spec.option("bandwidth") or spec.option("lag_rule")
+        if not isinstance(rule, str):
+            return self.label(spec)
+        S = _scores(fit.spectrum, np.asarray(fit.weighted_resid, dtype=float))
+        p = int(spec.option("prewhite", 0))
+        R = _prewhiten(S, p)[0] if p > 0 else S
+        return self.label(spec, _bandwidth(fit.spectrum, R, spec.option("kernel", "bartlett"),
+                                           rule, p))
+
+    def label(self, spec: VcovSpec, chosen: float | None = None) -> str:
+        """The kernel, lags or bandwidth (the rule's choice ``chosen`` when given),
+        prewhitening and adjustment."""
+        p = int(spec.option("prewhite", 0))
+        parts = []
+        if spec.maxlags is not None or spec.option("lag_rule"):
+            lags = (f"{spec.maxlags} lags" if spec.maxlags is not None
+                    else "lags by the Newey-West (1994) rule" if chosen is None
+                    else f"{math.floor(chosen)} lags (Newey-West (1994) rule)")
+            parts += ["Newey-West", "Bartlett kernel", lags]
+        else:
+            bw = spec.option("bandwidth")
+            rules = {"andrews": "Andrews (1991) AR(1) bandwidth",
+                     "newey-west": "Newey-West (1994) bandwidth"}
+            text = rules[bw] if isinstance(bw, str) else f"bandwidth {bw:g}"
+            if isinstance(bw, str) and chosen is not None:
+                text += f" {chosen:.4g}"
+            parts += [f"{_KERNEL_TITLE[spec.option('kernel')]} kernel", text]
+        if p:
+            parts.append(f"VAR({p}) prewhitened")
+        if spec.adjust:
+            parts.append("adjusted")
+        return f"HAC ({', '.join(parts)})"
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, (bool, np.bool_)):
+        raise OptionError(f"{name} must be True or False, however: {name}={value!r}")
+    return bool(value)
+
+
+def _check_prewhite(value: Any) -> int:
+    """``prewhite`` as the VAR order: False/None 0, True 1, or a non-negative int."""
+    if value is None or value is False:
+        return 0
+    if value is True:
+        return 1
+    if isinstance(value, (int, np.integer)) and value >= 0:
+        return int(value)
+    raise OptionError(f"prewhite must be True, False or a VAR order (a non-negative "
+                      f"integer), however: prewhite={value!r}")
+
+
+register_vcov(HACEstimator())
