@@ -43,6 +43,7 @@ from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.large.accumulate import RFactor
 from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
+from attnreg.linear.tidy import TidyGlance
 from attnreg.linear.tstats import StudentInference
 
 __all__ = ["ChunkedResults", "ClusterCounts"]
@@ -98,8 +99,12 @@ def _plain(label: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class ChunkedResults(StudentInference):
+class ChunkedResults(StudentInference, TidyGlance):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
+
+    ``tidy()`` and ``glance()`` are those of the in-memory fit
+    (:class:`~attnreg.linear.tidy.TidyGlance`), and :func:`attnreg.etable` takes it as a
+    column; ``augment()``, which needs the rows, is not available.
 
     Attributes
     ----------
