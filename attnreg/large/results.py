@@ -277,8 +277,9 @@ class ChunkedResults(StudentInference, TidyGlance):
         rows are no longer available)."""
         if self.stats is not None:
             return self.stats
-        if not self.lazy_residuals or self.source is None:
-            return None
+        if not self.lazy_residuals or self.source is None or not getattr(
+                self.source, "available", True):
+            return None  # no residual pass, or the files are gone (a pickled fit, moved)
         from attnreg.large.passes import pass_plan, run_pass
 
         return run_pass(pass_plan(self, "none"), self.source)

@@ -288,21 +288,44 @@ class ArrowSource(ChunkSource):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._data = _open_dataset(self._paths, self._format or "parquet")
+        self._data = None  # opened when first read: a fit loads where its files are not
+
+    @property
+    def available(self) -> bool:
+        """Whether the rows can be read (False: files of a pickled fit moved or deleted)."""
+        return self._paths is None or not self._missing_files()
+
+    def _missing_files(self) -> list[str]:
+        return [p for p in (self._paths or ()) if not os.path.exists(p)]
+
+    def _opened(self) -> Any:
+        """The data; files are checked, and opened again after unpickling."""
+        missing = self._missing_files()
+        if missing:
+            raise DataError(
+                f"data: the {self._format} file {missing[0]!r} is not there any more "
+                f"({len(missing)} of the {len(self._paths)} files of the fit's "
+                f"{self.description} are missing). A fit keeps its files' paths, not their "
+                "rows: what reads the rows again (with_vcov(), attention(), the residual "
+                "quantiles of summary()) needs them; pass data= with the files' new location, "
+                "e.g. fit.with_vcov('HC1', data='new/folder/*.parquet')")
+        if self._data is None:
+            self._data = _open_dataset(self._paths, self._format or "parquet")
+        return self._data
 
     def count_rows(self) -> int | None:
         """Rows of the source (a dataset counts them from its files' metadata)."""
         import pyarrow.dataset as ds
 
-        if self.n_rows is None and isinstance(self._data, ds.Dataset):
-            self.n_rows = int(self._data.count_rows())
+        if self.n_rows is None and isinstance(self._opened(), ds.Dataset):
+            self.n_rows = int(self._opened().count_rows())
         return self.n_rows
 
     def _raw(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
         import pyarrow as pa
         import pyarrow.dataset as ds
 
-        data = self._data
+        data = self._opened()
         if isinstance(data, (pa.Table, pa.RecordBatch)):
             table = data.select(list(columns))
             batches: Any = (table.slice(lo, self.chunk_rows)
