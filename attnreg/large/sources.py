@@ -378,8 +378,10 @@ class ArrowSource(ChunkSource):
             from attnreg.large.readahead import parquet_batches
 
             # the dataset's own schema: a file whose columns differ (int32 where the dataset
-            # says int64) is cast to it, as a scan would
-            schema = pa.schema([data.schema.field(c) for c in columns])
+            # says int64) is cast to it, as a scan would; not when the schema (its first
+            # file's) has a column of null type, which the other files' values cannot take
+            fields = [data.schema.field(c) for c in columns]
+            schema = None if any(pa.types.is_null(f.type) for f in fields) else pa.schema(fields)
             batches = parquet_batches(files, list(columns), self.chunk_rows, schema=schema)
         elif isinstance(data, ds.Dataset):
             try:

@@ -86,6 +86,24 @@ def test_a_column_all_null_in_one_file_is_missing_as_in_memory(tmp_path, first) 
     _close(fit.std_err, mem.std_err)
 
 
+def test_a_dataset_whose_first_file_has_a_null_column_is_read(tmp_path) -> None:
+    ds = pytest.importorskip("pyarrow.dataset")
+    nulls = DATA.iloc[:1000].copy()
+    nulls["z"] = None
+    folder = tmp_path / "d"
+    folder.mkdir()
+    pq.write_table(pa.Table.from_pandas(nulls, preserve_index=False), folder / "p0.parquet")
+    pq.write_table(pa.Table.from_pandas(DATA.iloc[1000:], preserve_index=False),
+                   folder / "p1.parquet")
+    dataset = ds.dataset([str(folder / "p0.parquet"), str(folder / "p1.parquet")],
+                         format="parquet")
+    assert pa.types.is_null(dataset.schema.field("z").type)  # the first file's schema
+    fit = ar.attnreg("y ~ x + np.log(z)", dataset)
+    mem = ar.attnreg("y ~ x + np.log(z)", DATA.iloc[1000:])
+    assert fit.n_dropped == 1000
+    _close(fit.coef, mem.coef)
+
+
 def test_an_all_null_column_of_a_polars_lazyframe_is_named() -> None:
     pl = pytest.importorskip("polars")
     lazy = pl.from_pandas(DATA).lazy().with_columns(pl.lit(None).alias("w"))
