@@ -330,8 +330,10 @@ def _as_frame(data: Any, what: str, scalars: bool = False) -> pd.DataFrame:
             return pd.DataFrame(columns)
         except ValueError as exc:
             raise DataError(f"{what} could not be made into a DataFrame: {exc}") from None
+    kind = type(data)
+    shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
     raise DataError(f"{what} must be a pandas DataFrame or a dict of columns, "
-                    f"however: type({what}) is {type(data).__name__}")
+                    f"however: type({what}) is {shown}")
 
 
 def _subset_mask(frame: pd.DataFrame, subset: Any) -> BoolArray | None:

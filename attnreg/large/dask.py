@@ -112,6 +112,7 @@ def resolve_client(client: Any = None) -> Any:
         except ImportError:
             raise OptionError("client= as an address needs distributed: pip install "
                               "distributed") from None
+        _check_address(client)
         try:
             return Client(client, set_as_default=False, timeout=30)
         except OSError as exc:
@@ -121,6 +122,21 @@ def resolve_client(client: Any = None) -> Any:
         raise OptionError(f"client must be a distributed.Client, a scheduler address or None, "
                           f"however: type(client) is {type(client).__name__}")
     return client
+
+
+def _check_address(address: str) -> None:
+    """A scheduler address distributed can parse (checked before a Client is made: a Client
+    whose address fails to parse waits a minute to close when collected)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise OptionError(f"client must be a distributed.Client or a scheduler address such "
+                          f"as 'tcp://10.0.0.5:8786', however: client={address!r} "
+                          f"({exc})") from None
 
 
 def _clean(exc: BaseException) -> BaseException:

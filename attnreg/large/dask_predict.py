@@ -71,12 +71,13 @@ class _Predictor:
         return self.token
 
 
-def _predict_partition(part: pd.DataFrame, predictor: _Predictor) -> pd.Series:
-    out = predictor.fit.predict(part)
-    return out.rename("fit")  # type: ignore[no-any-return]
+def _predict_partition(part: pd.DataFrame, predictor: _Predictor,
+                       options: dict[str, Any]) -> pd.Series | pd.DataFrame:
+    out = predictor.fit.predict(part, **options)
+    return out if isinstance(out, pd.DataFrame) else out.rename("fit")
 
 
-def predict_dask(fit: Any, newdata: Any) -> Any:
+def predict_dask(fit: Any, newdata: Any, **options: Any) -> Any:
     """Lazy predictions for a dask DataFrame: a dask Series, partition by partition.
 
     Parameters
@@ -84,12 +85,17 @@ def predict_dask(fit: Any, newdata: Any) -> Any:
     fit : ChunkedResults or LinearResults
         Any fit whose ``predict`` takes a pandas DataFrame.
     newdata : dask.dataframe.DataFrame
+    **options
+        Passed to ``fit.predict`` for each partition (``interval=``, ``level=`` of an
+        in-memory linear fit).
 
     Returns
     -------
-    dask.dataframe.Series
+    dask.dataframe.Series or dask.dataframe.DataFrame
         Named ``"fit"``, aligned on ``newdata``'s index (NaN for rows with missing values);
-        nothing is computed until asked.
+        with an interval, a frame with columns ``fit``, ``lwr``, ``upr``. Nothing is computed
+        until asked; the fit is sent to each worker once (a delayed object), not with each
+        partition's task.
 
     Examples
     --------
@@ -118,5 +124,10 @@ def predict_dask(fit: Any, newdata: Any) -> Any:
         frame = newdata[cols] if cols else newdata
     else:
         frame = newdata
-    return frame.map_partitions(_predict_partition, _Predictor(slim),
-                                meta=pd.Series(dtype=np.float64, name="fit"))
+    import dask
+
+    meta: pd.Series | pd.DataFrame = pd.Series(dtype=np.float64, name="fit")
+    if options.get("interval", "none") != "none":
+        meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in ("fit", "lwr", "upr")})
+    predictor = dask.delayed(_Predictor(slim), pure=True)
+    return frame.map_partitions(_predict_partition, predictor, options, meta=meta)

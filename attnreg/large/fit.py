@@ -235,8 +235,11 @@ def fit_from_factor(spec: ChunkSpec, factor: RFactor, method: str = "ols",
                           f"{rule.tuning} by GCV: {rule.tuning}='gcv' or a number")
     n = factor.n_obs
     if n == 0:
+        empty = [c for c in getattr(source, "null_columns", ()) if c in spec.read_columns()]
+        why = (f": column {empty[0]!r} is missing in every row (its type in the data is null); "
+               "leave it out of the formula" if empty else "")
         raise DataError(f"no rows left after removing missing values ({factor.n_dropped} rows "
-                        "had NA)")
+                        f"had NA){why}")
     if not rule.penalized and n <= spec.n_coef:
         raise DataError(f"n_obs ({n}) must exceed the number of coefficients ({spec.n_coef})")
     if n < 2:

@@ -30,6 +30,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from attnreg.exceptions import DataError
+
 __all__ = ["ROW_GROUP_BYTES", "parquet_batches"]
 
 #: Row groups up to this size (of the columns read, decoded) are read whole; larger ones in
@@ -64,7 +66,13 @@ def _file_tables(files: Sequence[str], columns: list[str], chunk_rows: int) -> I
         pf = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
         meta = pf.metadata
         names = pf.schema_arrow.names
-        idx = [names.index(c) for c in columns if c in names]
+        absent = [c for c in columns if c not in names]
+        if absent:
+            raise DataError(f"data: the parquet file {path!r} has no column {absent[0]!r}, "
+                            "which the fit reads and the dataset's first file has: every "
+                            "file must have the columns the fit reads; leave out the files "
+                            "without it or add the column to them")
+        idx = [names.index(c) for c in columns]
         for i in range(meta.num_row_groups):
             group = meta.row_group(i)
             size = sum(group.column(j).total_uncompressed_size for j in idx) if idx else 0

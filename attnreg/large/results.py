@@ -43,6 +43,7 @@ from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.large.accumulate import RFactor
 from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
+from attnreg.linear.tidy import TidyGlance
 from attnreg.linear.tstats import StudentInference
 
 __all__ = ["ChunkedResults", "ClusterCounts"]
@@ -114,8 +115,12 @@ def _plain(label: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class ChunkedResults(StudentInference):
+class ChunkedResults(StudentInference, TidyGlance):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
+
+    ``tidy()`` and ``glance()`` are those of the in-memory fit
+    (:class:`~attnreg.linear.tidy.TidyGlance`), and :func:`attnreg.etable` takes it as a
+    column; ``augment()``, which needs the rows, is not available.
 
     Attributes
     ----------
@@ -288,8 +293,9 @@ class ChunkedResults(StudentInference):
         rows are no longer available)."""
         if self.stats is not None:
             return self.stats
-        if not self.lazy_residuals or self.source is None:
-            return None
+        if not self.lazy_residuals or self.source is None or not getattr(
+                self.source, "available", True):
+            return None  # no residual pass, or the files are gone (a pickled fit, moved)
         from attnreg.large.passes import pass_plan, run_pass
 
         return run_pass(pass_plan(self, "none"), self.source)

@@ -158,6 +158,8 @@ class ChunkSource(ABC):
     chunk_rows: int
     #: whether the data stays readable after pickling (files: yes; objects in memory: no)
     portable: bool = False
+    #: columns whose type in the source's schema is null: missing in every row
+    null_columns: tuple[str, ...] = ()
 
     @abstractmethod
     def _raw(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
@@ -185,11 +187,17 @@ class ChunkSource(ABC):
         cols = list(self.columns) if columns is None else list(dict.fromkeys(columns))
         missing = [c for c in cols if c not in self.columns]
         if missing:
+            self.explain_absent(missing[0])
             raise FormulaError(f"data ({self.description}) has no column {missing[0]!r}; it has "
                                f"{', '.join(map(repr, self.columns[:20]))}")
         for frame in self._raw(cols):
             frame = string_labels(frame, "data")
             yield prepare_frame(frame, uses, "data") if uses is not None else frame
+
+    def explain_absent(self, column: str) -> None:
+        """Raise a more precise error than "``column`` is not a column" when the source
+        knows one (a file of a glob lacks it, it is a partition key); else return."""
+        return None  # a source in memory has no more to say
 
     def __repr__(self) -> str:
         rows = "?" if self.n_rows is None else str(self.n_rows)
@@ -226,7 +234,9 @@ class PandasSource(ChunkSource):
 # ------------------------------------------------------------------------------ arrow
 
 def _arrow_plain(table: Any) -> Any:
-    """Dictionary-encoded columns decoded (a chunk's dictionary is not the data's levels)."""
+    """Dictionary-encoded columns decoded (a chunk's dictionary is not the data's levels);
+    columns of arrow's null type (a file where a column is missing in every row) as float64
+    NaN, missing values as in memory."""
     import pyarrow as pa
 
     cols = []
@@ -234,6 +244,9 @@ def _arrow_plain(table: Any) -> Any:
     for col in table.columns:
         if pa.types.is_dictionary(col.type):
             col = col.cast(col.type.value_type)
+            changed = True
+        elif pa.types.is_null(col.type):
+            col = col.cast(pa.float64())
             changed = True
         cols.append(col)
     if not changed:
@@ -267,6 +280,8 @@ class ArrowSource(ChunkSource):
         self._used = False
         schema = data.schema
         self.columns = tuple(str(n) for n in schema.names)
+        self.null_columns = tuple(str(f.name) for f in schema if pa.types.is_null(f.type))
+        self._hive_base: str | None = None
         if isinstance(data, (pa.Table, pa.RecordBatch)):
             self.n_rows = int(data.num_rows)
         elif self._read_once:
@@ -288,26 +303,74 @@ class ArrowSource(ChunkSource):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._data = _open_dataset(self._paths, self._format or "parquet")
+        self.__dict__.setdefault("_hive_base", None)
+        self._data = None  # opened when first read: a fit loads where its files are not
+
+    @property
+    def available(self) -> bool:
+        """Whether the rows can be read (False: files of a pickled fit moved or deleted)."""
+        return self._paths is None or not self._missing_files()
+
+    def _missing_files(self) -> list[str]:
+        return [p for p in (self._paths or ()) if not os.path.exists(p)]
+
+    def _opened(self) -> Any:
+        """The data; files are checked, and opened again after unpickling."""
+        missing = self._missing_files()
+        if missing:
+            raise DataError(
+                f"data: the {self._format} file {missing[0]!r} is not there any more "
+                f"({len(missing)} of the {len(self._paths)} files of the fit's "
+                f"{self.description} are missing). A fit keeps its files' paths, not their "
+                "rows: what reads the rows again (with_vcov(), attention(), the residual "
+                "quantiles of summary()) needs them; pass data= with the files' new location, "
+                "e.g. fit.with_vcov('HC1', data='new/folder/*.parquet')")
+        if self._data is None:
+            self._data = (_open_dataset(self._paths, self._format or "parquet")
+                          if self._hive_base is None else
+                          _open_hive(self._paths, self._format or "parquet", self._hive_base))
+        return self._data
+
+    def explain_absent(self, column: str) -> None:
+        """A file of the glob other than the first has the column (the dataset's columns are
+        its first file's), or the column is a hive partition key of the files' folders."""
+        if not self._paths or self._format != "parquet":
+            return
+        key = _hive_keys(self._paths[0]).get(column)
+        if key is not None:
+            raise FormulaError(
+                f"data ({self.description}) has no column {column!r}; the files lie in hive "
+                f"partition folders ({column}={key}): give the folder above them, whose "
+                "partition keys are then read as columns, e.g. data='trips/' for "
+                "'trips/year=2020/part-0.parquet'")
+        import pyarrow.parquet as pq
+
+        for path in self._paths[1:]:
+            if column in pq.read_schema(path).names:
+                raise DataError(
+                    f"data ({self.description}): the parquet file {self._paths[0]!r} has no "
+                    f"column {column!r}, which {path!r} has (the dataset's columns are its "
+                    "first file's): every file must have the columns the fit reads; leave "
+                    "out the files without it or add the column to them")
 
     def count_rows(self) -> int | None:
         """Rows of the source (a dataset counts them from its files' metadata)."""
         import pyarrow.dataset as ds
 
-        if self.n_rows is None and isinstance(self._data, ds.Dataset):
-            self.n_rows = int(self._data.count_rows())
+        if self.n_rows is None and isinstance(self._opened(), ds.Dataset):
+            self.n_rows = int(self._opened().count_rows())
         return self.n_rows
 
     def _raw(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
         import pyarrow as pa
         import pyarrow.dataset as ds
 
-        data = self._data
+        data = self._opened()
         if isinstance(data, (pa.Table, pa.RecordBatch)):
             table = data.select(list(columns))
             batches: Any = (table.slice(lo, self.chunk_rows)
                             for lo in range(0, table.num_rows, self.chunk_rows))
-        elif self._paths is not None and self._format == "parquet":
+        elif self._paths is not None and self._format == "parquet" and self._hive_base is None:
             from attnreg.large.readahead import parquet_batches
 
             batches = parquet_batches(list(self._paths), list(columns), self.chunk_rows)
@@ -315,8 +378,10 @@ class ArrowSource(ChunkSource):
             from attnreg.large.readahead import parquet_batches
 
             # the dataset's own schema: a file whose columns differ (int32 where the dataset
-            # says int64) is cast to it, as a scan would
-            schema = pa.schema([data.schema.field(c) for c in columns])
+            # says int64) is cast to it, as a scan would; not when the schema (its first
+            # file's) has a column of null type, which the other files' values cannot take
+            fields = [data.schema.field(c) for c in columns]
+            schema = None if any(pa.types.is_null(f.type) for f in fields) else pa.schema(fields)
             batches = parquet_batches(files, list(columns), self.chunk_rows, schema=schema)
         elif isinstance(data, ds.Dataset):
             try:
@@ -340,6 +405,8 @@ class ArrowSource(ChunkSource):
                 batch = next(iterator)
             except StopIteration:
                 break
+            except DataError:
+                raise
             except Exception as exc:
                 raise DataError(f"data ({self.description}) could not be read: {exc}"
                                 + _csv_hint(exc, self.columns)) from None
@@ -451,6 +518,38 @@ def _open_dataset(files: list[str], file_format: str) -> Any:
         raise DataError(f"data: the {file_format} files could not be opened: {exc}") from None
 
 
+def _hive_keys(path: str) -> dict[str, str]:
+    """The ``key=value`` folders of a file's path, in order."""
+    parts = os.path.normpath(path).split(os.sep)[:-1]
+    return dict(p.split("=", 1) for p in parts if "=" in p and not p.startswith("="))
+
+
+def _hive_base(data: Any, files: list[str]) -> str | None:
+    """The folder a directory given as ``data`` partitions into ``key=value`` folders
+    (hive style), when every file lies in such folders under it; else None."""
+    if not isinstance(data, (str, os.PathLike)) or not os.path.isdir(data):
+        return None
+    base = os.path.normpath(os.fspath(data))
+    for f in files:
+        rel = os.path.relpath(f, base).split(os.sep)[:-1]
+        if not rel or not all("=" in p and not p.startswith("=") for p in rel):
+            return None
+    return base
+
+
+def _open_hive(files: list[str], file_format: str, base: str) -> Any:
+    """A dataset of hive-partitioned files, the partition keys as columns (their types
+    inferred by pyarrow: integers, else text)."""
+    import pyarrow.dataset as ds
+
+    try:
+        return ds.dataset(files, format=file_format, partitioning="hive",
+                          partition_base_dir=base)
+    except Exception as exc:
+        raise DataError(f"data: the {file_format} files under {base!r} could not be opened "
+                        f"with their hive partitions: {exc}") from None
+
+
 # ------------------------------------------------------------------------------ polars
 
 def _polars_to_pandas(frame: Any, offset: int) -> pd.DataFrame:
@@ -458,7 +557,9 @@ def _polars_to_pandas(frame: Any, offset: int) -> pd.DataFrame:
     cols: dict[str, Any] = {}
     for name in frame.columns:
         s = frame.get_column(name)
-        if s.dtype.is_numeric() or s.dtype.is_temporal():
+        if str(s.dtype) == "Null":  # missing in every row: float NaN, as in memory
+            cols[name] = np.full(frame.height, np.nan)
+        elif s.dtype.is_numeric() or s.dtype.is_temporal():
             cols[name] = s.to_numpy()
         else:  # text, categorical, boolean with nulls: Python objects (None for missing)
             cols[name] = np.asarray(s.to_list(), dtype=object)
@@ -473,8 +574,9 @@ class PolarsSource(ChunkSource):
         self._data = data
         self.chunk_rows = chunk_rows
         self._lazy = type(data).__name__ == "LazyFrame"
-        names = data.collect_schema().names() if self._lazy else data.columns
-        self.columns = tuple(str(c) for c in names)
+        schema = data.collect_schema() if self._lazy else data.schema
+        self.columns = tuple(str(c) for c in schema.names())
+        self.null_columns = tuple(str(c) for c, t in schema.items() if str(t) == "Null")
         self.n_rows = None if self._lazy else int(data.height)
         self.description = f"polars {type(data).__name__}"
 
@@ -546,8 +648,10 @@ def as_source(data: Any, *, chunk_rows: int | None = None) -> ChunkSource:
     if kind == "path":
         files, fmt = _expand_paths(data)
         shown = os.fspath(data) if isinstance(data, (str, os.PathLike)) else files
-        source = ArrowSource(_open_dataset(files, fmt), rows, paths=shown, file_format=fmt)
-        source._paths = files
+        base = _hive_base(data, files)
+        dataset = _open_dataset(files, fmt) if base is None else _open_hive(files, fmt, base)
+        source = ArrowSource(dataset, rows, paths=shown, file_format=fmt)
+        source._paths, source._hive_base = files, base
         source.description = f"{fmt} dataset {shown}"
         return source
     if kind == "arrow":

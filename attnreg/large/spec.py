@@ -345,7 +345,14 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     for factor in factors:
         check_factor_code(factor.code, source.columns)
     check_chunkwise(codes)
-    check_names(factors, empty, env, "data")
+    try:
+        check_names(factors, empty, env, "data")
+    except FormulaError:  # the source may know why (a file of a glob, a partition key)
+        scope = getattr(env, "namespace", {})
+        for name in variable_uses(" + ".join(codes)):
+            if name not in source.columns and name not in scope:
+                getattr(source, "explain_absent", lambda _: None)(name)
+        raise
     if weights is not None and weights not in source.columns:
         raise FormulaError(f"data ({source.description}) has no weights column {weights!r}")
     uses: dict[str, bool] = {}

@@ -2,7 +2,10 @@
 
 :class:`Tidy` is a mixin of :class:`~attnreg.linear.results.LinearResults`: ``tidy()`` (one
 row per coefficient), ``glance()`` (one row per model) and ``augment()`` (one row per
-observation), the frames of R's ``broom::tidy``, ``glance`` and ``augment`` for ``lm``, with
+observation). ``tidy()`` and ``glance()`` read only the coefficients, their covariance and
+the fit statistics, and come from :class:`TidyGlance`, which the chunked fits
+(:class:`~attnreg.large.results.ChunkedResults`) share; ``augment()`` needs the rows. The
+frames of R's ``broom::tidy``, ``glance`` and ``augment`` for ``lm``, with
 broom's column names (``std.error``, ``p.value``, ``.fitted``, ...). They are tested against
 broom 1.0.3 (``tests/reference/make_tidy.R``).
 
@@ -29,7 +32,7 @@ Conventions, where attnreg and broom differ or broom leaves a choice:
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -40,7 +43,7 @@ from attnreg.exceptions import OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear.views import check_level
 
-__all__ = ["AUGMENT_INTERVALS", "Tidy", "loo_sigma"]
+__all__ = ["AUGMENT_INTERVALS", "Tidy", "TidyGlance", "loo_sigma"]
 
 #: the ``interval`` choices of :meth:`Tidy.augment` (broom's)
 AUGMENT_INTERVALS = ("none", "confidence", "prediction")
@@ -135,8 +138,23 @@ def loo_sigma(resid_w: FloatArray, hat: FloatArray, df_resid: float) -> FloatArr
     return np.sqrt(np.maximum(rss - drop, 0.0) / (df_resid - 1.0))
 
 
-class Tidy(LinearFitContract):
-    """``tidy()``, ``glance()`` and ``augment()`` (a mixin of ``LinearResults``)."""
+class TidyGlance:
+    """``tidy()`` and ``glance()``: from the coefficients, their covariance and the fit
+    statistics only (a mixin of the in-memory and the chunked linear results)."""
+
+    if TYPE_CHECKING:  # provided by the results class
+        @property
+        def names(self) -> list[str]: ...
+        @property
+        def nobs(self) -> int: ...
+        @property
+        def coef(self) -> pd.Series: ...
+        @property
+        def std_err(self) -> pd.Series: ...
+        @property
+        def sigma(self) -> float: ...
+        @property
+        def df_resid(self) -> float: ...
 
     # ------------------------------------------------------------ tidy
     def tidy(self, conf_int: bool = False, conf_level: float = 0.95) -> pd.DataFrame:
@@ -235,6 +253,10 @@ class Tidy(LinearFitContract):
                "deviance": fit.rss, "df.residual": float(self.df_resid),
                "nobs": int(self.nobs)}
         return pd.DataFrame({k: [v] for k, v in row.items()})
+
+
+class Tidy(TidyGlance, LinearFitContract):
+    """``tidy()``, ``glance()`` and ``augment()`` (a mixin of ``LinearResults``)."""
 
     # ------------------------------------------------------------ augment
     def augment(self, data: Any = None, newdata: Any = None, *, interval: str = "none",

@@ -46,20 +46,23 @@ class LinearViews(LinearFitContract):
 
     # ------------------------------------------------------------ prediction
     def predict(self, newdata: Any = None, *, interval: str = "none",
-                level: float = 0.95) -> pd.Series | pd.DataFrame:
+                level: float = 0.95) -> Any:
         """Predictions for new data (or the training rows), optionally with intervals.
 
         Parameters
         ----------
-        newdata : DataFrame or dict, optional
+        newdata : DataFrame, dict, dask DataFrame or polars DataFrame / LazyFrame, optional
             New rows; they are run through the same formula, transforms and factor levels.
+            A dask frame is predicted lazily, partition by partition; a polars frame in
+            memory (:mod:`attnreg.large.predict_frames`).
         interval : {"none", "confidence", "prediction"}
         level : float
             Coverage of the interval.
 
         Returns
         -------
-        Series (``interval="none"``) or DataFrame with columns ``fit``, ``lwr``, ``upr`` (as R).
+        Series (``interval="none"``) or DataFrame with columns ``fit``, ``lwr``, ``upr`` (as R);
+        of dask (lazy) or polars for such ``newdata`` (polars: missing predictions are null).
 
         Examples
         --------
@@ -78,6 +81,10 @@ class LinearViews(LinearFitContract):
         if interval not in INTERVALS:
             raise OptionError(f"interval must be one of {INTERVALS}, however: {interval=}")
         check_level(level)
+        from attnreg.large.predict_frames import frame_kind, predict_frame
+
+        if frame_kind(newdata):
+            return predict_frame(self, newdata, interval=interval, level=level)
         X, labels = self._query_design(newdata)
         if newdata is not None:
             self._warn_outside_span(X, labels, "predictions" if interval == "none"

@@ -292,7 +292,8 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     Parameters
     ----------
     fits : sequence of results
-        Fits of :func:`attnreg.attnreg`, one column each. Softmax and network fits have no
+        Fits of :func:`attnreg.attnreg`, one column each (chunked and dask fits included).
+        Softmax and network fits have no
         coefficients: their column shows only the statistics they have (observations,
         R², σ), with the coefficient and covariance cells empty.
     se : str, dict, or list of those (one per model), optional
@@ -412,7 +413,7 @@ def _as_models(fits: Any) -> list[Any]:
     if not fits:
         raise OptionError("etable() needs at least one fit, however: fits is empty")
     for i, fit in enumerate(fits):
-        if not all(hasattr(fit, a) for a in ("method", "nobs", "design")):
+        if not all(hasattr(fit, a) for a in ("method", "nobs")) or _frame_of(fit) is None:
             raise OptionError(f"etable() takes fitted models (results of attnreg()), however "
                               f"fits[{i}] is {type(fit).__name__}")
     return list(fits)
@@ -573,13 +574,20 @@ def _notes(notes: Any) -> list[str]:
 
 # ------------------------------------------------------------------------------ cells
 
+def _frame_of(fit: Any) -> Any:
+    """What a fit knows of its model frame: the design of an in-memory fit, the spec of a
+    chunked one (both have ``response_name`` and ``weights``, None when unweighted)."""
+    design = getattr(fit, "design", None)
+    return design if design is not None else getattr(fit, "spec", None)
+
+
 def _dependent(fit: Any) -> str:
-    return str(getattr(getattr(fit, "design", None), "response_name", ""))
+    return str(getattr(_frame_of(fit), "response_name", ""))
 
 
 def _method(fit: Any) -> str:
     method = str(fit.method)
-    if method == "ols" and getattr(getattr(fit, "design", None), "weights", None) is not None:
+    if method == "ols" and getattr(_frame_of(fit), "weights", None) is not None:
         return "WLS"
     return _METHODS.get(method, method)
 
