@@ -30,13 +30,15 @@ METHODS = tuple(REGISTRY)
 def formula_namespace() -> dict[str, Callable[..., Any]]:
     """Helper functions available inside every formula.
 
-    Time-series lags and differences, and NaN-aware ``center`` / ``standardize`` / ``scale``
-    (:mod:`attnreg.formula.transforms`) in place of patsy's.
+    Time-series lags and differences, NaN-aware ``center`` / ``standardize`` / ``scale``
+    (:mod:`attnreg.formula.transforms`) in place of patsy's, and R's ``poly``
+    (:mod:`attnreg.formula.poly`).
     """
+    from attnreg.formula.poly import poly
     from attnreg.formula.transforms import center, scale, standardize
 
     names: dict[str, Callable[..., Any]] = {"center": center, "standardize": standardize,
-                                            "scale": scale}
+                                            "scale": scale, "poly": poly}
     try:
         from attnreg.formula.lags import diff, lag, lags
     except ImportError:  # pragma: no cover - the time-series layer is optional at import time
