@@ -451,6 +451,26 @@ def _open_dataset(files: list[str], file_format: str) -> Any:
         raise DataError(f"data: the {file_format} files could not be opened: {exc}") from None
 
 
+#: separators other than the comma that a CSV file read with commas shows in its one name
+_OTHER_SEPARATORS = {";": "';'", "\t": "'\\t' (tabs)", "|": "'|'"}
+
+
+def _check_csv_separator(dataset: Any, files: list[str]) -> None:
+    """DataError when a CSV file read with commas has one column whose name holds another
+    separator (a file separated by semicolons or tabs), saying how to read it."""
+    names = dataset.schema.names
+    if len(names) != 1:
+        return
+    for sep, shown in _OTHER_SEPARATORS.items():
+        if sep in names[0]:
+            raise DataError(
+                f"data: {files[0]!r} looks separated by {shown}, not commas: read with commas "
+                f"it has the one column {names[0]!r}. Give a pyarrow dataset that says the "
+                "separator: ds.dataset(path, format=ds.CsvFileFormat(parse_options="
+                f"pyarrow.csv.ParseOptions(delimiter={sep!r}))) (attnreg takes no sep= option); "
+                f"for data that fits in memory, pd.read_csv(path, sep={sep!r})")
+
+
 # ------------------------------------------------------------------------------ polars
 
 def _polars_to_pandas(frame: Any, offset: int) -> pd.DataFrame:
@@ -546,7 +566,10 @@ def as_source(data: Any, *, chunk_rows: int | None = None) -> ChunkSource:
     if kind == "path":
         files, fmt = _expand_paths(data)
         shown = os.fspath(data) if isinstance(data, (str, os.PathLike)) else files
-        source = ArrowSource(_open_dataset(files, fmt), rows, paths=shown, file_format=fmt)
+        dataset = _open_dataset(files, fmt)
+        if fmt == "csv":
+            _check_csv_separator(dataset, files)
+        source = ArrowSource(dataset, rows, paths=shown, file_format=fmt)
         source._paths = files
         source.description = f"{fmt} dataset {shown}"
         return source
