@@ -106,7 +106,7 @@ def test_csv_with_another_separator_says_how_to_read_it(frame: pd.DataFrame, tmp
     pytest.importorskip("pyarrow")
     path = tmp_path / "data.csv"
     frame.to_csv(path, sep=sep, index=False)
-    with pytest.raises(DataError, match=rf"data\.csv' looks separated by {shown}, not commas.*"
+    with pytest.raises(DataError, match=rf"data\.csv' looks separated by {shown}, not commas: its header.*"
                                         r"ParseOptions\(delimiter="):
         ar.attnreg("y ~ x1", str(path))
     import pyarrow.csv as pa_csv

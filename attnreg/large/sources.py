@@ -415,6 +415,34 @@ def _scan_options(dataset: Any) -> dict[str, Any]:
         use_buffered_stream=True, buffer_size=1 << 20, pre_buffer=False)}
 
 
+#: separators other than the comma that a CSV file's header may show instead
+_OTHER_SEPARATORS = {";": "';'", "\t": "'\\t' (tabs)", "|": "'|'"}
+
+
+def _check_csv_separator(path: str) -> None:
+    """DataError when a CSV file's header has no comma but another separator (a file
+    separated by semicolons or tabs, which a comma-separated read makes one column),
+    saying how to read it."""
+    import gzip
+
+    try:
+        opener: Any = gzip.open if path.lower().endswith(".gz") else open
+        with opener(path, "rt", errors="replace") as fh:
+            header = fh.readline(1 << 16).rstrip("\r\n")
+    except OSError:
+        return  # the reader says what is wrong with the file
+    if "," in header:
+        return
+    for sep, shown in _OTHER_SEPARATORS.items():
+        if sep in header:
+            raise DataError(
+                f"data: {path!r} looks separated by {shown}, not commas: its header is "
+                f"{header[:80]!r}. Give a pyarrow dataset that says the separator: "
+                "ds.dataset(path, format=ds.CsvFileFormat(parse_options="
+                f"pyarrow.csv.ParseOptions(delimiter={sep!r}))) (attnreg takes no sep= option); "
+                f"for data that fits in memory, pd.read_csv(path, sep={sep!r})")
+
+
 def _expand_paths(path: Any) -> tuple[list[str], str]:
     names = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
     files: list[str] = []
@@ -434,6 +462,7 @@ def _expand_paths(path: Any) -> tuple[list[str], str]:
     if exts <= {".parquet", ".pq"}:
         return files, "parquet"
     if exts <= {".csv", ".gz"} and all(f.lower().endswith((".csv", ".csv.gz")) for f in files):
+        _check_csv_separator(files[0])
         return files, "csv"
     raise DataError(f"data: files must all be parquet (.parquet) or all CSV (.csv), however "
                     f"they end in {', '.join(sorted(exts))}")
@@ -449,26 +478,6 @@ def _open_dataset(files: list[str], file_format: str) -> Any:
         return ds.dataset(files, format=file_format)
     except Exception as exc:
         raise DataError(f"data: the {file_format} files could not be opened: {exc}") from None
-
-
-#: separators other than the comma that a CSV file read with commas shows in its one name
-_OTHER_SEPARATORS = {";": "';'", "\t": "'\\t' (tabs)", "|": "'|'"}
-
-
-def _check_csv_separator(dataset: Any, files: list[str]) -> None:
-    """DataError when a CSV file read with commas has one column whose name holds another
-    separator (a file separated by semicolons or tabs), saying how to read it."""
-    names = dataset.schema.names
-    if len(names) != 1:
-        return
-    for sep, shown in _OTHER_SEPARATORS.items():
-        if sep in names[0]:
-            raise DataError(
-                f"data: {files[0]!r} looks separated by {shown}, not commas: read with commas "
-                f"it has the one column {names[0]!r}. Give a pyarrow dataset that says the "
-                "separator: ds.dataset(path, format=ds.CsvFileFormat(parse_options="
-                f"pyarrow.csv.ParseOptions(delimiter={sep!r}))) (attnreg takes no sep= option); "
-                f"for data that fits in memory, pd.read_csv(path, sep={sep!r})")
 
 
 # ------------------------------------------------------------------------------ polars
@@ -566,10 +575,7 @@ def as_source(data: Any, *, chunk_rows: int | None = None) -> ChunkSource:
     if kind == "path":
         files, fmt = _expand_paths(data)
         shown = os.fspath(data) if isinstance(data, (str, os.PathLike)) else files
-        dataset = _open_dataset(files, fmt)
-        if fmt == "csv":
-            _check_csv_separator(dataset, files)
-        source = ArrowSource(dataset, rows, paths=shown, file_format=fmt)
+        source = ArrowSource(_open_dataset(files, fmt), rows, paths=shown, file_format=fmt)
         source._paths = files
         source.description = f"{fmt} dataset {shown}"
         return source
