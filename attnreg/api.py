@@ -13,7 +13,8 @@ from typing import Any
 import patsy
 
 from attnreg.formula.design import NaAction, build_design
-from attnreg.exceptions import OptionError
+from attnreg.formula.subset import resolve_subset
+from attnreg.exceptions import FormulaError, OptionError
 from attnreg.methods import METHODS as REGISTRY
 from attnreg.methods import call_string, get_method, method_names
 from attnreg.threads import user_threads
@@ -30,13 +31,15 @@ METHODS = tuple(REGISTRY)
 def formula_namespace() -> dict[str, Callable[..., Any]]:
     """Helper functions available inside every formula.
 
-    Time-series lags and differences, and NaN-aware ``center`` / ``standardize`` / ``scale``
-    (:mod:`attnreg.formula.transforms`) in place of patsy's.
+    Time-series lags and differences, NaN-aware ``center`` / ``standardize`` / ``scale``
+    (:mod:`attnreg.formula.transforms`) in place of patsy's, and R's ``poly``
+    (:mod:`attnreg.formula.poly`).
     """
+    from attnreg.formula.poly import poly
     from attnreg.formula.transforms import center, scale, standardize
 
     names: dict[str, Callable[..., Any]] = {"center": center, "standardize": standardize,
-                                            "scale": scale}
+                                            "scale": scale, "poly": poly}
     try:
         from attnreg.formula.lags import diff, lag, lags
     except ImportError:  # pragma: no cover - the time-series layer is optional at import time
@@ -80,7 +83,9 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     weights : str or array-like, optional
         Prior weights (weighted least squares): a column name or a vector.
     subset : str or boolean array-like, optional
-        Rows to use: a mask or an expression such as ``"year > 1950"``.
+        Rows to use: a mask or an expression such as ``"year > 1950"`` or
+        ``"np.abs(x1) < 1"`` (pandas' ``DataFrame.eval``, else Python with the data's
+        columns, the caller's names and numpy as ``np``, as in formulas).
     na_action : {"drop", "raise"}
         Drop rows with missing values (the result reports which) or raise.
     lam : float or {"gcv", "loo"}, optional
@@ -125,6 +130,7 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     >>> bool(abs(w.weights.sum(axis=1) - 1).max() < 1e-10)
     True
     """
+    _check_argument_order(formula, data)
     estimator = get_method(method)
     env = _capture_env(eval_env)
     given = front_door_options(lam, k, standardize, vcov, maxlags, tol, **options)
@@ -138,8 +144,10 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     checked = estimator.check_options(given)  # every option, before any work
     if weights is not None and not estimator.capabilities.weights:
         raise OptionError(f"weights are not supported by method {method!r}")
+    names = formula_namespace()
+    subset = resolve_subset(subset, data, env, names)  # "np.abs(x) < 1" sees what formulas see
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                          eval_env=env, extra_names=formula_namespace())
+                          eval_env=env, extra_names=names)
     call = call_string(design.formula, method, given, weighted=weights is not None)
     with user_threads(estimator.capabilities.torch):
         return estimator.fit_design(design, checked, call)
@@ -196,6 +204,15 @@ def fit_network_formula(formula: str, data: Any, *, method: str = "block", weigh
     env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
     return attnreg(formula, data, method, weights=weights, subset=subset,
                    na_action=na_action, eval_env=env, **options)
+
+
+def _check_argument_order(formula: Any, data: Any) -> None:
+    """FormulaError when the data came first and the formula second."""
+    if isinstance(data, str) and "~" in data and not isinstance(formula, str):
+        raise FormulaError(
+            f"the arguments are swapped: the formula comes first, then the data, however "
+            f"the formula {data!r} came second (and data of type {type(formula).__name__} "
+            f"first); write attnreg({data!r}, data)")
 
 
 def _capture_env(eval_env: Any) -> Any:

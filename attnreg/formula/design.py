@@ -19,6 +19,7 @@ from attnreg.formula.builder import check_finite
 from attnreg.formula.builder import model_arrays as _model_arrays
 from attnreg.formula.builder import model_arrays_public as _model_arrays_public  # noqa: F401
 from attnreg.formula.parse import check_names, expand_dot, parse
+from attnreg.formula.poly import r_column_names
 from attnreg.formula.frame import (
     align_to_rows,
     check_factor_code,
@@ -299,7 +300,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
                "of data" if uses_time_operator(codes) else "")
         raise DataError(f"no rows left after removing missing values ({len(dropped)} rows had "
                         f"NA){why}")
-    names = [INTERCEPT if c == "Intercept" else str(c) for c in design_info.column_names]
+    names = r_column_names(design_info)  # poly(x, 2)1 as R, not patsy's poly(x, 2)[0]
     response = str(built.y_info.column_names[0])
     y = np.ascontiguousarray(y_mat[:, 0])  # y_mat is freshly built: no copy of the data
     check_finite(X, names, labels, "data")

@@ -14,11 +14,16 @@ import patsy
 from attnreg.exceptions import FormulaError
 from attnreg.formula.frame import names_in
 
-__all__ = ["check_names", "expand_dot", "parse"]
+__all__ = ["check_names", "expand_dot", "parse", "r_spelling_hint"]
 
 # names every formula can use without importing them (R-like helpers and numpy)
 _BUILTIN_NAMES = {"np", "numpy", "C", "I", "Q", "center", "standardize", "scale", "bs", "cr", "cc",
-                  "te", "Treatment", "Sum", "Poly", "Diff", "Helmert", "log", "exp", "sqrt", "abs"}
+                  "te", "Treatment", "Sum", "Poly", "Diff", "Helmert", "abs", "poly"}
+
+# R's spellings of functions a formula writes otherwise here: name -> the Python function
+_R_SPELLINGS = {"factor": "C", "as_factor": "C", "log": "np.log", "log2": "np.log2",
+                "log10": "np.log10", "log1p": "np.log1p", "exp": "np.exp", "expm1": "np.expm1",
+                "sqrt": "np.sqrt", "sin": "np.sin", "cos": "np.cos", "tan": "np.tan"}
 
 
 def _quote(name: str) -> str:
@@ -153,8 +158,34 @@ def check_names(factors: Any, frame: pd.DataFrame, env: Any, what: str) -> None:
             if name in known or name in _BUILTIN_NAMES or _in_env(env, name):
                 continue
             close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            hint = r_spelling_hint(code, name) or (
+                f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "")
             raise FormulaError(f"{what} has no column {name!r} (used in term {code!r}){hint}")
+
+
+def r_spelling_hint(code: str, name: str) -> str:
+    """A hint when ``name`` is called in ``code`` as R spells the function ("" otherwise).
+
+    Examples
+    --------
+    >>> print(r_spelling_hint("factor(g)", "factor"))
+    ; factor() is R's spelling: write C(g) (a categorical variable)
+    >>> print(r_spelling_hint("log(x + 1)", "log"))
+    ; log() is R's spelling: write np.log(x + 1)
+    """
+    if name not in _R_SPELLINGS:
+        return ""
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            args = ", ".join([ast.unparse(a) for a in node.args]
+                             + [ast.unparse(k) for k in node.keywords])
+            what = " (a categorical variable)" if _R_SPELLINGS[name] == "C" else ""
+            return f"; {name}() is R's spelling: write {_R_SPELLINGS[name]}({args}){what}"
+    return ""
 
 
 def _in_env(env: Any, name: str) -> bool:

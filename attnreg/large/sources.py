@@ -482,6 +482,34 @@ def _scan_options(dataset: Any) -> dict[str, Any]:
         use_buffered_stream=True, buffer_size=1 << 20, pre_buffer=False)}
 
 
+#: separators other than the comma that a CSV file's header may show instead
+_OTHER_SEPARATORS = {";": "';'", "\t": "'\\t' (tabs)", "|": "'|'"}
+
+
+def _check_csv_separator(path: str) -> None:
+    """DataError when a CSV file's header has no comma but another separator (a file
+    separated by semicolons or tabs, which a comma-separated read makes one column),
+    saying how to read it."""
+    import gzip
+
+    try:
+        opener: Any = gzip.open if path.lower().endswith(".gz") else open
+        with opener(path, "rt", errors="replace") as fh:
+            header = fh.readline(1 << 16).rstrip("\r\n")
+    except OSError:
+        return  # the reader says what is wrong with the file
+    if "," in header:
+        return
+    for sep, shown in _OTHER_SEPARATORS.items():
+        if sep in header:
+            raise DataError(
+                f"data: {path!r} looks separated by {shown}, not commas: its header is "
+                f"{header[:80]!r}. Give a pyarrow dataset that says the separator: "
+                "ds.dataset(path, format=ds.CsvFileFormat(parse_options="
+                f"pyarrow.csv.ParseOptions(delimiter={sep!r}))) (attnreg takes no sep= option); "
+                f"for data that fits in memory, pd.read_csv(path, sep={sep!r})")
+
+
 def _expand_paths(path: Any) -> tuple[list[str], str]:
     names = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
     files: list[str] = []
@@ -501,6 +529,7 @@ def _expand_paths(path: Any) -> tuple[list[str], str]:
     if exts <= {".parquet", ".pq"}:
         return files, "parquet"
     if exts <= {".csv", ".gz"} and all(f.lower().endswith((".csv", ".csv.gz")) for f in files):
+        _check_csv_separator(files[0])
         return files, "csv"
     raise DataError(f"data: files must all be parquet (.parquet) or all CSV (.csv), however "
                     f"they end in {', '.join(sorted(exts))}")

@@ -32,8 +32,8 @@ from attnreg.linear._contract import LinearFitContract
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["DiagnosticTable", "breusch_godfrey", "breusch_pagan", "condition_numbers",
-           "diagnostic_table", "durbin_watson", "jarque_bera", "reset_test", "vif_table",
-           "white_test"]
+           "diagnostic_table", "durbin_watson", "jarque_bera", "perfect_fit_note", "reset_test",
+           "vif_table", "white_test"]
 
 #: the exact Durbin–Watson p-value (Imhof's integral over the eigenvalues of M A M) is used
 #: below this many rows, the normal approximation from there on, as lmtest's default
@@ -548,6 +548,36 @@ def condition_numbers(fit: LinearFitContract) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def perfect_fit_note(fit: LinearFitContract) -> str:
+    """Why the residual tests are not defined on an essentially perfect fit ("" otherwise).
+
+    R's ``summary.lm`` criterion: the residual variance Σ w e² / df_resid below 1e-30 of
+    mean(f)² + var(f), f = √w · fitted. The residuals are then rounding errors (or exactly
+    zero), and every residual-based statistic divides by their sum of squares.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import attnreg as ar
+    >>> from attnreg.linear.diagtests import perfect_fit_note
+    >>> df = pd.DataFrame({"x": np.arange(10.0)})
+    >>> perfect_fit_note(ar.attnreg("y ~ x", df.assign(y=0.1 + 0.3 * df.x)))[:21]
+    'essentially perfect f'
+    """
+    df = float(fit.df_resid)
+    e = fit._resid_ws  # on the rescaled response: no under- or overflow
+    if not df > 0 or e.size < 2:
+        return ""
+    f = fit.design.y - fit._resid_fit
+    if fit.spectrum.weighted:
+        f = np.asarray(fit.spectrum.sqrt_w) * f
+    f = np.ldexp(f, -fit.spectrum.y_exponent)
+    resvar = float(e @ e) / df
+    if not resvar < (float(f.mean()) ** 2 + float(f.var(ddof=1))) * 1e-30:
+        return ""
+    return "essentially perfect fit: the residuals are rounding errors, the test is not defined"
+
+
 def diagnostic_table(fit: LinearFitContract, *, bg_order: int = 1, reset_power: Any = (2, 3),
                      studentize: bool = True, dw_exact: bool | None = None) -> DiagnosticTable:
     """The battery of :meth:`~attnreg.linear.results.LinearResults.diagnostics`.
@@ -567,12 +597,16 @@ def diagnostic_table(fit: LinearFitContract, *, bg_order: int = 1, reset_power: 
     bp = "Breusch-Pagan (studentized)" if studentize else "Breusch-Pagan"
     bg = (f"Breusch-Godfrey LM (order {bg_order})", f"Breusch-Godfrey F (order {bg_order})")
     rows: list[dict[str, Any]] = []
+    perfect = perfect_fit_note(fit)
     for names, run in (((bp,), lambda: [breusch_pagan(fit, studentize)]),
                        (("White",), lambda: [white_test(fit)]),
                        (("Durbin-Watson",), lambda: [durbin_watson(fit, dw_exact)]),
                        (bg, lambda: breusch_godfrey(fit, bg_order)),
                        (("Jarque-Bera",), lambda: [jarque_bera(fit)]),
                        (("RESET",), lambda: [reset_test(fit, power)])):
+        if perfect:  # no residuals to test: NaN, and why
+            rows += [_row(name, math.nan, "", math.nan, perfect) for name in names]
+            continue
         try:
             rows += run()
         except DataError as exc:  # a test the data cannot support: NaN, and why

@@ -230,7 +230,9 @@ def get_vcov(kind: Any) -> CovarianceEstimator:
         importlib.import_module(module)  # registers "HAC", "HC4"-"HC5", "cluster", "DK"
     if not isinstance(kind, str) or kind not in VCOV_REGISTRY:
         names = ", ".join(map(repr, VCOV_REGISTRY))
-        raise OptionError(f"vcov type must be one of {names}, however: {kind=}")
+        same = [k for k in VCOV_REGISTRY if isinstance(kind, str) and k.lower() == kind.lower()]
+        hint = f"; did you mean {same[0]!r} (names are case-sensitive)?" if same else ""
+        raise OptionError(f"vcov type must be one of {names}, however: {kind=}{hint}")
     return VCOV_REGISTRY[kind]
 
 

@@ -33,7 +33,7 @@ BENCHMARKS = ("mean",)
 STRATEGIES = ("direct", "iterated")
 INTERVALS = ("empirical", "gaussian")
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
-STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te")
+STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te", "poly")
 
 
 def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
@@ -269,12 +269,16 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
     if horizon >= len(data):
         raise OptionError(f"horizon={horizon} leaves nothing to forecast: data has "
                           f"{len(data)} rows")
-    stateful = re.search(r"\b(" + "|".join(STATEFUL) + r")\s*\(", formula)
+    # poly(x, d, raw=True) is plain powers; the orthogonal poly(x, d) learns its basis
+    plain = re.sub(r"\bpoly\s*\(((?:[^()]|\([^()]*\))*?\braw\s*=\s*True\s*)\)", "", formula)
+    stateful = re.search(r"\b(" + "|".join(STATEFUL) + r")\s*\(", plain)
     if stateful:
+        fix = ("write poly(x, d, raw=True) (the same forecasts from OLS, no whole-sample basis)"
+               if stateful.group(1) == "poly" else "remove it from the formula")
         raise LeakageError(
             f"the formula uses the stateful transform {stateful.group(1)}(), fitted on the whole "
             "sample; forecasts re-estimate centring and scaling inside each window already: "
-            "remove it from the formula")
+            f"{fix}")
     design = build_design(formula, data, eval_env=env, extra_names=namespace)
     if window is not None and window > design.n_obs:  # as rolling()
         raise DataError(f"window ({window}) is longer than the data ({design.n_obs} rows)")
