@@ -4,6 +4,8 @@ spellings, CSV separators."""
 from __future__ import annotations
 
 import math
+import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -101,19 +103,29 @@ def test_vcov_in_lower_case_gets_a_hint(frame: pd.DataFrame) -> None:
 
 # ------------------------------------------------------------------ CSV separators
 @pytest.mark.parametrize(("sep", "shown"), [(";", "';'"), ("\t", r"'\\t' \(tabs\)")])
-def test_csv_with_another_separator_says_how_to_read_it(frame: pd.DataFrame, tmp_path: Path,
-                                                        sep: str, shown: str) -> None:
+def test_csv_with_another_separator_says_pass_sep(frame: pd.DataFrame, tmp_path: Path,
+                                                  sep: str, shown: str) -> None:
     pytest.importorskip("pyarrow")
     path = tmp_path / "data.csv"
     frame.to_csv(path, sep=sep, index=False)
-    with pytest.raises(DataError, match=rf"data\.csv' looks separated by {shown}, not commas: its header.*"
-                                        r"ParseOptions\(delimiter="):
+    with pytest.raises(DataError, match=rf"data\.csv' looks separated by {shown}, not commas: its "
+                                        rf"header.*Pass sep={re.escape(repr(sep))}"):
         ar.attnreg("y ~ x1", str(path))
-    import pyarrow.csv as pa_csv
-    import pyarrow.dataset as ds
-
-    data = ds.dataset(str(path), format=ds.CsvFileFormat(  # the message's way
-        parse_options=pa_csv.ParseOptions(delimiter=sep)))
-    fit = ar.attnreg("y ~ x1 + x2", data)
+    fit = ar.attnreg("y ~ x1 + x2", str(path), sep=sep)  # the message's way
     assert_allclose(fit.coef.to_numpy(), ar.attnreg("y ~ x1 + x2", frame).coef.to_numpy(),
                     rtol=1e-9)  # CSV text round trip of 17-digit floats, then chunked sums
+    moved = pickle.loads(pickle.dumps(fit))  # the separator is kept for what re-reads the rows
+    assert_allclose(moved.with_vcov("HC1").std_err.to_numpy(),
+                    ar.attnreg("y ~ x1 + x2", frame).with_vcov("HC1").std_err.to_numpy(), rtol=1e-9)
+
+
+def test_sep_is_checked(frame: pd.DataFrame, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, sep=";", index=False)
+    with pytest.raises(OptionError, match=r"sep must be one character.*sep=';;'"):
+        ar.attnreg("y ~ x1", str(path), sep=";;")
+    frame.to_parquet(tmp_path / "data.parquet")
+    with pytest.raises(OptionError, match=r"sep= is the field separator of CSV files, however the "
+                                          r"files are parquet"):
+        ar.attnreg("y ~ x1", str(tmp_path / "data.parquet"), sep=";")

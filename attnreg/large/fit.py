@@ -46,28 +46,31 @@ from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.large.accumulate import Incomplete, RFactor, chunk_columns
 from attnreg.large.passes import GradientPart, centred_gradient_part, frames_of, gradient_part
 from attnreg.large.spec import ChunkSpec, learn_spec
-from attnreg.large.sources import ChunkSource, as_source
+from attnreg.large.sources import ChunkSource, as_source, check_sep
 
 __all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "check_residuals",
            "chunk_factor", "finish",
            "fit_chunked", "fit_from_factor", "refine", "spectrum_from_factor"]
 
 #: Options of the chunked path besides the method's own.
-CHUNK_OPTIONS = ("chunk_rows", "progress", "residuals")
+CHUNK_OPTIONS = ("chunk_rows", "progress", "residuals", "sep")
 
 
 def check_chunk_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Pop and validate the chunked path's own options (``chunk_rows``, ``progress``, ``residuals``).
+    """Pop and validate the chunked path's own options (``chunk_rows``, ``progress``,
+    ``residuals``, and ``sep``, the field separator of CSV files).
 
     Examples
     --------
     >>> opts = {"lam": 1.0, "progress": False}
     >>> check_chunk_options(opts), opts
-    ({'chunk_rows': None, 'progress': False, 'residuals': None}, {'lam': 1.0})
+    ({'chunk_rows': None, 'progress': False, 'residuals': None, 'sep': None}, {'lam': 1.0})
     """
     out = {"chunk_rows": options.pop("chunk_rows", None),
            "progress": options.pop("progress", False),
-           "residuals": options.pop("residuals", None)}
+           "residuals": options.pop("residuals", None),
+           "sep": options.pop("sep", None)}
+    check_sep(out["sep"])
     cr = out["chunk_rows"]
     if cr is not None and (not isinstance(cr, (int, np.integer)) or isinstance(cr, bool) or cr < 1):
         raise OptionError(f"chunk_rows must be a positive integer, however: chunk_rows={cr!r}")
@@ -340,7 +343,7 @@ def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
 def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | None = None,
                 subset: str | None = None, na_action: str = "drop", eval_env: Any = None,
                 chunk_rows: int | None = None, progress: bool = False,
-                residuals: bool | None = None,
+                residuals: bool | None = None, sep: str | None = None,
                 vcov: str = "classical", call: str = "", **options: Any) -> Any:
     """Fit a spectral method to data read chunk by chunk (what :func:`attnreg.attnreg` does
     for large inputs).
@@ -361,6 +364,8 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
         Rows per chunk.
     progress : bool
         Rows done per pass on stderr.
+    sep : str, optional
+        Field separator of CSV files (default ``","``): ``";"``, ``"\\t"``, ``"|"``, ...
     residuals : bool or None
         The pass for the residual statistics (quantiles, extremes, the largest hat value)
         with the classical covariance: None (default) when they are first asked for (by
@@ -398,7 +403,7 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
     checked = estimator.check_options(given)
     _check_vcov_chunked(checked)
     check_residuals(residuals)
-    source = as_source(data, chunk_rows=chunk_rows)
+    source = as_source(data, chunk_rows=chunk_rows, sep=sep)
     if weights is not None and not isinstance(weights, str):
         raise OptionError("weights of a chunked fit must name a column of the data, however: "
                           f"type(weights) is {type(weights).__name__}")
@@ -465,7 +470,7 @@ def fit_request(request: Any) -> Any:
     if request.na_action not in ("drop", "raise"):
         raise OptionError(f"na_action must be one of 'drop', 'raise', however: "
                           f"na_action={request.na_action!r}")
-    source = as_source(request.data, chunk_rows=chunk["chunk_rows"])
+    source = as_source(request.data, chunk_rows=chunk["chunk_rows"], sep=chunk["sep"])
     call = call_string(request.formula, request.method, options, weighted=weights is not None)
     return run_chunked(request.formula, source, estimator.name, checked, weights=weights,
                        subset=subset, na_action=request.na_action, eval_env=request.eval_env,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -435,14 +436,12 @@ class ChunkedResults(StudentInference, TidyGlance):
             each cluster's block of the hat matrix); no source to read.
         """
         from attnreg.large.passes import pass_plan, run_pass
-        from attnreg.large.sources import as_source
         from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov
 
         checked = check_vcov_options(kind, maxlags=maxlags, adjust=adjust, **options)
         name = get_vcov(kind).name
         check_chunked_vcov(name, checked)
-        source = self.source if data is None else as_source(
-            data, chunk_rows=getattr(self.source, "chunk_rows", None))
+        source = self.source if data is None else self._reread(data)
         if source is None:
             if name == "classical" and self.stats is not None:
                 return self._with(vcov_spec=VcovSpec("classical"), middle_robust=None)
@@ -647,13 +646,20 @@ class ChunkedResults(StudentInference, TidyGlance):
         ((6, 6), 1.0)
         """
         from attnreg.large.dask_attention import streamed_attention
-        from attnreg.large.sources import as_source
 
         if isinstance(newdata, dict):
             newdata = pd.DataFrame(newdata)
-        source = None if data is None else as_source(
-            data, chunk_rows=getattr(self.source, "chunk_rows", None))
+        source = None if data is None else self._reread(data)
         return streamed_attention(self, newdata, k=k, source=source)
+
+    def _reread(self, data: Any) -> Any:
+        """``data`` (the fit's files at a new location) as a source read like the fit's own:
+        same chunk size, same CSV separator."""
+        from attnreg.large.sources import as_source
+
+        sep = getattr(self.source, "_sep", None)
+        return as_source(data, chunk_rows=getattr(self.source, "chunk_rows", None),
+                         sep=sep if isinstance(data, (str, os.PathLike, list, tuple)) else None)
 
     # ------------------------------------------------------------ reports
     def summary(self) -> Any:

@@ -270,10 +270,10 @@ class ArrowSource(ChunkSource):
     """A pyarrow Table, Dataset, RecordBatchReader, or files read with ``pyarrow.dataset``."""
 
     def __init__(self, data: Any, chunk_rows: int, *, paths: Any = None,
-                 file_format: str | None = None) -> None:
+                 file_format: str | None = None, sep: str | None = None) -> None:
         import pyarrow as pa
 
-        self._paths, self._format = paths, file_format
+        self._paths, self._format, self._sep = paths, file_format, sep
         self._data = data
         self.chunk_rows = chunk_rows
         self._read_once = isinstance(data, pa.RecordBatchReader)
@@ -304,6 +304,7 @@ class ArrowSource(ChunkSource):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_hive_base", None)
+        self.__dict__.setdefault("_sep", None)
         self._data = None  # opened when first read: a fit loads where its files are not
 
     @property
@@ -326,9 +327,9 @@ class ArrowSource(ChunkSource):
                 "quantiles of summary()) needs them; pass data= with the files' new location, "
                 "e.g. fit.with_vcov('HC1', data='new/folder/*.parquet')")
         if self._data is None:
-            self._data = (_open_dataset(self._paths, self._format or "parquet")
-                          if self._hive_base is None else
-                          _open_hive(self._paths, self._format or "parquet", self._hive_base))
+            fmt = self._format or "parquet"
+            self._data = (_open_dataset(self._paths, fmt, self._sep) if self._hive_base is None
+                          else _open_hive(self._paths, fmt, self._hive_base, self._sep))
         return self._data
 
     def explain_absent(self, column: str) -> None:
@@ -504,13 +505,10 @@ def _check_csv_separator(path: str) -> None:
         if sep in header:
             raise DataError(
                 f"data: {path!r} looks separated by {shown}, not commas: its header is "
-                f"{header[:80]!r}. Give a pyarrow dataset that says the separator: "
-                "ds.dataset(path, format=ds.CsvFileFormat(parse_options="
-                f"pyarrow.csv.ParseOptions(delimiter={sep!r}))) (attnreg takes no sep= option); "
-                f"for data that fits in memory, pd.read_csv(path, sep={sep!r})")
+                f"{header[:80]!r}. Pass sep={sep!r} (e.g. attnreg(formula, path, sep={sep!r}))")
 
 
-def _expand_paths(path: Any) -> tuple[list[str], str]:
+def _expand_paths(path: Any, sep: str | None = None) -> tuple[list[str], str]:
     names = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
     files: list[str] = []
     for name in names:
@@ -529,20 +527,31 @@ def _expand_paths(path: Any) -> tuple[list[str], str]:
     if exts <= {".parquet", ".pq"}:
         return files, "parquet"
     if exts <= {".csv", ".gz"} and all(f.lower().endswith((".csv", ".csv.gz")) for f in files):
-        _check_csv_separator(files[0])
+        if sep is None:
+            _check_csv_separator(files[0])
         return files, "csv"
     raise DataError(f"data: files must all be parquet (.parquet) or all CSV (.csv), however "
                     f"they end in {', '.join(sorted(exts))}")
 
 
-def _open_dataset(files: list[str], file_format: str) -> Any:
+def _file_format(file_format: str, sep: str | None) -> Any:
+    """pyarrow's format for the files: a CSV format with its separator when one is given."""
+    if file_format != "csv" or sep is None:
+        return file_format
+    import pyarrow.csv as pcsv
+    import pyarrow.dataset as ds
+
+    return ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=sep))
+
+
+def _open_dataset(files: list[str], file_format: str, sep: str | None = None) -> Any:
     try:
         import pyarrow.dataset as ds
     except ImportError:
         raise OptionError("reading parquet or CSV files needs pyarrow: pip install "
                           "'attnreg[large]'") from None
     try:
-        return ds.dataset(files, format=file_format)
+        return ds.dataset(files, format=_file_format(file_format, sep))
     except Exception as exc:
         raise DataError(f"data: the {file_format} files could not be opened: {exc}") from None
 
@@ -566,13 +575,13 @@ def _hive_base(data: Any, files: list[str]) -> str | None:
     return base
 
 
-def _open_hive(files: list[str], file_format: str, base: str) -> Any:
+def _open_hive(files: list[str], file_format: str, base: str, sep: str | None = None) -> Any:
     """A dataset of hive-partitioned files, the partition keys as columns (their types
     inferred by pyarrow: integers, else text)."""
     import pyarrow.dataset as ds
 
     try:
-        return ds.dataset(files, format=file_format, partitioning="hive",
+        return ds.dataset(files, format=_file_format(file_format, sep), partitioning="hive",
                           partition_base_dir=base)
     except Exception as exc:
         raise DataError(f"data: the {file_format} files under {base!r} could not be opened "
@@ -639,7 +648,13 @@ class PolarsSource(ChunkSource):
 
 # ------------------------------------------------------------------------------ front
 
-def as_source(data: Any, *, chunk_rows: int | None = None) -> ChunkSource:
+def check_sep(sep: Any) -> None:
+    """``sep`` must be None or one character."""
+    if sep is not None and not (isinstance(sep, str) and len(sep) == 1):
+        raise OptionError(f"sep must be one character such as ';' or '\\t', however: {sep=}")
+
+
+def as_source(data: Any, *, chunk_rows: int | None = None, sep: str | None = None) -> ChunkSource:
     """Wrap ``data`` as a :class:`ChunkSource`.
 
     Parameters
@@ -650,6 +665,9 @@ def as_source(data: Any, *, chunk_rows: int | None = None) -> ChunkSource:
     chunk_rows : int, optional
         Rows per chunk (default :data:`DEFAULT_CHUNK_ROWS`; parquet files may yield smaller
         record batches).
+    sep : str, optional
+        The field separator of CSV files (default ``","``), one character such as ``";"`` or
+        ``"\\t"``.
 
     Returns
     -------
@@ -672,14 +690,22 @@ def as_source(data: Any, *, chunk_rows: int | None = None) -> ChunkSource:
         return data
     rows = _check_chunk_rows(chunk_rows)
     kind = _kind(data)
+    check_sep(sep)
+    if sep is not None and kind != "path":
+        raise OptionError(f"sep= is the field separator of CSV files, however data is not a "
+                          f"path (type(data) is {type(data).__name__})")
     if kind == "pandas":
         return PandasSource(data, rows)
     if kind == "path":
-        files, fmt = _expand_paths(data)
+        files, fmt = _expand_paths(data, sep)
+        if sep is not None and fmt != "csv":
+            raise OptionError(f"sep= is the field separator of CSV files, however the files "
+                              f"are {fmt}")
         shown = os.fspath(data) if isinstance(data, (str, os.PathLike)) else files
         base = _hive_base(data, files)
-        dataset = _open_dataset(files, fmt) if base is None else _open_hive(files, fmt, base)
-        source = ArrowSource(dataset, rows, paths=shown, file_format=fmt)
+        dataset = (_open_dataset(files, fmt, sep) if base is None
+                   else _open_hive(files, fmt, base, sep))
+        source = ArrowSource(dataset, rows, paths=shown, file_format=fmt, sep=sep)
         source._paths, source._hive_base = files, base
         source.description = f"{fmt} dataset {shown}"
         return source
