@@ -148,6 +148,9 @@ class CovarianceEstimator:
     option_names: tuple[str, ...] = ()
     #: Whether this is the classical σ² (X'WX)⁻¹ (R's F test applies).
     classical: bool = False
+    #: Whether :meth:`middle` reads ``inputs.hat`` (the hat values are computed only then;
+    #: otherwise ``inputs.hat`` is NaN).
+    needs_hat: bool = True
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         """Validate the options (no data needed); OptionError names the offending one."""
@@ -250,7 +253,7 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
 # ------------------------------------------------------------------------------ estimators
 
 class _Classical(CovarianceEstimator):
-    name, classical = "classical", True
+    name, classical, needs_hat = "classical", True, False
 
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
         middle = np.eye(1 + sp.rank) * inputs.sigma2
@@ -266,6 +269,7 @@ class _HC(CovarianceEstimator):
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.needs_hat = name in ("HC2", "HC3")
 
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
         middle = _meat(sp, _residual_scale(self.name, inputs.resid_w, inputs.hat), 0)
@@ -280,7 +284,7 @@ class _HC(CovarianceEstimator):
 class _HAC(CovarianceEstimator):
     """Newey–West: the Bartlett-kernel long-run covariance of the scores in row order."""
 
-    name, option_names = "HAC", ("maxlags", "adjust")
+    name, option_names, needs_hat = "HAC", ("maxlags", "adjust"), False
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         options = super().check(options)

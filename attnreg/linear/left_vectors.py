@@ -99,6 +99,16 @@ class LeftVectors:
                 return out
         return self._z_rows(key) @ G
 
+    def product(self, key: Any, M: FloatArray) -> FloatArray:
+        """U[key] @ M for M of shape (rank, m): for a lazy U, Z[key] @ (G M), a product with
+        m columns rather than rank (key: a slice or integer positions)."""
+        if self._stored is not None:
+            return self._stored[key] @ M
+        if self.shape[1] == 0:
+            return np.zeros((np.arange(self.shape[0])[key].size, M.shape[1]))
+        assert self._G is not None  # lazy form
+        return self._z_rows(key) @ (self._G @ M)
+
     def _lazy_step(self) -> int:
         return max(64, LAZY_BLOCK_BYTES // (8 * max(self._cols.size, self.shape[1], 1)))
 
