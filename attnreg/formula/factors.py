@@ -77,7 +77,7 @@ def _is_categorical(data: Any) -> bool:
 
 
 def _unboxed(data: Any) -> tuple[Any, bool]:
-    """(the data inside ``C()``, whether patsy's own path should take it)."""
+    """(the data inside ``C()``, whether ``C()`` was given its levels)."""
     from patsy.categorical import _CategoricalBox
 
     if isinstance(data, _CategoricalBox):
@@ -90,13 +90,15 @@ def sniff(sniffer: Any, data: Any) -> bool:
 
     Returns whether every level is known (patsy's meaning).
     """
-    inner, patsy_path = _unboxed(data)
-    if patsy_path or not hasattr(sniffer, "_level_set"):
+    inner, given = _unboxed(data)
+    if not hasattr(sniffer, "_level_set"):
         return bool(sniffer.sniff(data))
-    if _is_bool(inner) or _is_categorical(inner):  # patsy's own shortcuts, no loop either
+    if given or _is_bool(inner) or _is_categorical(inner):  # patsy's shortcuts, no loop
         if hasattr(data, "contrast"):
             sniffer._contrast = data.contrast
-        if _is_bool(inner):
+        if given:
+            sniffer._levels = tuple(data.levels)
+        elif _is_bool(inner):
             sniffer._level_set = {True, False}
         else:
             sniffer._levels = tuple(inner.cat.categories)
@@ -139,7 +141,8 @@ def categorical_codes(data: Any, levels: tuple[Any, ...], na: Any, origin: Any) 
     """
     from patsy.categorical import categorical_to_int
 
-    inner, patsy_path = _unboxed(data)
+    inner, given = _unboxed(data)  # C(x, levels=...): patsy checks them against the fit's
+    patsy_path = given and tuple(data.levels) != levels
     if not patsy_path and _is_bool(inner) and levels == (False, True):
         return np.asarray(inner, dtype=np.int64)  # patsy's shortcut: False 0, True 1
     if not patsy_path and _is_categorical(inner) and tuple(inner.cat.categories) == levels:

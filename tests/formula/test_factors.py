@@ -155,14 +155,18 @@ def test_factors_never_use_patsys_row_loops(monkeypatch: pytest.MonkeyPatch) -> 
         raise AssertionError("patsy's per-row loop was used")
 
     df = _frame(300, 4)
-    fit = ar.attnreg("y ~ C(g) * x + C(h, Sum) + C(f):C(b)", df)
+    fit = ar.attnreg("y ~ C(g) * x + C(h, Sum) + C(f):C(b) + C(cat)", df)
+    levels = ar.attnreg("y ~ C(h, levels=[3, 2, 1, 0]) + C(g, levels=['e', 'd', 'c', 'b', 'a'])", df)
     monkeypatch.setattr(patsy.categorical.CategoricalSniffer, "sniff", refuse)
     monkeypatch.setattr(patsy.categorical, "categorical_to_int", refuse)
     monkeypatch.setattr(patsy.build, "_build_subterm", refuse)
-    again = ar.attnreg("y ~ C(g) * x + C(h, Sum) + C(f):C(b)", df)
+    again = ar.attnreg("y ~ C(g) * x + C(h, Sum) + C(f):C(b) + C(cat)", df)
     assert np.array_equal(again.design.X, fit.design.X)
+    assert np.array_equal(levels.predict(df), ar.attnreg(
+        "y ~ C(h, levels=[3, 2, 1, 0]) + C(g, levels=['e', 'd', 'c', 'b', 'a'])", df).predict(df),
+        equal_nan=True)
     assert np.array_equal(again.predict(df.iloc[:20]), fit.predict(df.iloc[:20]), equal_nan=True)
-    chunked = ar.attnreg("y ~ C(g) * x + C(h, Sum) + C(f):C(b)", df, chunk_rows=70)
+    chunked = ar.attnreg("y ~ C(g) * x + C(h, Sum) + C(f):C(b) + C(cat)", df, chunk_rows=70)
     assert chunked.names == fit.names
 
 
