@@ -262,7 +262,7 @@ def query_weight_stats(sp: Spectrum, f: FloatArray,
     >>> print(f"{h[0]:.4f} {lev[0]:.4f} {neg[0]:.4f}")
     0.4018 0.4018 -0.3576
     """
-    n, m = sp.n_obs, rows.size
+    m = rows.size
     active = np.flatnonzero(f > 0)
     root = np.sqrt(f[active])
     base = 1.0 / sp.sum_w if sp.intercept is not None else None
@@ -275,12 +275,9 @@ def query_weight_stats(sp: Spectrum, f: FloatArray,
         query /= sp.sqrt_w[rows, None]
     Q = np.zeros((sp.rank, m))
     Q[active] = (query * root).T  # ω = (U Q)', inactive components contributing exactly 0
-    width = max(sp.U.n_source_columns, m, 1)
-    step = max(64, (LAZY_BLOCK_BYTES if sp.U.n_source_columns else BLOCK_BYTES) // (8 * width))
     neg, lev = np.zeros(m), np.zeros(m)
-    for lo in range(0, n, step):
-        hi = min(lo + step, n)
-        w = sp.U.product(slice(lo, hi), Q).T  # (m, hi - lo)
+    for lo, hi, UQ in sp.U.product_blocks(Q):
+        w = UQ.T  # (m, hi - lo)
         if w_all is not None:
             w *= sp.sqrt_w[None, lo:hi]
             if base is not None:
