@@ -1,7 +1,8 @@
 """Factors: design build time against patsy, and summary time on a design of many dummies.
 
     python benchmarks/factor_design.py                      # 1e6 rows; 2e4 rows x 2,000 dummies
-    python benchmarks/factor_design.py --rows 1e5 --summary-rows 4000 --dummies 300   # quick
+    python benchmarks/factor_design.py --rows 1e5 --summary-rows 4000 --dummies 300 \
+        --chunked-rows 4e5                                  # quick
 
 Part 1 (design): the same seeded data (x ~ N(0, 1), factors ``g20`` and ``g500`` of text
 levels drawn uniformly) for every formula; timed is attnreg's model frame
@@ -16,6 +17,10 @@ not timed. Timed: ``str(fit.summary())`` (classical standard errors: no hat valu
 computed; the attention section's figures come from the sampled query rows), the pass over
 every row that computes all hat values (what the summary cost before), and statsmodels'
 ``str(smf.ols(...).fit().summary())`` summary alone.
+
+Part 3 (chunked): a chunked fit (pandas data, chunks of 100,000 rows) of ``y ~ x`` and of
+``y ~ x + C(region) + C(hour)`` (20 text levels, 24 integer levels): every chunk's factors
+encoded as in memory.
 """
 
 from __future__ import annotations
@@ -84,15 +89,34 @@ def summary_part(n: int, dummies: int, reps: int) -> None:
           f"(attnreg / statsmodels {t_sum / t_sm:.2f})")
 
 
+def chunked_part(n: int) -> None:
+    import attnreg as ar
+
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"x": rng.normal(size=n),
+                       "region": rng.choice([f"r{i:02d}" for i in range(20)], n).astype(object),
+                       "hour": rng.integers(0, 24, n)})
+    df["y"] = df.x + rng.normal(size=n)
+    ar.attnreg("y ~ x + C(region)", df.iloc[:2000], chunk_rows=500)  # imports, first calls
+    print(f"chunked fit, {n:,} rows in chunks of 100,000:")
+    base = 0.0
+    for formula in ["y ~ x", "y ~ x + C(region) + C(hour)"]:
+        t, _ = best(lambda f=formula: ar.attnreg(f, df, chunk_rows=100_000), 1)
+        base = base or t
+        print(f"  {formula:<30}{t:9.3f} s  ({t / base:.1f}x the numeric formula)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=float, default=1e6, help="rows of part 1")
     ap.add_argument("--summary-rows", type=float, default=2e4, help="rows of part 2")
     ap.add_argument("--dummies", type=int, default=2000, help="dummy columns of part 2")
+    ap.add_argument("--chunked-rows", type=float, default=4e6, help="rows of part 3")
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
     design_part(int(args.rows), args.reps)
     summary_part(int(args.summary_rows), args.dummies, args.reps)
+    chunked_part(int(args.chunked_rows))
 
 
 if __name__ == "__main__":
