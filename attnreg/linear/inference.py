@@ -110,7 +110,8 @@ class MiddleInputs:
     resid_w : ndarray, shape (n_obs,)
         Weighted residuals sqrt(w) e divided by ``y_scale``.
     hat : ndarray, shape (n_obs,)
-        Hat values.
+        Hat values (NaN when the estimator's :attr:`~CovarianceEstimator.needs_hat` is
+        False: they are then not computed).
     df_resid : float
         Residual degrees of freedom n − tr(H).
     f : ndarray, shape (rank,) or None
