@@ -198,3 +198,29 @@ def test_chunked_spec_matches_memory_with_factors() -> None:
     chunked = ar.attnreg(formula, df, chunk_rows=90)
     assert chunked.names == fit.names
     np.testing.assert_allclose(chunked.coef.to_numpy(), fit.coef.to_numpy(), rtol=RTOL_EXACT)
+
+
+def _dtype_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(9)
+    n = 300
+    df = pd.DataFrame({
+        "y": rng.normal(size=n),
+        "f32": rng.choice([0.5, 1.25, 3.0], n).astype(np.float32),
+        "u8": rng.integers(0, 3, n).astype(np.uint8),
+        "i8": rng.integers(-2, 2, n).astype(np.int8),
+        "day": pd.date_range("2020-01-01", periods=3).values[rng.integers(0, 3, n)],
+        "nullable": pd.array(rng.integers(0, 3, n), dtype="Int64"),
+        "flag": pd.array(rng.choice([True, False], n), dtype="boolean"),
+        "text": rng.choice(["u", "v", "nan"], n).astype(object),  # patsy reads "nan" as NA
+    })
+    df.loc[4, "nullable"] = pd.NA
+    df.loc[6, "flag"] = pd.NA
+    return df
+
+
+@pytest.mark.parametrize("formula", [
+    "y ~ C(f32)", "y ~ C(u8)", "y ~ C(i8, Sum)", "y ~ C(day)", "y ~ C(nullable)",
+    "y ~ C(f32):C(u8)", "y ~ C(flag) + C(text)",
+])
+def test_other_dtypes_are_patsys_bit_for_bit(formula: str) -> None:
+    _assert_same(formula, _dtype_frame())
