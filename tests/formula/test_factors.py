@@ -168,6 +168,8 @@ def test_factors_never_use_patsys_row_loops(monkeypatch: pytest.MonkeyPatch) -> 
     assert np.array_equal(again.predict(df.iloc[:20]), fit.predict(df.iloc[:20]), equal_nan=True)
     chunked = ar.attnreg("y ~ C(g) * x + C(h, Sum) + C(f):C(b) + C(cat)", df, chunk_rows=70)
     assert chunked.names == fit.names
+    assert np.allclose(chunked.predict(df.iloc[:20]), fit.predict(df.iloc[:20]), rtol=RTOL_EXACT,
+                       atol=0, equal_nan=True)
 
 
 def test_unseen_level_names_factor_and_level() -> None:
@@ -179,6 +181,9 @@ def test_unseen_level_names_factor_and_level() -> None:
         fit.predict(new)
     with pytest.raises(DataError, match=r"factor 'C\(h\)' has level 7 not seen"):
         fit.predict(new.assign(g="a", h=[1, 7]))
+    chunked = ar.attnreg("y ~ C(g) + C(h) + x", df, chunk_rows=50)
+    with pytest.raises(DataError, match=r"factor 'C\(g\)' has level 'q' not seen when fitting"):
+        chunked.predict(new)
 
 
 def test_missing_factor_rows_dropped_and_counted() -> None:
