@@ -4,10 +4,11 @@ patsy's ``dmatrices(..., return_type="dataframe")`` evaluates every factor throu
 assembles the design column by column into a C-ordered matrix (a strided write per column),
 wraps it in a DataFrame and is then copied once more to a C-contiguous array. For a large
 design that is several passes and up to three copies of the matrix. The builder here keeps
-patsy's semantics (patsy's own design infos, factor evaluation, NA rules, index checks and,
-for anything but plain numeric terms, patsy's own column builder), but evaluates numeric
-factors straight to arrays (views of the data's columns when possible) and writes the design
-once, block of rows by block of rows, into the final C-contiguous matrix.
+patsy's semantics (patsy's design infos, factor evaluation, NA rules and index checks), but
+evaluates numeric factors straight to arrays (views of the data's columns when possible),
+encodes factors and builds their columns without per-row Python (:mod:`.factors`, the same
+levels, codes and products as patsy) and writes the design once, block of rows by block of
+rows, into the final C-contiguous matrix.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.threads import parallel_map
 
-__all__ = ["check_finite", "column_sources", "model_arrays", "model_arrays_public"]
+__all__ = ["check_finite", "column_sources", "design_rows", "model_arrays",
+           "model_arrays_public"]
 
 _BUILD_BLOCK_BYTES = 1 << 21  # rows per block: about 2 MiB of design (cache sized)
 _BUILD_SEGMENT_BLOCKS = 4  # blocks per task of a worker thread
@@ -42,11 +44,19 @@ class _Built:
 def model_arrays(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
     """``patsy.dmatrices(desc, frame, eval_env=env, NA_action="drop")`` as arrays, fast.
 
-    The fast builder uses three of patsy's private helpers; should a patsy release move them,
+    The fast builder uses some of patsy's private helpers; should a patsy release move them,
     the public ``patsy.dmatrices`` (slower, same result) is used instead.
     """
     try:
-        from patsy.build import _build_subterm, _CheckMatch, _eval_factor, _max_allowed_dim  # noqa: F401
+        from patsy.build import (  # noqa: F401
+            _CheckMatch,
+            _factors_memorize,
+            _make_subterm_infos,
+            _max_allowed_dim,
+            _subterm_column_combinations,
+            _subterm_column_names_iter,
+        )
+        from patsy.categorical import _CategoricalBox, categorical_to_int  # noqa: F401
     except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
         return model_arrays_public(desc, frame, env)
     return _model_arrays_fast(desc, frame, env)
@@ -68,31 +78,12 @@ def model_arrays_public(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
 
 def _model_arrays_fast(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
     """The fast route (see the comment above :class:`_Built`)."""
-    from patsy.build import _CheckMatch
+    from attnreg.formula.factors import design_infos
 
     na = patsy.NAAction("drop")
-    y_info, x_info = patsy.design_matrix_builders([desc.lhs_termlist, desc.rhs_termlist],
-                                                  lambda: iter([frame]), env, na)
-    rows_checker = _CheckMatch("Number of rows", lambda a, b: a == b)
-    index_checker = _CheckMatch("Index", lambda a, b: a.equals(b))
-    index_checker.check(frame.index, "data.index", None)
-    rows_checker.check(frame.shape[0], "data argument", None)
-    values: dict[Any, Any] = {}  # factor info -> evaluated ndarray (2-d numeric or 1-d codes)
-    good: BoolArray | None = None
-    for info in (y_info, x_info):
-        for factor_info in info.factor_infos.values():
-            if factor_info in values:
-                continue
-            value, is_na, value_index = _eval_factor(factor_info, frame, na)
-            name, origin = factor_info.factor.name(), factor_info.factor.origin
-            rows_checker.check(value.shape[0], name, origin)
-            if value_index is not None:
-                index_checker.check(value_index, name, origin)
-            values[factor_info] = value
-            if is_na is not None and is_na.any():
-                good = ~is_na if good is None else good & ~is_na
-    n_rows = rows_checker.value
-    index = index_checker.value
+    y_info, x_info = design_infos([desc.lhs_termlist, desc.rhs_termlist], lambda: iter([frame]),
+                                  env, na)
+    values, good, n_rows, index = _evaluate((y_info, x_info), frame, na)
     if good is None:
         rows = np.arange(n_rows, dtype=np.int64)
         labels = index[np.ones(n_rows, dtype=bool)]  # as patsy: the data's index, masked
@@ -107,6 +98,58 @@ def _model_arrays_fast(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
     return _Built(y=y, X=X, labels=labels, rows=rows, y_info=y_info, x_info=x_info)
 
 
+def _evaluate(infos: tuple[Any, ...], frame: pd.DataFrame,
+              na: Any) -> tuple[dict[Any, Any], BoolArray | None, int, pd.Index]:
+    """Every factor of ``infos`` on ``frame``, with patsy's row and index checks.
+
+    Returns the values by factor info (2-d numeric or 1-d codes), the mask of rows without
+    NA (None: every row), the number of rows and the index.
+    """
+    from patsy.build import _CheckMatch
+
+    rows_checker = _CheckMatch("Number of rows", lambda a, b: a == b)
+    index_checker = _CheckMatch("Index", lambda a, b: a.equals(b))
+    index_checker.check(frame.index, "data.index", None)
+    rows_checker.check(frame.shape[0], "data argument", None)
+    values: dict[Any, Any] = {}  # factor info -> evaluated ndarray (2-d numeric or 1-d codes)
+    good: BoolArray | None = None
+    for info in infos:
+        for factor_info in info.factor_infos.values():
+            if factor_info in values:
+                continue
+            value, is_na, value_index = _eval_factor(factor_info, frame, na)
+            name, origin = factor_info.factor.name(), factor_info.factor.origin
+            rows_checker.check(value.shape[0], name, origin)
+            if value_index is not None:
+                index_checker.check(value_index, name, origin)
+            values[factor_info] = value
+            if is_na is not None and is_na.any():
+                good = ~is_na if good is None else good & ~is_na
+    return values, good, int(rows_checker.value), index_checker.value
+
+
+def design_rows(info: Any, frame: pd.DataFrame) -> tuple[FloatArray, IntArray]:
+    """The design of ``frame``'s complete rows under ``info``, as patsy builds it for new data.
+
+    ``patsy.build_design_matrices([info], frame, NA_action="drop")`` on a positional index,
+    with factors encoded as in :mod:`attnreg.formula.factors`.
+
+    Returns
+    -------
+    X : ndarray, shape (n_complete, n_coef)
+    rows : ndarray of int, shape (n_complete,)
+        Positions in ``frame`` of the rows of ``X``.
+    """
+    positional = frame.set_axis(pd.RangeIndex(frame.shape[0]), axis=0)
+    values, good, n_rows, _ = _evaluate((info,), positional, patsy.NAAction())
+    if good is None:
+        rows = np.arange(n_rows, dtype=np.int64)
+    else:
+        rows = np.flatnonzero(good)
+        values = {k: v[good] for k, v in values.items()}
+    return _design_matrix(info, values, rows.size), rows
+
+
 def _eval_factor(factor_info: Any, frame: pd.DataFrame, na: Any, *,
                  find_na: bool = True) -> tuple[Any, BoolArray | None, pd.Index | None]:
     """patsy's factor evaluation, numeric factors without the DataFrame round trip.
@@ -116,15 +159,20 @@ def _eval_factor(factor_info: Any, frame: pd.DataFrame, na: Any, *,
     With ``find_na=False`` a float factor is not searched for NaN (the caller checks its
     values itself, as the chunked fits' leaves do) and its mask is None.
     """
-    from patsy.build import _eval_factor as patsy_eval_factor
     from patsy.build import _max_allowed_dim
 
-    if factor_info.type != "numerical":
-        value, is_na = patsy_eval_factor(factor_info, frame, na)
-        index = value.index if isinstance(value, (pd.Series, pd.DataFrame)) else None
-        return np.asarray(value), is_na, index
+    from patsy.categorical import _CategoricalBox
+
+    from attnreg.formula.factors import categorical_codes
+
     factor = factor_info.factor
     result = factor.eval(factor_info.state, frame)
+    if factor_info.type != "numerical":  # patsy's categorical_to_int, on distinct values
+        codes = categorical_codes(result, factor_info.categories, na, factor)
+        inner = result.data if isinstance(result, _CategoricalBox) else result  # inside C()
+        index = inner.index if isinstance(inner, pd.Series) and isinstance(
+            inner.dtype, pd.CategoricalDtype) else None  # patsy returns those codes as a Series
+        return codes, np.asarray(codes == -1), index
     index = result.index if isinstance(result, (pd.Series, pd.DataFrame)) else None
     arr = np.asarray(result)  # a view of the data's column when it is one
     if arr.ndim <= 1:
@@ -169,20 +217,25 @@ def column_sources(info: Any, by_factor: dict[Any, Any]) -> list[tuple[int, int,
 
 def _design_matrix(info: Any, values: dict[Any, Any], n_rows: int) -> FloatArray:
     """patsy's ``_build_design_matrix`` into a C-contiguous float64 array, in row blocks."""
-    from patsy.build import _build_subterm
+    from attnreg.formula.factors import build_subterm, check_codes
 
     by_factor = {fi.factor: values[fi] for fi in info.factor_infos.values()}
     out = np.empty((n_rows, len(info.column_names)), dtype=np.float64)
     plain: list[tuple[int, int, Any]] = []  # (start, stop, 2-d values or None for ones)
+    built: list[tuple[int, int, Any]] = []  # categorical or interaction blocks
     for start, stop, value, subterm in column_sources(info, by_factor):
         if subterm is None:
             plain.append((start, stop, value))
-        else:  # categorical or interaction: patsy's own builder on the whole column range
-            _build_subterm(subterm, info.factor_infos, by_factor, out[:, start:stop])
+        else:
+            check_codes(subterm, info.factor_infos, by_factor)
+            built.append((start, stop, subterm))
     plain = _merge_adjacent_columns(plain)
     block = max(1, _BUILD_BLOCK_BYTES // max(8 * out.shape[1], 1))
 
     def fill(bounds: tuple[int, int]) -> None:
+        for start, stop, subterm in built:  # patsy's products, vectorised (factors.py)
+            build_subterm(subterm, info.factor_infos, by_factor, out[:, start:stop], bounds,
+                          checked=True)
         for lo in range(bounds[0], bounds[1], block):  # cache-sized blocks of rows
             hi = min(lo + block, bounds[1])
             for start, stop, value in plain:

@@ -15,7 +15,7 @@ import patsy
 
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, FormulaError, OptionError
-from attnreg.formula.builder import check_finite
+from attnreg.formula.builder import check_finite, design_rows
 from attnreg.formula.builder import model_arrays as _model_arrays
 from attnreg.formula.builder import model_arrays_public as _model_arrays_public  # noqa: F401
 from attnreg.formula.parse import check_names, expand_dot, parse
@@ -137,16 +137,12 @@ class Design:
         uses = {name: name in self.numeric_columns for f in factors
                 for name in variable_uses(f.code)}
         frame = prepare_frame(frame, uses, "newdata", numeric=self.numeric_columns)
-        positional = frame.set_axis(pd.RangeIndex(frame.shape[0]), axis=0)
         try:  # rows with a missing value (numeric or factor) are built apart, then NaN rows,
-            (mat,) = patsy.build_design_matrices(  # as R's predict(na.action = na.pass)
-                [self.design_info], positional, NA_action=patsy.NAAction(NA_types=["None", "NaN"]),
-                return_type="dataframe")
+            mat, rows = design_rows(self.design_info, frame)  # as R's predict(na.pass)
         except patsy.PatsyError as exc:
             raise _translate_patsy_error(exc, "newdata") from None
         X_new = np.full((frame.shape[0], len(self.column_names)), np.nan)
-        rows = np.asarray(mat.index, dtype=np.int64)
-        X_new[rows] = mat.to_numpy(dtype=np.float64)
+        X_new[rows] = mat
         check_finite(X_new[rows], self.column_names, frame.index[rows], "newdata")
         return X_new, frame.index
 

@@ -229,9 +229,8 @@ def _pieces(info: Any, values: dict[Any, Any], take: IntArray | None,
             n_kept: int) -> tuple[_Piece, ...]:
     """Where each design column of ``info`` comes from (patsy's ``_build_design_matrix``,
     plain numeric columns referenced rather than copied)."""
-    from patsy.build import _build_subterm
-
     from attnreg.formula.builder import _merge_adjacent_columns, column_sources
+    from attnreg.formula.factors import build_subterm
 
     by_factor = {fi.factor: values[fi] for fi in info.factor_infos.values()}
     plain: list[tuple[int, int, Any]] = []
@@ -240,10 +239,10 @@ def _pieces(info: Any, values: dict[Any, Any], take: IntArray | None,
         if subterm is None:
             plain.append((start, stop, value))
             continue
-        # categorical or interaction: patsy's own builder, for the kept rows only
+        # categorical or interaction: patsy's products (vectorised), for the kept rows only
         sub = {f: by_factor[f] if take is None else by_factor[f][take] for f in subterm.factors}
         out = np.empty((n_kept, stop - start))
-        _build_subterm(subterm, info.factor_infos, sub, out)
+        build_subterm(subterm, info.factor_infos, sub, out)
         built.append(_Piece(start, stop, out, raw=False))
     merged = [_Piece(a, b, v, raw=v is not None) for a, b, v in _merge_adjacent_columns(plain)]
     return tuple(sorted([*merged, *built], key=lambda p: p.start))

@@ -238,7 +238,7 @@ def partition_summary(job: Mapping[str, Any], frame: pd.DataFrame) -> Pass1Part:
     """
     from attnreg.formula.design import _translate_patsy_error
     from attnreg.formula.parse import parse
-    from attnreg.large.spec import formula_env
+    from attnreg.large.spec import _incr_dbuilders, formula_env
 
     n = int(frame.shape[0])
     if n == 0:
@@ -246,9 +246,8 @@ def partition_summary(job: Mapping[str, Any], frame: pd.DataFrame) -> Pass1Part:
     # patsy's incremental builder on this partition alone (learn_spec's checks ran on the
     # client; a factor may well have one level in one partition)
     try:
-        y_info, x_info = patsy.incr_dbuilders(parse(job["formula"]), lambda: iter([frame]),
-                                              eval_env=formula_env(_env(job["names"])),
-                                              NA_action=patsy.NAAction("drop"))
+        y_info, x_info = _incr_dbuilders(parse(job["formula"]), lambda: iter([frame]),
+                                         formula_env(_env(job["names"])), patsy.NAAction("drop"))
     except patsy.PatsyError as exc:
         raise _translate_patsy_error(exc, "data") from None
     spec = _Infos(y_info, x_info)

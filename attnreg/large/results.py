@@ -538,6 +538,7 @@ class ChunkedResults(StudentInference, TidyGlance):
 
     # ------------------------------------------------------------ prediction
     def _design_of(self, frame: pd.DataFrame) -> FloatArray:
+        from attnreg.formula.builder import design_rows
         from attnreg.formula.design import _translate_patsy_error
         from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
         from attnreg.formula.parse import check_names
@@ -547,15 +548,12 @@ class ChunkedResults(StudentInference, TidyGlance):
         check_names(factors, frame, self.spec.eval_env, "newdata")
         uses = {name: outside for f in factors for name, outside in variable_uses(f.code).items()}
         frame = prepare_frame(frame, uses, "newdata")
-        positional = frame.set_axis(pd.RangeIndex(frame.shape[0]), axis=0)
-        try:
-            (mat,) = patsy.build_design_matrices(
-                [self.spec.x_info], positional,
-                NA_action=patsy.NAAction(NA_types=["None", "NaN"]), return_type="dataframe")
+        try:  # patsy's build_design_matrices, factors encoded per distinct value
+            mat, rows = design_rows(self.spec.x_info, frame)
         except patsy.PatsyError as exc:
             raise _translate_patsy_error(exc, "newdata") from None
         X = np.full((frame.shape[0], len(self.names)), np.nan)
-        X[np.asarray(mat.index, dtype=np.int64)] = mat.to_numpy(dtype=np.float64)
+        X[rows] = mat
         return X
 
     def predict(self, newdata: Any) -> Any:

@@ -1,7 +1,8 @@
 """Pass 1 of a chunked fit: what the formula needs from all the data, learned chunk by chunk.
 
 :func:`learn_spec` reads the source once (patsy's incremental builder,
-``patsy.incr_dbuilders``) and returns a :class:`ChunkSpec`: patsy's design infos of the
+``patsy.incr_dbuilders``, with factors' levels found per distinct value) and returns a
+:class:`ChunkSpec`: patsy's design infos of the
 response and the predictors with every factor's levels (a level seen only in the last
 chunk is a level like any other, and levels are sorted as in memory) and the memorised
 statistics of ``center()``, ``standardize()`` and ``scale()`` (attnreg's NaN-aware
@@ -235,6 +236,7 @@ def _open_columns(desc: Any, env: Any, frame: pd.DataFrame, na: Any) -> tuple[st
     """
     from patsy.categorical import CategoricalSniffer, guess_categorical
 
+    from attnreg.formula.factors import sniff
     from attnreg.formula.frame import variable_uses
 
     open_: dict[str, None] = {}
@@ -246,10 +248,21 @@ def _open_columns(desc: Any, env: Any, frame: pd.DataFrame, na: Any) -> tuple[st
                 value = factor.eval(state, frame)
                 if not guess_categorical(value):
                     continue
-                if CategoricalSniffer(na, factor.origin).sniff(value):
+                if sniff(CategoricalSniffer(na, factor.origin), value):
                     continue  # levels known (booleans, C(x, levels=...))
             open_.update(dict.fromkeys(n for n in variable_uses(factor.code) if n in frame.columns))
     return tuple(open_)
+
+
+def _incr_dbuilders(desc: Any, chunks: Any, env: Any, na: Any) -> tuple[Any, Any]:
+    """``patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)``, the same design
+    infos, with factors' levels found per distinct value (:mod:`attnreg.formula.factors`)."""
+    from attnreg.formula.factors import design_infos
+
+    y_info, x_info = design_infos([desc.lhs_termlist, desc.rhs_termlist], chunks, env, na)
+    if len(y_info.column_names) == 0:
+        raise patsy.PatsyError("model is missing required outcome variables")
+    return y_info, x_info
 
 
 def _first_chunk_open_columns(source: Any, needed: tuple[str, ...], uses: dict[str, bool],
@@ -394,13 +407,13 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     try:
         try:
             later[0] = _first_chunk_open_columns(source, needed, uses, desc, env, na)
-            y_info, x_info = patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)
+            y_info, x_info = _incr_dbuilders(desc, chunks, env, na)
         except patsy.PatsyError:
             if later[0] is None or later[0] == needed:
                 raise
             later[0] = None  # a factor read a column the prediction left out: read them all
             seen["rows"] = 0
-            y_info, x_info = patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)
+            y_info, x_info = _incr_dbuilders(desc, chunks, env, na)
     except (patsy.PatsyError, AssertionError) as exc:  # patsy asserts on no rows at all
         if seen["rows"] == 0:
             raise DataError(f"data ({source.description}) has no rows") from None

@@ -419,6 +419,7 @@ class _Cluster(CovarianceEstimator):
 
     name = "cluster"
     option_names = ("cluster", "type", "cadjust", "df", "fix")
+    needs_hat = False  # CR2's adjustment uses the blocks of H, from the filter factors
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         options = super().check(options)
@@ -520,6 +521,7 @@ class _DriscollKraay(CovarianceEstimator):
 
     name, aliases = "DK", ("driscoll_kraay",)
     option_names = ("time", "maxlags", "type")
+    needs_hat = False
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         options = super().check(options)

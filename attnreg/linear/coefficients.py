@@ -43,8 +43,11 @@ class CoefficientInference(StudentInference, LinearFitContract):
         """Covariance of the spectrum's components (rescaled response) under the vcov in use."""
         if not self._df_ok:
             return np.full((1 + self.spectrum.rank,) * 2, np.nan)
+        # the hat values (a pass over every row) only for the estimators that read them
+        hat = (self._hat if self.vcov_spec.estimator.needs_hat
+               else np.full(self.nobs, np.nan))
         return middle_matrix(self.spectrum, spec=self.vcov_spec, sigma2=self._sigma2_s,
-                             resid_w=self._resid_ws, hat=self._hat, df_resid=self.df_resid,
+                             resid_w=self._resid_ws, hat=hat, df_resid=self.df_resid,
                              f=self.filtered.f)
 
     @cached_property

@@ -17,7 +17,7 @@ from attnreg.linear.scaling import BLOCK_BYTES, LAZY_BLOCK_BYTES
 from attnreg.threads import narrow_blas, parallel_map
 
 __all__ = ["Filtered", "apply_filter", "hat_and_weight_stats", "hat_diagonal", "ols_filter",
-           "pcr_filter", "ridge_filter", "rss_of_filter"]
+           "pcr_filter", "query_weight_stats", "ridge_filter", "rss_of_filter"]
 
 #: blocks of rows per task of the hat-value pass (one worker thread's share at a time)
 HAT_SEGMENT_BLOCKS = 16
@@ -230,6 +230,62 @@ def hat_and_weight_stats(sp: Spectrum, f: FloatArray,
         lev += lev_part
     if base is not None:
         h += w_all * base if w_all is not None else base
+    return h, neg, lev
+
+
+def query_weight_stats(sp: Spectrum, f: FloatArray,
+                       rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`hat_and_weight_stats` for the query rows alone: no other row's hat value.
+
+    The weights of the m queries over every row, ω = B_q B' with B = U √f, are formed as
+    (U Q)' with Q = √f B_q' of shape (rank, m): for a U recomputed from the design that is
+    a product of the design with m columns, not with rank (what the hat values of every
+    row cost).
+
+    Returns
+    -------
+    hat : ndarray, shape (len(rows),)
+        The hat values of the query rows.
+    negative_mass : ndarray, shape (len(rows),)
+    leverage : ndarray, shape (len(rows),)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from statsmodels.datasets import longley
+    >>> from attnreg.linear import filters, spectral
+    >>> df = longley.load_pandas().data
+    >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
+    >>> sp = spectral.decompose(X, df["TOTEMP"].to_numpy(), intercept=0, weights=None,
+    ...                         scaling="sd", lazy_u=True)
+    >>> h, neg, lev = filters.query_weight_stats(sp, filters.ols_filter(sp.s), np.array([0, 7]))
+    >>> print(f"{h[0]:.4f} {lev[0]:.4f} {neg[0]:.4f}")
+    0.4018 0.4018 -0.3576
+    """
+    m = rows.size
+    active = np.flatnonzero(f > 0)
+    root = np.sqrt(f[active])
+    base = 1.0 / sp.sum_w if sp.intercept is not None else None
+    w_all = sp.sqrt_w**2 if sp.weighted else None
+    query = sp.U.rows(rows)[:, active] * root  # B_q, (m, n_active)
+    h = np.einsum("ij,ij->i", query, query)
+    if base is not None:
+        h += w_all[rows] * base if w_all is not None else base
+    if sp.weighted:
+        query /= sp.sqrt_w[rows, None]
+    Q = np.zeros((sp.rank, m))
+    Q[active] = (query * root).T  # ω = (U Q)', inactive components contributing exactly 0
+    neg, lev = np.zeros(m), np.zeros(m)
+    for lo, hi, UQ in sp.U.product_blocks(Q):
+        w = UQ.T  # (m, hi - lo)
+        if w_all is not None:
+            w *= sp.sqrt_w[None, lo:hi]
+            if base is not None:
+                w += w_all[None, lo:hi] * base
+        elif base is not None:
+            w += base
+        lev += np.einsum("ij,ij->i", w, w)
+        neg += np.minimum(w, 0, out=w).sum(axis=1)
     return h, neg, lev
 
 

@@ -267,6 +267,7 @@ class HACEstimator(CovarianceEstimator):
     """HAC (kernel) covariance of the scores in row order, with sandwich's options."""
 
     name = "HAC"
+    needs_hat = False  # the scores alone
     option_names = ("maxlags", "adjust", "kernel", "bandwidth", "prewhite")
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:

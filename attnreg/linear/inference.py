@@ -129,7 +129,8 @@ class MiddleInputs:
     resid_w : ndarray, shape (n_obs,)
         Weighted residuals sqrt(w) e divided by ``y_scale``.
     hat : ndarray, shape (n_obs,)
-        Hat values.
+        Hat values (NaN when the estimator's :attr:`~CovarianceEstimator.needs_hat` is
+        False: they are then not computed).
     df_resid : float
         Residual degrees of freedom n − tr(H).
     f : ndarray, shape (rank,) or None
@@ -167,6 +168,9 @@ class CovarianceEstimator:
     option_names: tuple[str, ...] = ()
     #: Whether this is the classical σ² (X'WX)⁻¹ (R's F test applies).
     classical: bool = False
+    #: Whether :meth:`middle` reads ``inputs.hat`` (the hat values are computed only then;
+    #: otherwise ``inputs.hat`` is NaN).
+    needs_hat: bool = True
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         """Validate the options (no data needed); OptionError names the offending one."""
@@ -297,7 +301,7 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
 # ------------------------------------------------------------------------------ estimators
 
 class _Classical(CovarianceEstimator):
-    name, classical = "classical", True
+    name, classical, needs_hat = "classical", True, False
 
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
         middle = np.eye(1 + sp.rank) * inputs.sigma2
@@ -313,6 +317,7 @@ class _HC(CovarianceEstimator):
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.needs_hat = name in ("HC2", "HC3")
 
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
         middle = _meat(sp, _residual_scale(self.name, inputs.resid_w, inputs.hat), 0)

@@ -99,6 +99,24 @@ class LeftVectors:
                 return out
         return self._z_rows(key) @ G
 
+    def product_blocks(self, M: FloatArray) -> Iterator[tuple[int, int, FloatArray]]:
+        """``(lo, hi, U[lo:hi] @ M)`` over blocks of rows, for M of shape (rank, m).
+
+        For a lazy U each block is Z[lo:hi] @ (G M): a product with m columns rather than
+        rank, so that U @ M costs n p m, not the n p rank of U itself.
+        """
+        n = self.shape[0]
+        if self._stored is not None or self.shape[1] == 0:
+            for lo, hi, U in self.blocks():
+                yield lo, hi, U @ M
+            return
+        assert self._G is not None  # lazy form
+        GM = self._G @ M  # (n_source_columns, m)
+        step = max(64, LAZY_BLOCK_BYTES // (8 * max(self._cols.size, M.shape[1], 1)))
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            yield lo, hi, self._z_rows(slice(lo, hi)) @ GM
+
     def _lazy_step(self) -> int:
         return max(64, LAZY_BLOCK_BYTES // (8 * max(self._cols.size, self.shape[1], 1)))
 

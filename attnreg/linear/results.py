@@ -24,7 +24,7 @@ from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.tstats import f_sf
-from attnreg.linear.filters import Filtered, hat_and_weight_stats
+from attnreg.linear.filters import Filtered, hat_and_weight_stats, query_weight_stats
 from attnreg.linear.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
 from attnreg.linear.diagnostics import Diagnostics
@@ -243,18 +243,35 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         return out
 
     @cached_property
-    def _row_pass(self) -> tuple[FloatArray, FloatArray, FloatArray, int]:
-        """Hat values and the summary's sampled weight statistics, from one pass over the rows.
-
-        The queries are every training row for small n, else about 2e7 / (n (rank + 1))
-        evenly spaced rows (at least 20).
-        """
+    def _query_rows(self) -> IntArray:
+        """The summary's query rows: every training row for small n, else about
+        2e7 / (n (rank + 1)) evenly spaced rows (at least 20)."""
         n, sp = self.nobs, self.spectrum
         m = int(min(n, max(20, 2e7 / max(n * (sp.rank + 1), 1))))
-        rows = np.unique(np.linspace(0, n - 1, m).round().astype(np.int64))
-        with narrow_blas(sp.rank):  # products of row blocks with the (rank)-wide factors
-            h, neg, lev = hat_and_weight_stats(sp, self.filtered.f, rows)
+        return np.unique(np.linspace(0, n - 1, m).round().astype(np.int64))
+
+    @cached_property
+    def _row_pass(self) -> tuple[FloatArray, FloatArray, FloatArray, int]:
+        """Hat values and the summary's sampled weight statistics, from one pass over the rows."""
+        rows = self._query_rows
+        with narrow_blas(self.spectrum.rank):  # products of row blocks with the (rank)-wide factors
+            h, neg, lev = hat_and_weight_stats(self.spectrum, self.filtered.f, rows)
         return h, neg, lev, int(rows.size)
+
+    @cached_property
+    def _query_pass(self) -> tuple[FloatArray, FloatArray, FloatArray, IntArray]:
+        """(hat values, negative mass, Σω²) of the query rows, and the rows.
+
+        When every row is a query this is the hat values' own pass; otherwise only the
+        queries' weights are formed (:func:`~attnreg.linear.filters.query_weight_stats`), and
+        no other row's hat value.
+        """
+        rows = self._query_rows
+        if rows.size == self.nobs:
+            h, neg, lev, _ = self._row_pass
+            return h[rows], neg, lev, rows
+        h, neg, lev = query_weight_stats(self.spectrum, self.filtered.f, rows)
+        return h, neg, lev, rows
 
     @cached_property
     def _hat(self) -> FloatArray:

@@ -202,9 +202,15 @@ class LinearViews(LinearFitContract):
     def sampled_weight_stats(self) -> tuple[FloatArray, FloatArray, int]:
         """Negative mass Σ min(ω, 0) and Σ ω² of training rows as queries, for the summary.
 
-        Every row for small n, else about 2e7 / (n (rank + 1)) evenly spaced rows (at least
-        20); computed in the same pass as the hat values. Returns (negative mass, Σ ω²,
-        number of query rows).
+        Every row for small n (computed in the same pass as the hat values), else about
+        2e7 / (n (rank + 1)) evenly spaced rows (at least 20; no other row's hat value is
+        computed). Returns (negative mass, Σ ω², number of query rows).
         """
-        _, neg, lev, m = self._row_pass
-        return neg, lev, m
+        _, neg, lev, rows = self._query_pass
+        return neg, lev, int(rows.size)
+
+    def sampled_hat_values(self) -> pd.Series:
+        """Hat values of the rows :meth:`sampled_weight_stats` uses as queries, by row label
+        (every row for small n: then :attr:`hat_values` itself)."""
+        h, _, _, rows = self._query_pass
+        return pd.Series(h, index=self.design.row_labels[rows], name="hat")

@@ -85,12 +85,14 @@ def _row_label(label: Any) -> str:
 
 
 def _attention(res: LinearResults) -> AttentionSummary:
-    h = res.hat_values.to_numpy()
+    hat = res.sampled_hat_values()  # every row's for small n; else the sampled rows' only
     neg, lev, m = res.sampled_weight_stats()
+    h = hat.to_numpy()
     imax = int(np.argmax(h))
+    mean = h.mean() if m == res.nobs else res.edf / res.nobs  # Σ h = tr(H)
     return AttentionSummary(
-        leverage_mean=float(h.mean()), leverage_max=float(h[imax]),
-        leverage_max_row=_row_label(res.design.row_labels[imax]),
+        leverage_mean=float(mean), leverage_max=float(h[imax]),
+        leverage_max_row=_row_label(hat.index[imax]),
         neighbours_median=float(np.median(1 / lev)), neighbours_min=float(np.min(1 / lev)),
         negative_median=float(np.median(neg)), negative_min=float(np.min(neg)),
         n_sampled=int(m), n_rows=int(res.nobs))

@@ -107,9 +107,10 @@ def _(section: Penalty) -> list[str]:
 def _(section: AttentionSummary) -> list[str]:
     a = section
     sampled = "" if a.n_sampled == a.n_rows else f" (these two from {a.n_sampled} evenly spaced rows)"
+    among = "" if a.n_sampled == a.n_rows else f" of the {a.n_sampled} rows; mean tr(H)/n"
     return ["", "Attention view (training rows as queries; weights sum to 1 with an intercept):",
             f"  leverage (hat values): mean {fmt_g(a.leverage_mean)}, "
-            f"max {fmt_g(a.leverage_max)} (row {a.leverage_max_row})",
+            f"max {fmt_g(a.leverage_max)} (row {a.leverage_max_row}{among})",
             f"  effective neighbours 1/sum(w^2): median {fmt_g(a.neighbours_median)}, "
             f"min {fmt_g(a.neighbours_min)}",
             f"  negative weight mass: median {fmt_g(a.negative_median)}, "

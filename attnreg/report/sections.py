@@ -156,7 +156,8 @@ class AttentionSummary:
     Attributes
     ----------
     leverage_mean, leverage_max : float
-        Hat values: Σω² of each training row's weights.
+        Hat values: their mean (tr(H)/n), and their largest over the query rows (every row
+        for small n; otherwise the ``n_sampled`` rows, no other row's hat value computed).
     leverage_max_row : str
         Label of the row with the largest leverage, as the reader wrote it.
     neighbours_median, neighbours_min : float
@@ -164,7 +165,8 @@ class AttentionSummary:
     negative_median, negative_min : float
         Negative weight mass.
     n_sampled, n_rows : int
-        Rows the neighbour and negative-mass figures come from, of all training rows.
+        Rows the largest leverage, neighbour and negative-mass figures come from, of all
+        training rows.
     """
 
     leverage_mean: float
