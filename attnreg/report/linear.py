@@ -84,15 +84,21 @@ def _row_label(label: Any) -> str:
     return repr(label) if isinstance(label, str) else str(label)
 
 
+#: Every row's hat value is computed for the summary's largest leverage when that costs at
+#: most this many multiply-adds (n · rank², a fraction of a second); beyond, the sampled rows'.
+EXACT_LEVERAGE_BUDGET = 5e8
+
+
 def _attention(res: LinearResults) -> AttentionSummary:
-    hat = res.sampled_hat_values()  # every row's for small n; else the sampled rows' only
     neg, lev, m = res.sampled_weight_stats()
+    every = ("_row_pass" in res.__dict__  # already computed (HC2, HC3, influence, ...)
+             or res.nobs * (res.spectrum.rank + 1) ** 2 <= EXACT_LEVERAGE_BUDGET)
+    hat = res.hat_values if every or m == res.nobs else res.sampled_hat_values()
     h = hat.to_numpy()
-    imax = int(np.argmax(h))
-    mean = h.mean() if m == res.nobs else res.edf / res.nobs  # Σ h = tr(H)
+    imax = int(np.nanargmax(h))
     return AttentionSummary(
-        leverage_mean=float(mean), leverage_max=float(h[imax]),
+        leverage_mean=float(res.edf / res.nobs), leverage_max=float(h[imax]),  # Σ h = tr(H)
         leverage_max_row=_row_label(hat.index[imax]),
         neighbours_median=float(np.median(1 / lev)), neighbours_min=float(np.min(1 / lev)),
         negative_median=float(np.median(neg)), negative_min=float(np.min(neg)),
-        n_sampled=int(m), n_rows=int(res.nobs))
+        n_sampled=int(m), n_rows=int(res.nobs), n_leverage=int(h.size))

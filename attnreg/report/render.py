@@ -107,7 +107,7 @@ def _(section: Penalty) -> list[str]:
 def _(section: AttentionSummary) -> list[str]:
     a = section
     sampled = "" if a.n_sampled == a.n_rows else f" (these two from {a.n_sampled} evenly spaced rows)"
-    among = "" if a.n_sampled == a.n_rows else f" of the {a.n_sampled} rows; mean tr(H)/n"
+    among = "" if a.n_leverage == a.n_rows else f" of {a.n_leverage} sampled rows; mean tr(H)/n"
     return ["", "Attention view (training rows as queries; weights sum to 1 with an intercept):",
             f"  leverage (hat values): mean {fmt_g(a.leverage_mean)}, "
             f"max {fmt_g(a.leverage_max)} (row {a.leverage_max_row}{among})",

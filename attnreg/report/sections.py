@@ -156,8 +156,9 @@ class AttentionSummary:
     Attributes
     ----------
     leverage_mean, leverage_max : float
-        Hat values: their mean (tr(H)/n), and their largest over the query rows (every row
-        for small n; otherwise the ``n_sampled`` rows, no other row's hat value computed).
+        Hat values: their mean (tr(H)/n), and their largest over ``n_leverage`` rows (every
+        row unless the hat values of all rows would cost more than the fit: then the
+        ``n_sampled`` rows, no other row's hat value computed).
     leverage_max_row : str
         Label of the row with the largest leverage, as the reader wrote it.
     neighbours_median, neighbours_min : float
@@ -165,8 +166,9 @@ class AttentionSummary:
     negative_median, negative_min : float
         Negative weight mass.
     n_sampled, n_rows : int
-        Rows the largest leverage, neighbour and negative-mass figures come from, of all
-        training rows.
+        Rows the neighbour and negative-mass figures come from, of all training rows.
+    n_leverage : int
+        Rows the largest leverage is taken over.
     """
 
     leverage_mean: float
@@ -178,3 +180,4 @@ class AttentionSummary:
     negative_min: float
     n_sampled: int
     n_rows: int
+    n_leverage: int

@@ -32,7 +32,11 @@ def big_frame() -> pd.DataFrame:
 
 @pytest.fixture
 def hat_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the passes that compute every row's hat value."""
+    """Counts the passes that compute every row's hat value (the summary's largest leverage
+    made as costly as on a wide design, so that it samples rows)."""
+    import attnreg.report.linear as report_linear
+
+    monkeypatch.setattr(report_linear, "EXACT_LEVERAGE_BUDGET", 0)
     calls: list[int] = []
     real = results_module.hat_and_weight_stats
 
@@ -55,6 +59,15 @@ def test_no_hat_values_for_summaries_that_do_not_need_them(
     _ = fit.std_err, fit.conf_int(), fit.vcov
     assert hat_calls == []
     assert "evenly spaced rows" in text  # the summary sampled its query rows
+
+
+def test_the_largest_leverage_is_exact_when_affordable(big_frame: pd.DataFrame) -> None:
+    """Below the budget the summary's largest leverage is every row's, not a sample's."""
+    fit = ar.attnreg(FORMULA, big_frame)
+    text = str(fit.summary())
+    top = fit.hat_values.idxmax()
+    assert f"max {ar.report.fmt_g(fit.hat_values.max())} (row {top})" in text
+    assert "sampled rows" not in text and "evenly spaced rows" in text
 
 
 @pytest.mark.parametrize("kind", ["HC2", "HC3"])
