@@ -1,8 +1,10 @@
 """Forecasts past the end of the data (ex ante), with intervals, from a forecast run's setting.
 
 After the pseudo-out-of-sample evaluation, :func:`forecast_ahead` re-estimates each
-horizon's model at the last origin T (the data's last row) by the run's own rules and
-forecasts T + h:
+horizon's model at the last origin T (the last row of the data whose response is observed
+and used) by the run's own rules and forecasts T + h, labelled by the data's index when the
+data has rows past T (e.g. with the future values of regressors declared ``known``, the
+response left missing) and else by labels continuing its frequency:
 
 * **direct**: the h-step regression fitted to the design rows whose target is observed by
   T (all of them; a rolling scheme keeps the last ``window``; the fixed scheme, too, is
@@ -108,15 +110,24 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
         raise DataError("ahead() needs the data the forecasts were made from; this run does "
                         "not keep it (a forecast restored from an old pickle?)")
     horizons = [p.plan.horizon for p in parts]
-    targets = future_labels(data.index, max(horizons))
+    T = max(int(data.index.get_indexer(p.plan.design.row_labels[-1:])[0]) for p in parts)
+    extended = _extended(data, T + max(horizons))
     if plan.strategy == "iterated":
-        rows = _iterated(parts, data, kind, level)
+        rows = _iterated(parts, extended, T, kind, level)
     else:
-        rows = [_direct(p, data, targets, kind, level) for p in parts]
+        rows = [_direct(p, extended, T, kind, level) for p in parts]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame.index = pd.MultiIndex.from_arrays(
-        [horizons, targets[np.asarray(horizons) - 1]], names=["horizon", "target"])
+        [horizons, extended.index[T + np.asarray(horizons)]], names=["horizon", "target"])
     return frame
+
+
+def _extended(data: pd.DataFrame, last: int) -> pd.DataFrame:
+    """The data's rows up to position ``last``, with empty rows at new labels past its end."""
+    beyond = last - (len(data) - 1)
+    if beyond <= 0:
+        return data.iloc[: last + 1]
+    return data.reindex(data.index.append(future_labels(data.index, beyond)))
 
 
 def _final_fit(plan: ForecastPlan) -> tuple[Any, int]:
@@ -134,11 +145,10 @@ def _final_fit(plan: ForecastPlan) -> tuple[Any, int]:
     return fit, design.n_obs - start
 
 
-def _future_row(plan: ForecastPlan, data: pd.DataFrame, targets: pd.Index) -> FloatArray:
-    """The regressors of T + h (``targets[h - 1]``), built from data up to T."""
-    target = targets[plan.horizon - 1]
-    extended = data.reindex(data.index.append(targets[: plan.horizon]))  # h empty rows
-    X, _ = plan.design.rebuild(extended)  # every row: a lag may reach back arbitrarily far
+def _future_row(plan: ForecastPlan, data: pd.DataFrame, T: int) -> FloatArray:
+    """The regressors of row T + h, from rows up to T (and known terms' own future values)."""
+    target = data.index[T + plan.horizon]
+    X, _ = plan.design.rebuild(data.iloc[: T + plan.horizon + 1])  # lags reach back any way
     row = X[-1]
     if not np.isfinite(row).all():
         from attnreg.formula.lags import min_lag
@@ -146,8 +156,9 @@ def _future_row(plan: ForecastPlan, data: pd.DataFrame, targets: pd.Index) -> Fl
         late = [f.code for f in plan.design.design_info.factor_infos
                 if (lag := min_lag(f.code)) is None or lag < plan.horizon]
         what = (f"the term(s) {', '.join(map(repr, late))}, lagged less than the horizon "
-                f"{plan.horizon}, are not known at the last origin {data.index[-1]!r} (a term "
-                "declared known=[...] needs its future values, which the data does not have)"
+                f"{plan.horizon}, are not known at the last origin {data.index[T]!r}: a term "
+                "declared known=[...] needs its future values, in rows after the last "
+                "observed response (left missing)"
                 if late else "the data's last rows have missing values")
         raise DataError(f"ahead() cannot build the regressors of target {target!r}: {what}")
     return row
@@ -169,22 +180,22 @@ def _bounds(res: Any, pred: float, half: float | None, kind: str, level: float,
     return float(lower[-1]), float(upper[-1])
 
 
-def _direct(res: Any, data: pd.DataFrame, targets: pd.Index, kind: str,
+def _direct(res: Any, data: pd.DataFrame, T: int, kind: str,
             level: float) -> tuple[Any, ...]:
     """One horizon's ex ante row: the h-step model on all rows, at the regressors of T + h."""
     p = res.plan
     estimator = get_method(p.method)
     fit, n_train = _final_fit(p)
-    x = _future_row(p, data, targets)
+    x = _future_row(p, data, T)
     pred = float(estimator.predict_design(fit, x[None, :])[0])
     half = None
     if kind == "gaussian":
         half = float(iv.gaussian_quantile(level, fit.df_resid)) * iv.linear_prediction_sd(fit, x)
-    lower, upper = _bounds(res, pred, half, kind, level, len(data) - 1)
-    return data.index[-1], pred, lower, upper, n_train
+    lower, upper = _bounds(res, pred, half, kind, level, T)
+    return data.index[T], pred, lower, upper, n_train
 
 
-def _iterated(parts: list[Any], data: pd.DataFrame, kind: str,
+def _iterated(parts: list[Any], data: pd.DataFrame, T: int, kind: str,
               level: float) -> list[tuple[Any, ...]]:
     """Every horizon's ex ante row: the one-step model on all rows, iterated h times."""
     from attnreg.timeseries.forecast import ar_lags
@@ -199,10 +210,10 @@ def _iterated(parts: list[Any], data: pd.DataFrame, kind: str,
         y_at[response - lags[c]] = p.design.X[:, c]
     y_at[response] = p.design.y
     kmax, H = int(lags.max()), max(r.plan.horizon for r in parts)
-    hist = np.r_[y_at[len(data) - kmax :], np.zeros(H)]
+    hist = np.r_[y_at[T + 1 - kmax : T + 1], np.zeros(H)]
     if not np.isfinite(hist[:kmax]).all():
         raise DataError(f"ahead() needs the last {kmax} values of the response, observed at "
-                        f"{data.index[-kmax]!r} to {data.index[-1]!r}; some are missing")
+                        f"{data.index[T + 1 - kmax]!r} to {data.index[T]!r}; some are missing")
     const, slopes = coef[lags == 0].sum(), coef[lags > 0]
     for step in range(1, H + 1):
         hist[kmax - 1 + step] = const + slopes @ hist[kmax - 1 + step - lags[lags > 0]]
@@ -221,6 +232,6 @@ def _iterated(parts: list[Any], data: pd.DataFrame, kind: str,
         elif kind == "gaussian":
             half = float(iv.gaussian_quantile(level)) * float(fit.sigma) * float(
                 np.sqrt((psi[:h] ** 2).sum()))
-        lower, upper = _bounds(res, pred, half, kind, level, len(data) - 1)
-        rows.append((data.index[-1], pred, lower, upper, n_train))
+        lower, upper = _bounds(res, pred, half, kind, level, T)
+        rows.append((data.index[T], pred, lower, upper, n_train))
     return rows

@@ -141,6 +141,24 @@ def test_ahead_refuses_what_it_cannot_know(series) -> None:
         fc.ahead()
     with pytest.raises(DataError, match=r"cannot continue the data's dates"):
         future_labels(pd.DatetimeIndex(["2000-01-01", "2000-01-02", "2000-01-05"]), 1)
+
+
+def test_known_terms_take_their_future_values_from_rows_past_the_last_response(series) -> None:
+    trend = series.assign(t=np.arange(len(series), dtype=float))
+    future = pd.DataFrame({"t": [90.0, 91.0]}, index=pd.period_range("2022Q3", periods=2, freq="Q"))
+    given = pd.concat([trend, future])  # known values of the next periods, response missing
+    fc = ar.forecast("y ~ lag(y, 2) + t", given, start="2015Q1", known=["t"], horizon=2)
+    rows = trend.assign(ylag=trend["y"].shift(2)).dropna()
+    ref = ar.attnreg("y ~ ylag + t", rows)
+    got = fc.ahead()
+    assert list(got.index.get_level_values("target").astype(str)) == ["2022Q4"]
+    assert got["origin"].iloc[0] == trend.index[-1]
+    assert_allclose(got["forecast"].iloc[0],
+                    ref.predict(pd.DataFrame({"ylag": [trend["y"].iloc[-1]], "t": [91.0]})).iloc[0],
+                    rtol=RTOL_EXACT)
+
+
+def test_ahead_checks_its_options_and_pickles(series) -> None:
     fc = ar.forecast("y ~ lag(y, 1)", series, start="2015Q1")
     with pytest.raises(OptionError, match=r"interval must be 'gaussian' or 'empirical'.*'normal'"):
         fc.ahead(interval="normal")
