@@ -166,3 +166,18 @@ def test_ahead_checks_its_options_and_pickles(series) -> None:
         fc.ahead(level=90)
     back = pickle.loads(pickle.dumps(fc))
     pd.testing.assert_frame_equal(back.ahead(), fc.ahead())
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")  # 3 epochs
+def test_block_ahead_equals_its_network_on_all_rows(series) -> None:
+    block = {"variant": "trimmed", "pca_components": 2, "max_epochs": 3, "seed": 3}
+    fc = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", series, method="block", start="2022Q1",
+                     min_errors=1, **block)
+    got = fc.ahead(level=0.5).iloc[0]
+    rows, new = hand_frame(series, 1)
+    ref = ar.attnreg("y ~ ylag + xlag", rows, method="block", **block)
+    # the same network; float32 products of one row or a batch may round differently
+    assert got["forecast"] == pytest.approx(ref.predict(new).iloc[0], rel=1e-5)
+    errors = fc.forecasts["error"].to_numpy()
+    assert_allclose([got["lower"], got["upper"]] - got["forecast"],
+                    np.quantile(errors, [0.25, 0.75]), rtol=RTOL_EXACT)
