@@ -23,7 +23,6 @@ horizon, all observed by T (NaN with fewer than ``min_errors``).
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Any
 
@@ -137,7 +136,7 @@ def _final_fit(plan: ForecastPlan) -> tuple[Any, int]:
     if design.n_obs - start <= design.n_coef:
         raise DataError(f"ahead() has {design.n_obs - start} training rows for "
                         f"{design.n_coef} coefficients")
-    options = checked_options(dataclasses.replace(plan, options=dict(plan.options)))
+    options = checked_options(plan)  # a copy: the plan's options stay as they are
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankDeficiencyWarning)
         fit = get_method(plan.method).fit_design(
