@@ -21,6 +21,10 @@ class OptionError(AttnregError, ValueError):
     """Raised when an argument has an invalid value; the message lists the valid ones."""
 
 
+class NotComputedError(AttnregError, AttributeError):
+    """Raised when a result was computed without a statistic (``params_only=True``) that is asked for."""
+
+
 class FormulaPicklingError(AttnregError, pickle.PicklingError):
     """Raised when a fit cannot be pickled: its formula uses a function pickle cannot store."""
 

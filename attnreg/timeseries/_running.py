@@ -7,13 +7,14 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 import numpy as np
 
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError
+from attnreg.exceptions import DataError, OptionError
 from attnreg.methods import get_method
 from attnreg.threads import small_lapack
 from attnreg.timeseries import intervals as iv
@@ -21,15 +22,33 @@ from attnreg.timeseries.plan import ForecastPlan, IteratedPlan, fit_window, tuni
 from attnreg.timeseries.forecast_results import ForecastResults
 
 
-def run_all(plans: list[Any], horizons: list[int], progress: bool) -> list[ForecastResults]:
-    """The results of every horizon, intervals included, in the order of ``horizons``."""
+#: With ``progress=None`` (the default) the progress line is shown when the forecasts of a
+#: horizon are expected to take longer than this many seconds (see :func:`estimated_seconds`).
+AUTO_PROGRESS_SECONDS = 5.0
+
+
+def estimated_seconds(plan: ForecastPlan, first_fit: float) -> float:
+    """Expected time of a plan's refits: the first fit's seconds times the number of fits."""
+    return first_fit * int(np.count_nonzero(plan.refit))
+
+
+def run_all(plans: list[Any], horizons: list[int],
+            progress: bool | None) -> list[ForecastResults]:
+    """The results of every horizon, intervals included, in the order of ``horizons``.
+
+    ``progress``: True shows the progress line, False never; None shows it for forecasts
+    expected to take more than :data:`AUTO_PROGRESS_SECONDS` (judged after the first fit).
+    """
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise OptionError(f"progress must be True, False or None (shown when the forecasts "
+                          f"take more than {AUTO_PROGRESS_SECONDS:g} s), however: {progress=!r}")
     out: list[ForecastResults] = []
     for plan in plans:
         base = plan.base if isinstance(plan, IteratedPlan) else plan
         label = f"forecast ({base.method}, {base.scheme}" + (
             f", h={base.horizon})" if len(plans) > 1 else ")")
-        with Progress(base.n_forecasts, label, progress) as bar:
-            res = run_forecasts(base, bar)
+        with Progress(base.n_forecasts, label, progress is True) as bar:
+            res = run_forecasts(base, bar, auto=progress is None)
         if isinstance(plan, IteratedPlan):
             out += [with_intervals(r) for r in iterate(plan, res, horizons)]
         else:
@@ -122,11 +141,15 @@ def _can_update(plan: ForecastPlan, tuning: Any) -> bool:
         d.weights is None and plan.scheme != "fixed" and bool(plan.refit.all()) and contiguous
 
 
-def run_forecasts(plan: ForecastPlan, bar: Progress) -> ForecastResults:
-    """Estimate at every origin and forecast; the fast updating path where it applies."""
+def run_forecasts(plan: ForecastPlan, bar: Progress, auto: bool = False) -> ForecastResults:
+    """Estimate at every origin and forecast; the fast updating path where it applies.
+
+    ``auto``: turn ``bar`` on after the first fit when :func:`estimated_seconds` exceeds
+    :data:`AUTO_PROGRESS_SECONDS`.
+    """
     spectral = get_method(plan.method).family == "spectral"
     if not spectral:  # torch fits: their own threads (the user's cap applies around them)
-        return _run_refits(plan, bar)
+        return _run_refits(plan, bar, auto)
     with small_lapack():  # one small factorization or update per origin
         tuning = tuning_of(plan)[0]
         if _can_update(plan, tuning):
@@ -134,7 +157,7 @@ def run_forecasts(plan: ForecastPlan, bar: Progress) -> ForecastResults:
             if out is not None:
                 bar.update(plan.n_forecasts)
                 return out
-        return _run_refits(plan, bar)
+        return _run_refits(plan, bar, auto)
 
 
 def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
@@ -173,7 +196,7 @@ def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
                            engine="updating", lower=lower, upper=upper, sigma_path=sigma)
 
 
-def _run_refits(plan: ForecastPlan, bar: Progress) -> ForecastResults:
+def _run_refits(plan: ForecastPlan, bar: Progress, auto: bool = False) -> ForecastResults:
     d, estimator = plan.design, get_method(plan.method)
     spectral = estimator.family == "spectral"
     pred = np.empty(plan.n_forecasts)
@@ -187,7 +210,11 @@ def _run_refits(plan: ForecastPlan, bar: Progress) -> ForecastResults:
         if plan.refit[i] or fit is None:
             if fit is not None:  # e.g. softmax heads start from the previous origin's
                 plan.options.update(estimator.warm_start(fit))
+            started = time.perf_counter()
             fit = fit_window(plan, i)
+            if auto and i == 0:  # long forecasts say so, unless asked to be quiet
+                bar.enabled = estimated_seconds(plan, time.perf_counter() - started) \
+                    > AUTO_PROGRESS_SECONDS
             if models is not None:  # a warm-started fit cannot be refitted alone: keep it
                 models[i] = fit
         pred[i] = float(estimator.predict_design(fit, d.X[plan.targets[i]][None, :])[0])

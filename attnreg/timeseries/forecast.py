@@ -41,7 +41,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
              horizon: int | Sequence[int] = 1, strategy: str = "direct",
              interval: str | None = None, level: float = 0.9, min_errors: int = 20,
              refit_every: int = 1, benchmark: str = "mean", known: Sequence[str] = (),
-             progress: bool = False, eval_env: Any = 0, **options: Any) -> Any:
+             progress: bool | None = None, eval_env: Any = 0, **options: Any) -> Any:
     """Recursive, rolling or fixed-scheme out-of-sample forecasts with evaluation.
 
     Parameters
@@ -97,8 +97,9 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         Every other term must be computable from past rows: one whose values up to an
         origin change when later rows are added (``x - x.mean()``) is refused
         (:mod:`attnreg.timeseries.lookahead`).
-    progress : bool
-        Show a progress line on stderr.
+    progress : bool or None
+        Show a progress line on stderr: True always, False never; None (default) when the
+        forecasts are expected to take more than a few seconds (judged from the first fit).
     **options
         Method options (``lam``, ``k``, ``standardize``; softmax: ``heads``, ``seed``, ...).
 

@@ -228,6 +228,45 @@ class ForecastResults:
         return {"n_intervals": float(cov.n_intervals), "coverage": cov.coverage,
                 "mean_width": cov.mean_width, "level": self.plan.level}
 
+    def ahead(self, interval: str | None = None, level: float | None = None) -> pd.DataFrame:
+        """Forecasts past the end of the data (ex ante), with intervals.
+
+        The model re-estimated at the last row of the data by the run's own rules (method,
+        options, rolling window; direct: the h-step regression on every row whose target is
+        observed, at the regressors of the target built from data up to the last row;
+        iterated: the one-step model iterated h times). See :mod:`attnreg.timeseries.ahead`.
+
+        Parameters
+        ----------
+        interval : {None, "gaussian", "empirical"}
+            None: the run's own ``interval``, else "gaussian" for ols/ridge/pcr (the fit's
+            prediction interval) and "empirical" (quantiles of the run's own out-of-sample
+            errors) for the other methods.
+        level : float, optional
+            Nominal coverage (default: the run's ``level``, 0.9).
+
+        Returns
+        -------
+        DataFrame, shape (1, 5)
+            Indexed by (horizon, target date, continuing the data's frequency); columns
+            origin, forecast, lower, upper, n_train.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, start="2000Q1")
+        >>> fc.ahead()[["forecast", "lower", "upper", "n_train"]].round(3)  # doctest: +NORMALIZE_WHITESPACE
+                        forecast  lower  upper  n_train
+        horizon target
+        1       2009Q4      3.91 -0.292  8.112      202
+        """
+        from attnreg.timeseries.ahead import forecast_ahead
+
+        return forecast_ahead([self], interval, level)
+
     def summary(self) -> Summary:
         """Report: the setting, the accuracy of the forecasts and the tests against the benchmark.
 
@@ -496,6 +535,29 @@ class MultiHorizonForecasts:
         if any(f is None for f in frames):
             return None
         return pd.concat(frames, keys=self.horizons, names=["horizon", "origin"])
+
+    def ahead(self, interval: str | None = None, level: float | None = None) -> pd.DataFrame:
+        """Forecasts past the end of the data at every horizon, with intervals.
+
+        :meth:`ForecastResults.ahead` of every horizon, one row each, indexed by (horizon,
+        target date).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fh = ar.forecast("infl ~ lag(infl, h)", macro, start="2000Q1", horizon=[1, 4])
+        >>> fh.ahead(level=0.8)[["forecast", "lower", "upper"]].round(3)  # doctest: +NORMALIZE_WHITESPACE
+                        forecast  lower  upper
+        horizon target
+        1       2009Q4     3.722  0.513  6.931
+        4       2010Q3     3.754  0.149  7.358
+        """
+        from attnreg.timeseries.ahead import forecast_ahead
+
+        return forecast_ahead(list(self.parts), interval, level)
 
     def summary(self) -> Summary:
         """Report: per-horizon accuracy, tests against the benchmark and interval coverage.
