@@ -24,6 +24,7 @@ from attnreg.linear.inference import VcovSpec
 from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
+from attnreg.linear.centring import centred_residuals, needs_centred_residuals
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
 from attnreg.linear.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
@@ -160,7 +161,8 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         Rows of prior weight zero are included, though not part of the fit (as in R).
         """
         b = self._coef_zeroed
-        fit, zero = self.design.X @ b, self.design.zero_weight
+        zero = self.design.zero_weight
+        fit = self.design.y - self._resid_fit if self._offsets_cancel else self.design.X @ b
         if zero is None:
             return pd.Series(fit, name="fitted", index=self.design.row_labels)
         return zero.all_rows(fit, self.design.row_labels, zero.X @ b, "fitted")
@@ -183,11 +185,36 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
     @cached_property
     def _resid_fit(self) -> FloatArray:
         """Residuals of the rows in the fit (rows of weight zero left out)."""
+        if self._offsets_cancel:
+            return self._centred_resid()
         if "fitted" in self.__dict__ and self.design.zero_weight is None:
             return self.design.y - self.fitted.to_numpy()
         e = self.design.X @ self._coef_zeroed  # without caching the fitted values
         np.subtract(self.design.y, e, out=e)
         return e
+
+    @cached_property
+    def _offsets_cancel(self) -> bool:
+        """Whether y − X c in float64 would lose the residuals' digits to the columns' offsets.
+
+        Then the residuals are formed on the centred columns (:mod:`attnreg.linear.centring`).
+        """
+        sp = self.spectrum
+        if sp.intercept is None or not sp.kept.size:
+            return False
+        coef = self._coef_zeroed
+        scale = float(np.ldexp(np.sqrt(sp.y_outside / sp.sum_w), sp.y_exponent))
+        return needs_centred_residuals(float(coef[sp.intercept]), sp.center[sp.kept],
+                                       coef[sp.kept], scale)
+
+    def _centred_resid(self) -> FloatArray:
+        """y − X c with the offsets cancelled first: ((y − ȳ) − (X − x̄) β), two-term means."""
+        sp, e = self.spectrum, self.spectrum.y_exponent
+        lo = np.zeros(sp.kept.size) if sp.center_lo is None else sp.center_lo[sp.kept]
+        return centred_residuals(self.design.X, self.design.y, sp.kept,
+                                 self._coef_zeroed[sp.kept], sp.center[sp.kept], lo,
+                                 float(np.ldexp(sp.y_center, e)),
+                                 float(np.ldexp(sp.y_center_lo, e)))
 
     @cached_property
     def _resid_w(self) -> FloatArray:

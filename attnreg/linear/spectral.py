@@ -44,12 +44,12 @@ from attnreg.linear._tallqr import TallQR, streaming_r
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.threads import narrow_blas, small_lapack
+from attnreg.linear.centring import two_term_means
 from attnreg.linear.left_vectors import LeftVectors
 from attnreg.linear.scaling import (
     column_exponents,
     is_safe,
     multipliers,
-    weighted_means,
     binary_exponents,
     column_norms,
     unit_weights,
@@ -62,10 +62,12 @@ class _Centring(TypedDict):
     """What every decomposition path shares: centring, weights and the response."""
 
     center: FloatArray  # (p,) weighted column means (zeros without an intercept)
+    center_lo: FloatArray | None  # (p,) what float64 could not hold of them (None: zeros)
     sqrt_w: FloatArray  # (n,) sqrt(w); a stride-0 vector of ones when unweighted
     sum_w: float
     intercept: int | None  # column of the intercept
-    y_center: float  # (in units of y_scale, as the next two)
+    y_center: float  # (in units of y_scale, as the next three)
+    y_center_lo: float  # what float64 could not hold of ȳ
     yss: float  # ||sqrt(w)(y - ȳ)||²
     y: FloatArray
     y_scale: float  # a power of two: the response is y * y_scale
@@ -131,6 +133,12 @@ class Spectrum:
         :func:`apply_filter` returns coefficients on the response's own scale.
     tol : float
         The aliasing tolerance the decomposition used.
+    center_lo : ndarray, shape (n_coef,), or None
+        The rest of the column means beyond ``center`` (the means are ``center + center_lo``
+        to twice float64's precision; :mod:`attnreg.linear.centring`); the design is
+        centred as (X − center) − center_lo. None: zeros.
+    y_center_lo : float
+        The rest of the response's mean beyond ``y_center`` (in units of ``y_scale``).
 
     Examples
     --------
@@ -166,6 +174,8 @@ class Spectrum:
     y_outside: float
     y_scale: float = 1.0
     tol: float = ALIAS_TOL
+    center_lo: FloatArray | None = None
+    y_center_lo: float = 0.0
 
     @property
     def y_exponent(self) -> int:
@@ -191,6 +201,7 @@ class Spectrum:
     def ytilde(self) -> FloatArray:
         """ỹ = sqrt(w) (y − ȳ), shape (n_obs,) (computed on each access)."""
         yt = self.y - self.y_center
+        yt -= self.y_center_lo
         if self.weighted:
             yt *= self.sqrt_w
         return yt
@@ -257,24 +268,27 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     else:
         sqrt_w, sum_w = np.sqrt(weights), float(weights.sum())
     weighted = weights is not None
-    center = np.zeros(p)
+    center, center_lo = np.zeros(p), None
     cols = np.array([j for j in range(p) if j != intercept], dtype=np.int64)
-    y_center = 0.0
-    if intercept is not None:
-        w = weights if weights is not None else np.ones(n)
-        center[cols] = weighted_means(w, X, sum_w)[cols]  # w @ X[:, cols] would copy X
-        y_center = float(weighted_means(w, y, sum_w)[0])
-        del w
+    y_center = y_lo = 0.0
+    if intercept is not None:  # means to twice float64's precision (attnreg.linear.centring)
+        center, lo = two_term_means(weights, X, cols, sum_w)
+        center_lo = lo if lo.any() else None
+        y_hi, y_los = two_term_means(weights, y[:, None], np.zeros(1, dtype=np.int64), sum_w)
+        y_center, y_lo = float(y_hi[0]), float(y_los[0])
     yt = y - y_center
+    yt -= y_lo
     if weighted:
         yt *= sqrt_w
     big = max(float(yt.max(initial=0.0)), -float(yt.min(initial=0.0)))
     y_exp = 0 if big == 0.0 or is_safe(np.array(big)) else int(binary_exponents(np.array(big)))
     if y_exp:  # squares would overflow or underflow: the response / 2^y_exp, exactly
         y, y_center, yt = np.ldexp(y, -y_exp), float(np.ldexp(y_center, -y_exp)), np.ldexp(yt, -y_exp)
+        y_lo = float(np.ldexp(y_lo, -y_exp))
     yss = float(yt @ yt)
     del yt
-    common: _Centring = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w,
+    common: _Centring = {"center": center, "center_lo": center_lo, "y_center_lo": y_lo,
+                         "sqrt_w": sqrt_w, "sum_w": sum_w,
                          "intercept": intercept, "y_center": y_center, "yss": yss, "y": y,
                          "y_scale": float(np.ldexp(1.0, y_exp)), "tol": float(tol)}
     if n <= cols.size:
@@ -312,15 +326,16 @@ def _scaled_r(R: FloatArray, col_scale: FloatArray, e: IntArray) -> FloatArray:
 
 
 def _tall_qr(X: FloatArray, cols: IntArray, center: FloatArray, sqrt_w: FloatArray | None,
-             e: IntArray | None = None) -> tuple[TallQR, IntArray]:
+             e: IntArray | None = None, center_lo: FloatArray | None = None,
+             ) -> tuple[TallQR, IntArray]:
     """TallQR of the centred columns, each divided by 2^e; e found (and the QR redone) when the
     plain QR overflows. Returns the QR and e (zeros when no column needed it)."""
     if e is None:
-        qr = TallQR(X, cols, center, sqrt_w)
+        qr = TallQR(X, cols, center, sqrt_w, center_lo=center_lo)
         if np.isfinite(qr.R).all():
             return qr, np.zeros(cols.size, dtype=np.int64)
         e = column_exponents(X, cols, center, sqrt_w)
-    return TallQR(X, cols, center, sqrt_w, col_mult=multipliers(e)), e
+    return TallQR(X, cols, center, sqrt_w, col_mult=multipliers(e), center_lo=center_lo), e
 
 
 def _weights_or_none(c: _Centring) -> FloatArray | None:
@@ -331,6 +346,7 @@ def _weights_or_none(c: _Centring) -> FloatArray | None:
 def _weighted_yc(c: _Centring) -> FloatArray:
     """sqrt(w)(y − ȳ), a new array."""
     yt = c["y"] - c["y_center"]
+    yt -= c["y_center_lo"]
     sw = _weights_or_none(c)
     if sw is not None:
         yt *= sw
@@ -355,11 +371,12 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     keep = np.zeros(0, dtype=bool)
     e = np.zeros(cols.size, dtype=np.int64)
     if cols.size:
-        R_aug = streaming_r(X, y, cols, center, sw, c["y_center"])
+        lows = (c["center_lo"], c["y_center_lo"])
+        R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], lows=lows)
         k = cols.size
         if not np.isfinite(R_aug[:k, :k]).all():  # overflow: columns / 2^e, exactly
             e = column_exponents(X, cols, center, sw)
-            R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], multipliers(e))
+            R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], multipliers(e), lows)
         norms = column_norms(R_aug[:k, :k])
         keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
         if keep.any() and not keep.all():  # drop the aliased columns: re-triangularise R
@@ -379,11 +396,13 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         n * cols.size > LAZY_U_MIN_CELLS and s[0] <= LAZY_U_MAX_COND * s[-1])
     if use_lazy:
         G = (Vt.T / s) / col_scale[:, None]
-        U = LeftVectors(n, m, X=X, cols=kept, center=center[kept], sqrt_w=sw, G=G)
+        lo = c["center_lo"]
+        U = LeftVectors(n, m, X=X, cols=kept, center=center[kept], sqrt_w=sw, G=G,
+                        center_lo=None if lo is None else lo[kept])
         return Spectrum(U=U, s=s, V=Vt.T, kept=kept, aliased=aliased, scale=scale,
                         uty=Ur.T @ R_aug[:m, m], y_outside=y_outside, **c)
     # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
-    qr, _ = _tall_qr(X, kept, center, sw, e)
+    qr, _ = _tall_qr(X, kept, center, sw, e, c["center_lo"])
     Ur, s, Vt = _small_svd(_scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, kept=kept, aliased=aliased,
@@ -403,7 +422,7 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     qr: TallQR | None = None
     e = np.zeros(cols.size, dtype=np.int64)
     if cols.size:
-        qr, e = _tall_qr(X, cols, center, sw)
+        qr, e = _tall_qr(X, cols, center, sw, center_lo=c["center_lo"])
         norms = column_norms(qr.R)
         diag = np.zeros(cols.size)
         diag[: min(qr.R.shape)] = np.diag(qr.R)
@@ -413,7 +432,7 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     if not kept.size or qr is None:
         return _no_columns(n, scale, kept, aliased, c)
     if not keep.all():
-        qr, e = _tall_qr(X, kept, center, sw, e[keep])
+        qr, e = _tall_qr(X, kept, center, sw, e[keep], c["center_lo"])
         norms = column_norms(qr.R)
     col_scale = _scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
@@ -437,6 +456,8 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     n, p = X.shape
     sw = _weights_or_none(c)
     Zc = X[:, cols] - c["center"][cols]
+    if c["center_lo"] is not None:
+        Zc -= c["center_lo"][cols]
     Xw = X[:, cols] if sw is None else X[:, cols] * sw[:, None]
     raw = column_norms(Xw)
     del Xw
