@@ -25,6 +25,7 @@ from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.centring import centred_residuals, needs_centred_residuals
+from attnreg.linear.scaling import column_norms
 from attnreg.linear.filters import Filtered, hat_and_weight_stats
 from attnreg.linear.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
@@ -37,6 +38,8 @@ from attnreg.linear.views import LinearViews
 #: n − tr(H); with fewer (ridge or PCR on a handful of rows) they are NaN, with a warning
 MIN_DF_RESID = 1.0
 _TINY = float(np.finfo(np.float64).tiny)
+#: below this RSS of the rescaled response the residuals' squares have left float64's range
+_RSS_FLOOR = 2.0 ** -960
 
 
 class FTest(NamedTuple):
@@ -200,8 +203,9 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         Then the residuals are formed on the centred columns (:mod:`attnreg.linear.centring`).
         """
         sp = self.spectrum
-        if sp.intercept is None or not sp.kept.size:
-            return False
+        if sp.intercept is None or not sp.kept.size or (sp.center_lo is None
+                                                         and sp.y_center_lo == 0.0):
+            return False  # no offset column: centring would cancel as much as it saves
         coef = self._coef_zeroed
         scale = float(np.ldexp(np.sqrt(sp.y_outside / sp.sum_w), sp.y_exponent))
         return needs_centred_residuals(float(coef[sp.intercept]), sp.center[sp.kept],
@@ -239,7 +243,30 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         Formed as the square of σ's square root, so it is bit for bit ``sigma ** 2`` when the
         response is not rescaled.
         """
-        return float(np.sqrt(self._rss_s / self.df_resid)) ** 2 if self._df_ok else float("nan")
+        if not self._df_ok or self._rss_underflows:
+            return float("nan")
+        return float(np.sqrt(self._rss_s / self.df_resid)) ** 2
+
+    @cached_property
+    def _rss_underflows(self) -> bool:
+        """Whether the residuals are too small for their squares on the rescaled response.
+
+        The response is divided by 2^e when its squares would overflow (a value near 1e308);
+        residuals below about 1e-154 of that scale then have squares under float64's
+        smallest normal number. Sigma is then taken from the residuals' own norm and R² and
+        F from ratios, while the covariance (which needs σ² on the rescaled response) is
+        NaN; a ScaleWarning says so once.
+        """
+        e = self.spectrum.y_exponent
+        if e <= 0 or self._rss_s >= _RSS_FLOOR or not np.any(self._resid_w):
+            return False
+        norm = float(column_norms(self._resid_w[:, None])[0])
+        warn_user(f"the residuals (norm {norm:.3g}) are below 1e-154 times the response's "
+                  f"scale (2^{e}): float64 cannot hold their squares on that scale, so the "
+                  "standard errors, t and p values and intervals are NaN; sigma, R-squared "
+                  "and the F test are computed apart (rescale the response or examine the "
+                  "rows with extreme values)", ScaleWarning)
+        return True
 
     @cached_property
     def _df_ok(self) -> bool:
@@ -307,6 +334,8 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         """Residual standard error sqrt(RSS / df_resid) (NaN with less than one residual df)."""
         if not self._df_ok:
             return float("nan")
+        if self._rss_underflows:  # the residuals' own norm, safe from underflow
+            return float(column_norms(self._resid_w[:, None])[0] / np.sqrt(self.df_resid))
         return float(np.ldexp(np.sqrt(self._rss_s / self.df_resid), self.spectrum.y_exponent))
 
     @property
@@ -358,6 +387,8 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
             return FTest(nan, df1, df2, nan)
         if self.vcov_spec.estimator.classical:
             rss, tss = self._rss_s, self._tss_s
+            if self._rss_underflows:
+                return self._f_test_apart(float(df1), float(df2))
             if rss == 0.0:  # F = (ESS / df1) / 0: infinite, or 0/0 when ESS is 0 too
                 explained = tss > 0.0
                 warn_user("essentially perfect fit (the residual sum of squares is 0): the F "
@@ -370,6 +401,22 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         stat, q = self._wald()
         df2 = self.df_inference
         return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
+
+    def _f_test_apart(self, df1: float, df2: float) -> FTest:
+        """F = (ESS / df1) / σ² when σ² does not fit the rescaled response's scale.
+
+        Formed as (sqrt(ESS_s / df1) 2^e / σ)²; inf (with a ScaleWarning) when F itself
+        exceeds float64's range.
+        """
+        ess_s = max(self._tss_s - self._rss_s, 0.0)
+        with np.errstate(over="ignore"):
+            root = float(np.ldexp(np.sqrt(ess_s / df1) / self.sigma, self.spectrum.y_exponent))
+            stat = root * root
+        if not math.isfinite(stat):
+            warn_user(f"the F statistic is about 1e{2 * math.log10(root) if math.isfinite(root) else 308:.0f}"
+                      ", beyond the float64 range: reported as inf (p-value 0)", ScaleWarning)
+            return FTest(math.inf, df1, df2, 0.0)
+        return FTest(stat, df1, df2, float(stats.f.sf(stat, df1, df2)))
 
     @cached_property
     def loglik(self) -> float:

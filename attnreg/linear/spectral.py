@@ -47,6 +47,7 @@ from attnreg.threads import narrow_blas, small_lapack
 from attnreg.linear.centring import two_term_means
 from attnreg.linear.left_vectors import LeftVectors
 from attnreg.linear.scaling import (
+    SAFE_EXPONENT,
     column_exponents,
     is_safe,
     multipliers,
@@ -282,6 +283,7 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
         yt *= sqrt_w
     big = max(float(yt.max(initial=0.0)), -float(yt.min(initial=0.0)))
     y_exp = 0 if big == 0.0 or is_safe(np.array(big)) else int(binary_exponents(np.array(big)))
+    y_exp = min(y_exp, 1023)  # y_scale = 2^y_exp must be finite (2^1024 is not): |ỹ| / 2^1023 < 2
     if y_exp:  # squares would overflow or underflow: the response / 2^y_exp, exactly
         y, y_center, yt = np.ldexp(y, -y_exp), float(np.ldexp(y_center, -y_exp)), np.ldexp(yt, -y_exp)
         y_lo = float(np.ldexp(y_lo, -y_exp))
@@ -332,10 +334,19 @@ def _tall_qr(X: FloatArray, cols: IntArray, center: FloatArray, sqrt_w: FloatArr
     plain QR overflows. Returns the QR and e (zeros when no column needed it)."""
     if e is None:
         qr = TallQR(X, cols, center, sqrt_w, center_lo=center_lo)
-        if np.isfinite(qr.R).all():
+        if _in_range(qr.R):
             return qr, np.zeros(cols.size, dtype=np.int64)
         e = column_exponents(X, cols, center, sqrt_w)
     return TallQR(X, cols, center, sqrt_w, col_mult=multipliers(e), center_lo=center_lo), e
+
+
+def _in_range(R: FloatArray) -> bool:
+    """Whether a QR's R is safely inside float64's range.
+
+    A finite R does not suffice: R's diagonal near 1e308 means the Householder vectors
+    (x − α e₁, up to twice as large) overflowed, and Q with them.
+    """
+    return bool(np.isfinite(R).all() and np.abs(R).max(initial=0.0) <= 2.0**SAFE_EXPONENT)
 
 
 def _weights_or_none(c: _Centring) -> FloatArray | None:
@@ -374,7 +385,7 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         lows = (c["center_lo"], c["y_center_lo"])
         R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], lows=lows)
         k = cols.size
-        if not np.isfinite(R_aug[:k, :k]).all():  # overflow: columns / 2^e, exactly
+        if not _in_range(R_aug[:k, :k]):  # overflow: columns / 2^e, exactly
             e = column_exponents(X, cols, center, sw)
             R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], multipliers(e), lows)
         norms = column_norms(R_aug[:k, :k])

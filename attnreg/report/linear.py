@@ -84,9 +84,11 @@ def _attention(res: LinearResults) -> AttentionSummary:
     h = res.hat_values.to_numpy()
     neg, lev, m = res.sampled_weight_stats()
     imax = int(np.argmax(h))
+    with np.errstate(divide="ignore"):  # a row with no weight at all (hat value 0): inf
+        inv = 1 / lev
     return AttentionSummary(
         leverage_mean=float(h.mean()), leverage_max=float(h[imax]),
         leverage_max_row=_row_label(res.design.row_labels[imax]),
-        neighbours_median=float(np.median(1 / lev)), neighbours_min=float(np.min(1 / lev)),
+        neighbours_median=float(np.median(inv)), neighbours_min=float(np.min(inv)),
         negative_median=float(np.median(neg)), negative_min=float(np.min(neg)),
         n_sampled=int(m), n_rows=int(res.nobs))

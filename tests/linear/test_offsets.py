@@ -22,16 +22,17 @@ from tests.conftest import RTOL_OFFSET
 
 def _integers(v: np.ndarray) -> tuple[np.ndarray, int]:
     """Python integers m_i and one k with v_i = m_i 2^-k exactly (object array)."""
-    finite = v[v != 0]
-    k = 0 if finite.size == 0 else int(max(53 - np.frexp(np.abs(finite))[1].min(), 0))
-    return np.array([int(t) for t in np.ldexp(v, k).tolist()], dtype=object), k
+    ratios = [t.as_integer_ratio() for t in v.tolist()]  # denominators: powers of two
+    den = max(d for _, d in ratios)
+    return np.array([m * (den // d) for m, d in ratios], dtype=object), den.bit_length() - 1
 
 
 def exact_ols(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> dict[str, object]:
     """Exact weighted OLS with an intercept of the float64 data (X without the intercept).
 
-    Returns the coefficients (intercept first), sigma and the standard errors, as floats
-    rounded once from their exact values (sigma and the standard errors from exact squares).
+    Returns the coefficients (intercept first), sigma, R², the F statistic and the standard
+    errors, as floats rounded once from their exact values (sigma and the standard errors
+    from exact squares).
     """
     n, p = X.shape
     ints = [_integers(X[:, j]) for j in range(p)]
@@ -51,9 +52,19 @@ def exact_ols(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> dict
     rss = (C[p][p] - sum(b * C[a][p] for a, b in enumerate(beta))) / sw
     sigma2 = rss / (n - p - 1)
     inv_diag = [_solve(A, [Fraction(int(a == j)) for a in range(p)])[j] * sw for j in range(p)]
+    tss = C[p][p] / sw
     return {"coef": np.array([float(c0)] + [float(b) for b in beta]),
-            "sigma": float(sigma2) ** 0.5,
+            "sigma": float(sigma2) ** 0.5, "r_squared": float(1 - rss / tss),
+            "f": _to_float((tss - rss) / p / sigma2),
             "std_err": np.array([float(sigma2 * d) ** 0.5 for d in inv_diag])}
+
+
+def _to_float(q: Fraction) -> float:
+    """float(q), or ±inf when q is beyond the float64 range."""
+    try:
+        return float(q)
+    except OverflowError:
+        return float("inf") if q > 0 else float("-inf")
 
 
 def _solve(A: list[list[Fraction]], b: list[Fraction]) -> list[Fraction]:
