@@ -155,3 +155,19 @@ def test_integer_columns_near_two_to_the_63(dtype: str) -> None:
     _check(fit, exact)
     chunked = ar.attnreg("y ~ x", df, chunk_rows=100)
     np.testing.assert_allclose(fit.coef.to_numpy(), chunked.coef.to_numpy(), rtol=RTOL_OFFSET)
+
+
+@pytest.mark.parametrize("offset", [1e12, 1e15])
+@pytest.mark.parametrize(("method", "tuning"), [("ridge", {"lam": 2.0}), ("pcr", {"k": 2})])
+def test_ridge_and_pcr_do_not_see_the_offset(offset: float, method: str,
+                                             tuning: dict[str, float]) -> None:
+    # with an intercept both are invariant to shifting the columns and the response; the
+    # shift by the offset is exact here (x − offset for x within a factor 2 of it), so the
+    # fit on the shifted data is the fit of the same stored data without the offset
+    # (before: slopes 50 % off at 1e15)
+    df = _frame(offset, 300)
+    shifted = df.assign(**{c: df[c] - offset for c in ["x1", "x2", "y"]})
+    fit = ar.attnreg("y ~ x1 + x2 + x3", df, method=method, **tuning)
+    ref = ar.attnreg("y ~ x1 + x2 + x3", shifted, method=method, **tuning)
+    np.testing.assert_allclose(fit.coef.to_numpy()[1:], ref.coef.to_numpy()[1:], rtol=RTOL_OFFSET)
+    assert fit.sigma == pytest.approx(ref.sigma, rel=RTOL_OFFSET)
