@@ -66,3 +66,18 @@ def test_huge_response_value() -> None:
     with pytest.warns(ScaleWarning, match=r"F statistic is about 1e616, beyond the float64 range"):
         ft = fit.f_test
     assert ft.statistic == np.inf and ft.p_value == 0.0
+
+
+def test_huge_predictor_value_without_intercept() -> None:
+    # rows whose hat value underflows to 0 have no attention weight at all: the summary's
+    # effective number of neighbours 1 / sum(w²) is inf there, without a numpy warning
+    df = _data(50, 1e308, response_too=False)
+    df.loc[7, "x"] = 1e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = ar.attnreg("y ~ x - 1", df)
+        summary = fit.summary()
+    exact_r2 = 1 - sum(Fraction(v) ** 2 for v in (df["y"] - fit.fitted).tolist()) / sum(
+        Fraction(v) ** 2 for v in df["y"].tolist())
+    assert fit.r_squared == pytest.approx(float(exact_r2), rel=RTOL_EXACT)
+    assert "effective neighbours" in str(summary)
