@@ -26,7 +26,8 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.linear._tallqr import column_span, take_columns
 from attnreg.linear.scaling import row_block, weighted_means
 
-__all__ = ["centred_residuals", "intercept", "needs_centred_residuals", "two_term_means"]
+__all__ = ["centred_residuals", "intercept", "needs_centred_residuals", "offset_columns",
+           "two_term_means"]
 
 #: residuals are formed on the centred columns when the rounding of y − X c in float64
 #: (eps times the size of the intercept and of the x̄_j β_j) exceeds this fraction of the
@@ -70,7 +71,7 @@ def two_term_means(w: FloatArray | None, X: FloatArray, cols: IntArray,
     if cols.size == 0 or n == 0:
         return hi, lo
     hi[cols] = weighted_means(np.ones(n) if w is None else w, X, sum_w)[cols]  # one BLAS pass
-    offset = cols[_offset_columns(X, cols, hi[cols])]
+    offset = cols[offset_columns(X, cols, hi[cols])]
     if not offset.size:
         return hi, lo
     span = column_span(offset)
@@ -99,7 +100,7 @@ _SAMPLE_ROWS = 1024
 OFFSET_RATIO = 16.0
 
 
-def _offset_columns(X: FloatArray, cols: IntArray, mean: FloatArray) -> np.ndarray:
+def offset_columns(X: FloatArray, cols: IntArray, mean: FloatArray) -> np.ndarray:
     """Which of ``cols`` have a mean beyond ``OFFSET_RATIO`` times a row sample's range."""
     n = X.shape[0]
     sample = X[:: max(1, n // _SAMPLE_ROWS)].take(cols, axis=1)

@@ -44,7 +44,7 @@ from attnreg.linear._tallqr import TallQR, streaming_r
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.threads import narrow_blas, small_lapack
-from attnreg.linear.centring import two_term_means
+from attnreg.linear.centring import offset_columns, two_term_means
 from attnreg.linear.left_vectors import LeftVectors
 from attnreg.linear.scaling import (
     SAFE_EXPONENT,
@@ -469,7 +469,13 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     Zc = X[:, cols] - c["center"][cols]
     if c["center_lo"] is not None:
         Zc -= c["center_lo"][cols]
-    Xw = X[:, cols] if sw is None else X[:, cols] * sw[:, None]
+    # a column is constant when its centred norm is negligible beside what the centring
+    # rounds: its own norm, or for a column with a large offset (centred on two-term means,
+    # exact near the mean) its norm about the float64 mean
+    offset = offset_columns(X, cols, c["center"][cols])
+    Xw = X[:, cols] - np.where(offset, c["center"][cols], 0.0)
+    if sw is not None:
+        Xw *= sw[:, None]
     raw = column_norms(Xw)
     del Xw
     if sw is not None:

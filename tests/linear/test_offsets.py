@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
+from attnreg.exceptions import RankDeficiencyWarning
 from tests.conftest import RTOL_OFFSET
 
 
@@ -171,3 +172,24 @@ def test_ridge_and_pcr_do_not_see_the_offset(offset: float, method: str,
     ref = ar.attnreg("y ~ x1 + x2 + x3", shifted, method=method, **tuning)
     np.testing.assert_allclose(fit.coef.to_numpy()[1:], ref.coef.to_numpy()[1:], rtol=RTOL_OFFSET)
     assert fit.sigma == pytest.approx(ref.sigma, rel=RTOL_OFFSET)
+
+
+def test_wide_ridge_keeps_offset_columns() -> None:
+    # more columns than rows (the thin SVD of the data): a column was taken as constant when
+    # its centred norm was below 1e-10 of its uncentred one, so every column at 1e15 was
+    # aliased; a column constant at that offset still is
+    rng = np.random.default_rng(4)
+    n, p, offset = 20, 30, 1e15
+    cols = [f"x{j}" for j in range(p)]
+    df = pd.DataFrame(offset + rng.normal(size=(n, p)), columns=cols)
+    df["y"] = df["x0"] - offset + rng.normal(size=n)
+    df["const"] = offset + 0.5
+    formula = "y ~ " + " + ".join([*cols, "const"])
+    with pytest.warns(RankDeficiencyWarning, match="const"):  # the constant column, named
+        fit = ar.attnreg(formula, df, method="ridge", lam=1.0)
+    ref = ar.attnreg("y ~ " + " + ".join(cols),
+                     df.assign(**{c: df[c] - offset for c in cols}), method="ridge", lam=1.0)
+    assert np.isnan(fit.coef["const"])
+    # the wide SVD's rounding is of the size eps · cond (about 1e-14 here), beyond RTOL_OFFSET
+    np.testing.assert_allclose(fit.coef[cols].to_numpy(), ref.coef[cols].to_numpy(),
+                               rtol=1e3 * RTOL_OFFSET)
