@@ -263,14 +263,24 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     rows before them and QR-factorised there (LAPACK geqrt), so the reduction is made of
     Householder transformations only (backward stable, like a plain Householder QR).
     """
+    n = X.shape[0]
+    cols = np.array([j for j in range(X.shape[1]) if j != intercept], dtype=np.int64)
+    common = _centring(X, y, cols, intercept, weights, tol)
+    if n <= cols.size:
+        return _decompose_wide(X, cols, scaling, tol, common)
+    with narrow_blas(cols.size):  # row-block QRs of a narrow design: one thread is faster
+        return _decompose_tall(X, cols, scaling, tol, lazy_u, common)
+
+
+def _centring(X: FloatArray, y: FloatArray, cols: IntArray, intercept: int | None,
+              weights: FloatArray | None, tol: float) -> _Centring:
+    """Weights, the columns' and response's means (two terms) and the response's scale."""
     n, p = X.shape
     if weights is None:
         sqrt_w, sum_w = unit_weights(n), float(n)
     else:
         sqrt_w, sum_w = np.sqrt(weights), float(weights.sum())
-    weighted = weights is not None
     center, center_lo = np.zeros(p), None
-    cols = np.array([j for j in range(p) if j != intercept], dtype=np.int64)
     y_center = y_lo = 0.0
     if intercept is not None:  # means to twice float64's precision (attnreg.linear.centring)
         center, lo = two_term_means(weights, X, cols, sum_w)
@@ -279,7 +289,7 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
         y_center, y_lo = float(y_hi[0]), float(y_los[0])
     yt = y - y_center
     yt -= y_lo
-    if weighted:
+    if weights is not None:
         yt *= sqrt_w
     big = max(float(yt.max(initial=0.0)), -float(yt.min(initial=0.0)))
     y_exp = 0 if big == 0.0 or is_safe(np.array(big)) else int(binary_exponents(np.array(big)))
@@ -287,16 +297,10 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     if y_exp:  # squares would overflow or underflow: the response / 2^y_exp, exactly
         y, y_center, yt = np.ldexp(y, -y_exp), float(np.ldexp(y_center, -y_exp)), np.ldexp(yt, -y_exp)
         y_lo = float(np.ldexp(y_lo, -y_exp))
-    yss = float(yt @ yt)
-    del yt
-    common: _Centring = {"center": center, "center_lo": center_lo, "y_center_lo": y_lo,
-                         "sqrt_w": sqrt_w, "sum_w": sum_w,
-                         "intercept": intercept, "y_center": y_center, "yss": yss, "y": y,
-                         "y_scale": float(np.ldexp(1.0, y_exp)), "tol": float(tol)}
-    if n <= cols.size:
-        return _decompose_wide(X, cols, scaling, tol, common)
-    with narrow_blas(cols.size):  # row-block QRs of a narrow design: one thread is faster
-        return _decompose_tall(X, cols, scaling, tol, lazy_u, common)
+    return {"center": center, "center_lo": center_lo, "y_center_lo": y_lo, "sqrt_w": sqrt_w,
+            "sum_w": sum_w, "intercept": intercept, "y_center": y_center,
+            "yss": float(yt @ yt), "y": y, "y_scale": float(np.ldexp(1.0, y_exp)),
+            "tol": float(tol)}
 
 
 def _scales(norms: FloatArray, scaling: Scaling, sum_w: float, e: IntArray) -> FloatArray:
