@@ -58,7 +58,8 @@ TRANSPOSE_ROWS = 512
 
 def streaming_r(X: FloatArray, y: FloatArray, cols: IntArray, center: FloatArray,
                 sqrt_w: FloatArray | None, y_center: float,
-                col_mult: FloatArray | None = None) -> FloatArray:
+                col_mult: FloatArray | None = None,
+                lows: tuple[FloatArray | None, float] = (None, 0.0)) -> FloatArray:
     """R of the QR of [sqrt(w)(X[:, cols] − x̄) | sqrt(w)(y − ȳ)], shape (k+1, k+1), upper.
 
     Sequential tall-skinny QR within each segment of rows: each leaf of rows is written under
@@ -70,13 +71,17 @@ def streaming_r(X: FloatArray, y: FloatArray, cols: IntArray, center: FloatArray
     on any number of threads. The last column of R holds Q'ỹ and, on the diagonal, the norm
     of the part of ỹ outside the column space. ``col_mult`` (shape (k,), powers of two, so
     exact) multiplies the centred columns first, for designs whose scale would overflow.
+    ``lows`` (the rest of x̄, shape (p,) or None, and of ȳ) is subtracted after x̄ and ȳ:
+    the means to twice float64's precision (:mod:`attnreg.linear.centring`).
     """
     from attnreg.threads import parallel_map
 
     n = X.shape[0]
     k1 = cols.size + 1
     parts = segments(n, cols.size)
-    job = _LeafJob(X, y, cols, center[cols], column_span(cols), sqrt_w, y_center, col_mult)
+    c_lo = None if lows[0] is None else lows[0][cols]
+    job = _LeafJob(X, y, cols, center[cols], column_span(cols), sqrt_w, y_center, col_mult,
+                   c_lo, float(lows[1]))
     factors = parallel_map(job.segment_r, parts)
     R = factors[0]
     if len(factors) > 1:
@@ -111,6 +116,8 @@ class _LeafJob:
     sqrt_w: FloatArray | None
     y_center: float
     col_mult: FloatArray | None
+    c_lo: FloatArray | None = None
+    y_lo: float = 0.0
 
     def segment_r(self, bounds: tuple[int, int]) -> FloatArray:
         """R (k+1, k+1) of the rows ``bounds`` of the centred, weighted [X | y]."""
@@ -131,10 +138,13 @@ class _LeafJob:
             leaf = buf[k1:]
             fill_columns(leaf[:, :k], self.X, lo, hi, self.cols, self.span)
             leaf[:, :k] -= self.c
+            if self.c_lo is not None:
+                leaf[:, :k] -= self.c_lo
             if self.col_mult is not None:
                 leaf[:, :k] *= self.col_mult
             leaf[:, k] = self.y[lo:hi]
             leaf[:, k] -= self.y_center
+            leaf[:, k] -= self.y_lo
             if self.sqrt_w is not None:
                 leaf *= self.sqrt_w[lo:hi, None]
             geqrt(buf, nb, t, work)
@@ -155,7 +165,8 @@ QR_NB = 32
 class TallQR:
     """Tall-skinny Householder QR of the centred, weighted columns ``cols`` of ``X``.
 
-    ``col_mult`` (powers of two) optionally multiplies the centred columns, exactly.
+    ``col_mult`` (powers of two) optionally multiplies the centred columns, exactly;
+    ``center_lo`` (shape (p,)) is subtracted after ``center`` (the rest of the means).
 
     The rows are cut into leaves of about ``QR_LEAF_ROWS`` rows (at least 4 × the number of
     columns). Each leaf is written, centred and weighted, straight into its slot of one flat
@@ -177,12 +188,14 @@ class TallQR:
 
     def __init__(self, X: FloatArray | None, cols: IntArray, center: FloatArray | None,
                  sqrt_w: FloatArray | None, *, blocks: list[FloatArray] | None = None,
-                 col_mult: FloatArray | None = None) -> None:
+                 col_mult: FloatArray | None = None,
+                 center_lo: FloatArray | None = None) -> None:
         if blocks is None:
             assert X is not None and center is not None
             self.k = cols.size
             n_blocks = self._plan_leaves(X.shape[0], self.k)
-            source: Iterable[FloatArray] = self._fill_leaves(X, cols, center, sqrt_w, col_mult)
+            source: Iterable[FloatArray] = self._fill_leaves(X, cols, center, sqrt_w, col_mult,
+                                                             center_lo)
         else:
             self.k, n_blocks, source = blocks[0].shape[1], len(blocks), blocks
         geqrt, self._gemqrt = _qr_lapack()
@@ -227,15 +240,19 @@ class TallQR:
 
     def _fill_leaves(self, X: FloatArray, cols: IntArray, center: FloatArray,
                      sqrt_w: FloatArray | None,
-                     col_mult: FloatArray | None) -> Iterator[FloatArray]:
+                     col_mult: FloatArray | None,
+                     center_lo: FloatArray | None = None) -> Iterator[FloatArray]:
         """Write each leaf (centred, weighted columns, times ``col_mult``) into its slot; yields it."""
         k = cols.size
         c = center[cols]
+        c_lo = None if center_lo is None else center_lo[cols]
         span = column_span(cols)
         for lo, hi in self.bounds:
             leaf = self.buffer[lo * k:hi * k].reshape(k, hi - lo).T  # Fortran-ordered view
             fill_columns(leaf, X, lo, hi, cols, span)
             leaf -= c  # (copy, then subtract in place: a transposing subtract is twice as slow)
+            if c_lo is not None:
+                leaf -= c_lo
             if col_mult is not None:
                 leaf *= col_mult
             if sqrt_w is not None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.spectral import Spectrum
+from attnreg.linear.centring import intercept
 from attnreg.linear.scaling import BLOCK_BYTES, LAZY_BLOCK_BYTES
 from attnreg.threads import narrow_blas, parallel_map
 
@@ -114,7 +115,9 @@ def apply_filter(sp: Spectrum, f: FloatArray, n_coef: int) -> Filtered:
     beta = (sp.V @ (f / sp.s * sp.uty)) / sp.scale[sp.kept]
     coef[sp.kept] = beta
     if sp.intercept is not None:
-        coef[sp.intercept] = sp.y_center - sp.center[sp.kept] @ beta
+        x_lo = np.zeros(beta.size) if sp.center_lo is None else sp.center_lo[sp.kept]
+        coef[sp.intercept] = intercept(sp.y_center, sp.y_center_lo, sp.center[sp.kept], x_lo,
+                                       beta)  # extended precision: the offsets cancel
     if sp.y_scale != 1.0:  # back to the response's scale (exact; inf only if it overflows)
         with np.errstate(over="ignore"):
             coef = np.ldexp(coef, sp.y_exponent)

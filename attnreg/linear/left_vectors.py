@@ -47,12 +47,13 @@ class LeftVectors:
     def __init__(self, n: int, rank: int, *, stored: FloatArray | None = None,
                  X: FloatArray | None = None, cols: IntArray | None = None,
                  center: FloatArray | None = None, sqrt_w: FloatArray | None = None,
-                 G: FloatArray | None = None) -> None:
+                 G: FloatArray | None = None, center_lo: FloatArray | None = None) -> None:
         self.shape = (n, rank)
         self._stored = stored
         self._X, self._sqrt_w, self._G = X, sqrt_w, G
         self._cols = cols if cols is not None else np.zeros(0, dtype=np.int64)
         self._center = center
+        self._center_lo = center_lo  # the rest of the means: Z = (X − x̄) − x̄_lo
         self._span = column_span(self._cols)
 
     ndim = 2
@@ -75,6 +76,8 @@ class LeftVectors:
         X = self._X
         assert X is not None and self._center is not None
         Z = take_columns(X, key, self._cols, self._span) - self._center
+        if self._center_lo is not None:
+            Z -= self._center_lo
         if self._sqrt_w is not None:
             Z *= self._sqrt_w[key, None]
         return Z
@@ -141,7 +144,7 @@ class LeftVectors:
             return LeftVectors(self.shape[0], idx.size, stored=self._stored[:, idx])
         return LeftVectors(self.shape[0], idx.size, X=self._X, cols=self._cols,
                            center=self._center, sqrt_w=self._sqrt_w,
-                           G=self._G[:, idx])  # type: ignore[index]
+                           G=self._G[:, idx], center_lo=self._center_lo)  # type: ignore[index]
 
     def materialize(self) -> FloatArray:
         """The whole (n_obs, rank) matrix."""

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from attnreg.linear._tallqr import column_span, take_columns
 from attnreg._typing import FloatArray, IntArray
+from attnreg.linear.centring import intercept
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.scaling import BLOCK_BYTES, binary_exponents
 
@@ -157,13 +158,17 @@ def refine_ols_trace(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArra
     out = coef.copy()
     if max_steps < 1 or cols.size == 0:
         return Refinement(out, (), "max_steps")
-    res = _Residuals(sp, X, y, cols, coef[cols])
+    shift = _Shift.of(sp)
+    res = _Residuals(sp, X, y, cols, shift.to_shifted(coef[cols]), shift)
     f, g = res.residuals(None)
     sizes: list[float] = []
     best, best_size, misses = res.c, np.inf, 0
+    mag = np.abs(res.c)
+    if sp.intercept is not None:  # the intercept's size, not that of its shifted form
+        mag[0] = max(abs(float(coef[sp.intercept])), mag[0])
     while True:
-        dc = _solve_augmented(sp, f, g, res.g_exponents)
-        size = _relative_size(dc, res.c)
+        dc = _solve_augmented(sp, f, g, res.g_exponents, shift.rest)
+        size = _relative_size(dc, np.maximum(np.abs(res.c), mag))
         sizes.append(size)
         misses = 0 if size <= _SHRINK * best_size else misses + 1
         if size < best_size:
@@ -175,8 +180,76 @@ def refine_ols_trace(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArra
                   else "stalled" if misses == _PATIENCE else "max_steps")
     # the last correction is applied unless it failed to shrink: then the iterate with the
     # smallest correction is the best estimate the refinement has
-    out[cols] = res.c + dc if stop == "converged" or misses == 0 else best
+    applied = stop == "converged" or misses == 0
+    out[cols] = shift.to_original(res.c if applied else best, dc if applied else None)
     return Refinement(out, tuple(sizes), stop)
+
+
+#: a column (or the response) is refined shifted by its float64 mean when that mean exceeds
+#: this many times its spread (RMS deviation): there x − x̄_hi is exact, while for a column
+#: whose entries range over many binary orders the shift would round its small entries
+SHIFT_RATIO = 2.0 ** 10
+
+
+@dataclass(frozen=True)
+class _Shift:
+    """The refinement's coordinates: offset columns and response shifted by their float64 means.
+
+    On the uncentred design, A c and A'r are sums of terms of the size of the offsets (x̄_j β_j,
+    x̄_j r_i), whose rounding, even in extended precision, exceeds the residuals' own digits
+    for columns of offset 1e12 and more. A column whose mean exceeds ``SHIFT_RATIO`` times its
+    spread is shifted by its float64 mean x̄_hi (x − x̄_hi is exact near x̄_hi), and so is the
+    response; the intercept becomes c₀ − ȳ_s + x_s'β (the shifts s), which starts at
+    (ȳ − ȳ_s) − (x̄ − x_s)'β from the two-term means (:mod:`attnreg.linear.centring`), and the
+    centre of a shifted column in these coordinates is x̄_lo.
+    """
+
+    x_shift: FloatArray | None  # (n_kept,) shifts of the kept columns (None: no intercept)
+    rest: FloatArray  # (n_kept,) their means in the shifted coordinates (x̄_lo, or x̄_hi)
+    x_lo: FloatArray  # (n_kept,) the rest of the means beyond x̄_hi
+    y_shift: float  # shift of the response (on its own scale; 0 or ȳ_hi)
+    y_rest: tuple[float, float]  # ȳ − y_shift as two terms
+
+    @classmethod
+    def of(cls, sp: Spectrum) -> _Shift:
+        k = sp.kept.size
+        if sp.intercept is None:
+            return cls(None, np.zeros(k), np.zeros(k), 0.0, (0.0, 0.0))
+        hi = sp.center[sp.kept]
+        lo = np.zeros(k) if sp.center_lo is None else sp.center_lo[sp.kept]
+        # the spread of a kept column: d_j ‖row j of V S‖ / sqrt(Σw) (Z = (X − x̄) / d = U S V')
+        with np.errstate(over="ignore"):  # an infinite spread is not shifted, as it should not
+            spread = sp.scale[sp.kept] * (np.linalg.norm(sp.V * sp.s, axis=1) / np.sqrt(sp.sum_w))
+        shifted = np.abs(hi) / SHIFT_RATIO > spread
+        e = sp.y_exponent
+        y_hi, y_lo = float(np.ldexp(sp.y_center, e)), float(np.ldexp(sp.y_center_lo, e))
+        y_spread = float(np.ldexp(np.sqrt(sp.yss / sp.sum_w), e))
+        y_shift = y_hi if abs(y_hi) / SHIFT_RATIO > y_spread else 0.0
+        return cls(np.where(shifted, hi, 0.0), np.where(shifted, lo, hi), lo, y_shift,
+                   (y_hi - y_shift, y_lo))
+
+    def to_shifted(self, c: FloatArray) -> FloatArray:
+        """[c₀, β] to [(ȳ − y_s) − (x̄ − x_s)'β, β] (the exact intercept's shifted form)."""
+        if self.x_shift is None:
+            return c.copy()
+        x_hi = np.where(self.x_shift != 0, 0.0, self.rest)  # x̄_hi − x_s (exact: one is 0)
+        return np.r_[intercept(*self.y_rest, x_hi, self.x_lo, c[1:]), c[1:]]
+
+    def to_original(self, c: FloatArray, dc: FloatArray | None) -> FloatArray:
+        """c + dc, with [c₀ₛ, β] taken to [y_s + c₀ₛ − x_s'β, β].
+
+        The intercept is formed in extended precision from c + dc before β is rounded to
+        float64: x_s'β would otherwise carry β's rounding times the offsets.
+        """
+        if dc is None:
+            dc = np.zeros_like(c)
+        out = c + dc
+        if self.x_shift is not None:
+            ld = np.longdouble
+            full = c.astype(ld) + dc.astype(ld)
+            out[0] = float((ld(self.y_shift) - np.dot(self.x_shift.astype(ld), full[1:]))
+                           + full[0])
+        return out
 
 
 def _relative_size(dc: FloatArray, c: FloatArray) -> float:
@@ -199,14 +272,18 @@ class _Residuals:
     """
 
     def __init__(self, sp: Spectrum, X: FloatArray, y: FloatArray, cols: IntArray,
-                 c: FloatArray) -> None:
+                 c: FloatArray, shift: _Shift) -> None:
         n = X.shape[0]
         self._X, self._cols, self._span = X, cols, column_span(cols)
         self._sqrt_w = None if not sp.weighted else sp.sqrt_w
+        #: the columns' shifts (0 for the intercept's column of ones)
+        self._shift = (None if shift.x_shift is None or not shift.x_shift.any()
+                       else np.r_[0.0, shift.x_shift].astype(np.longdouble))
         self._whole = self._convert(0, n) if 16 * n * cols.size <= _REFINE_WHOLE_BYTES else None
         step = n if self._whole is not None else max(1, BLOCK_BYTES // (16 * cols.size))
         self._blocks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-        self._y = (sp.sqrt_w * y).astype(np.longdouble)
+        # y − ȳ_hi in extended precision: exact near ȳ_hi, and no worse than y elsewhere
+        self._y = sp.sqrt_w * (y.astype(np.longdouble) - np.longdouble(shift.y_shift))
         #: g is returned as g_j 2^-E_j: A'r is a product of the response's scale and a
         #: column's, which may leave float64 (and a float64 long double) where g_j / d_j,
         #: all the solve needs, does not
@@ -214,15 +291,17 @@ class _Residuals:
         kept = slice(0 if sp.intercept is None else 1, None)
         scale[kept] = sp.scale[sp.kept]
         self.g_exponents = binary_exponents(scale)
-        #: the kept columns' means, when g is returned in centred coordinates (intercept)
-        self._center = (None if sp.intercept is None
-                        else sp.center[sp.kept].astype(np.longdouble))
+        #: the kept columns' means in the shifted coordinates, when g is returned in centred
+        #: coordinates (intercept)
+        self._center = None if sp.intercept is None else shift.rest.astype(np.longdouble)
         self.c = c.copy()
         self._r = np.empty(n)  # the residual iterate
         self._f = np.empty(n)  # y − r − A c, the residual of the first block equation
 
     def _convert(self, lo: int, hi: int) -> _LongArray:
         part = take_columns(self._X, slice(lo, hi), self._cols, self._span)
+        if self._shift is not None:  # in extended precision: exact where float64 rounds
+            part = part.astype(np.longdouble) - self._shift
         if self._sqrt_w is not None:
             part = part * self._sqrt_w[lo:hi, None]
         return part.astype(np.longdouble)
@@ -260,16 +339,18 @@ class _Residuals:
         return self._f, g.astype(np.float64)
 
 
-def _solve_augmented(sp: Spectrum, f: FloatArray, g: FloatArray, exponents: IntArray) -> FloatArray:
+def _solve_augmented(sp: Spectrum, f: FloatArray, g: FloatArray, exponents: IntArray,
+                     xb: FloatArray) -> FloatArray:
     """Solve A'A dc = A'f − g via A = Q_b R_b T (Q_b = [sqrt(w)/sqrt(Σw), U]).
 
     Coordinates of ``dc`` and ``g``: [intercept, kept...] (or only kept without an intercept).
-    T maps the uncentred coefficients to centred ones: T = [[1, x̄'], [0, I]]. ``g`` is given
+    T maps the (shifted) coefficients to centred ones: T = [[1, x̄'], [0, I]], ``xb`` = x̄
+    the kept columns' means in the refinement's coordinates (:class:`_Shift`). ``g`` is given
     in the centred coordinates (T^{-T} g, formed in extended precision by
     :meth:`_Residuals.residuals`) and as g_j 2^-E_j (``exponents`` E), so that no product of
     two scales is ever formed.
     """
-    d, xb = sp.scale[sp.kept], sp.center[sp.kept]
+    d = sp.scale[sp.kept]
     has_int = sp.intercept is not None
     e_r = exponents[1:] if has_int else exponents
     g0 = np.ldexp(g[0], exponents[0]) if has_int else 0.0

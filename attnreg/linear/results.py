@@ -24,6 +24,8 @@ from attnreg.linear.rules import RULES
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.tstats import f_sf
+from attnreg.linear.centring import centred_residuals, needs_centred_residuals
+from attnreg.linear.scaling import column_norms
 from attnreg.linear.filters import Filtered, hat_and_weight_stats, query_weight_stats
 from attnreg.linear.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
@@ -36,6 +38,8 @@ from attnreg.linear.views import LinearViews
 #: n − tr(H); with fewer (ridge or PCR on a handful of rows) they are NaN, with a warning
 MIN_DF_RESID = 1.0
 _TINY = float(np.finfo(np.float64).tiny)
+#: below this RSS of the rescaled response the residuals' squares have left float64's range
+_RSS_FLOOR = 2.0 ** -960
 
 
 class FTest(NamedTuple):
@@ -160,7 +164,8 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         Rows of prior weight zero are included, though not part of the fit (as in R).
         """
         b = self._coef_zeroed
-        fit, zero = self.design.X @ b, self.design.zero_weight
+        zero = self.design.zero_weight
+        fit = self.design.y - self._resid_fit if self._offsets_cancel else self.design.X @ b
         if zero is None:
             return pd.Series(fit, name="fitted", index=self.design.row_labels)
         return zero.all_rows(fit, self.design.row_labels, zero.X @ b, "fitted")
@@ -183,11 +188,37 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
     @cached_property
     def _resid_fit(self) -> FloatArray:
         """Residuals of the rows in the fit (rows of weight zero left out)."""
+        if self._offsets_cancel:
+            return self._centred_resid()
         if "fitted" in self.__dict__ and self.design.zero_weight is None:
             return self.design.y - self.fitted.to_numpy()
         e = self.design.X @ self._coef_zeroed  # without caching the fitted values
         np.subtract(self.design.y, e, out=e)
         return e
+
+    @cached_property
+    def _offsets_cancel(self) -> bool:
+        """Whether y − X c in float64 would lose the residuals' digits to the columns' offsets.
+
+        Then the residuals are formed on the centred columns (:mod:`attnreg.linear.centring`).
+        """
+        sp = self.spectrum
+        if sp.intercept is None or not sp.kept.size or (sp.center_lo is None
+                                                         and sp.y_center_lo == 0.0):
+            return False  # no offset column: centring would cancel as much as it saves
+        coef = self._coef_zeroed
+        scale = float(np.ldexp(np.sqrt(sp.y_outside / sp.sum_w), sp.y_exponent))
+        return needs_centred_residuals(float(coef[sp.intercept]), sp.center[sp.kept],
+                                       coef[sp.kept], scale)
+
+    def _centred_resid(self) -> FloatArray:
+        """y − X c with the offsets cancelled first: ((y − ȳ) − (X − x̄) β), two-term means."""
+        sp, e = self.spectrum, self.spectrum.y_exponent
+        lo = np.zeros(sp.kept.size) if sp.center_lo is None else sp.center_lo[sp.kept]
+        return centred_residuals(self.design.X, self.design.y, sp.kept,
+                                 self._coef_zeroed[sp.kept], sp.center[sp.kept], lo,
+                                 float(np.ldexp(sp.y_center, e)),
+                                 float(np.ldexp(sp.y_center_lo, e)))
 
     @cached_property
     def _resid_w(self) -> FloatArray:
@@ -212,7 +243,30 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         Formed as the square of σ's square root, so it is bit for bit ``sigma ** 2`` when the
         response is not rescaled.
         """
-        return float(np.sqrt(self._rss_s / self.df_resid)) ** 2 if self._df_ok else float("nan")
+        if not self._df_ok or self._rss_underflows:
+            return float("nan")
+        return float(np.sqrt(self._rss_s / self.df_resid)) ** 2
+
+    @cached_property
+    def _rss_underflows(self) -> bool:
+        """Whether the residuals are too small for their squares on the rescaled response.
+
+        The response is divided by 2^e when its squares would overflow (a value near 1e308);
+        residuals below about 1e-154 of that scale then have squares under float64's
+        smallest normal number. Sigma is then taken from the residuals' own norm and R² and
+        F from ratios, while the covariance (which needs σ² on the rescaled response) is
+        NaN; a ScaleWarning says so once.
+        """
+        e = self.spectrum.y_exponent
+        if e <= 0 or self._rss_s >= _RSS_FLOOR or not np.any(self._resid_w):
+            return False
+        norm = float(column_norms(self._resid_w[:, None])[0])
+        warn_user(f"the residuals (norm {norm:.3g}) are below 1e-154 times the response's "
+                  f"scale (2^{e}): float64 cannot hold their squares on that scale, so the "
+                  "standard errors, t and p values and intervals are NaN; sigma, R-squared "
+                  "and the F test are computed apart (rescale the response or examine the "
+                  "rows with extreme values)", ScaleWarning)
+        return True
 
     @cached_property
     def _df_ok(self) -> bool:
@@ -297,6 +351,8 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         """Residual standard error sqrt(RSS / df_resid) (NaN with less than one residual df)."""
         if not self._df_ok:
             return float("nan")
+        if self._rss_underflows:  # the residuals' own norm, safe from underflow
+            return float(column_norms(self._resid_w[:, None])[0] / np.sqrt(self.df_resid))
         return float(np.ldexp(np.sqrt(self._rss_s / self.df_resid), self.spectrum.y_exponent))
 
     @property
@@ -348,6 +404,8 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
             return FTest(nan, df1, df2, nan)
         if self.vcov_spec.estimator.classical:
             rss, tss = self._rss_s, self._tss_s
+            if self._rss_underflows:
+                return self._f_test_apart(float(df1), float(self.df_inference))
             if rss == 0.0:  # F = (ESS / df1) / 0: infinite, or 0/0 when ESS is 0 too
                 explained = tss > 0.0
                 warn_user("essentially perfect fit (the residual sum of squares is 0): the F "
@@ -365,6 +423,22 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
 
             stat, df2 = overall_reference(self, stat * q)
         return FTest(stat, float(q), float(df2), f_sf(stat, q, df2))
+
+    def _f_test_apart(self, df1: float, df2: float) -> FTest:
+        """F = (ESS / df1) / σ² when σ² does not fit the rescaled response's scale.
+
+        Formed as (sqrt(ESS_s / df1) 2^e / σ)²; inf (with a ScaleWarning) when F itself
+        exceeds float64's range.
+        """
+        ess_s = max(self._tss_s - self._rss_s, 0.0)
+        with np.errstate(over="ignore"):
+            root = float(np.ldexp(np.sqrt(ess_s / df1) / self.sigma, self.spectrum.y_exponent))
+            stat = root * root
+        if not math.isfinite(stat):
+            warn_user(f"the F statistic is about 1e{2 * math.log10(root) if math.isfinite(root) else 308:.0f}"
+                      ", beyond the float64 range: reported as inf (p-value 0)", ScaleWarning)
+            return FTest(math.inf, df1, df2, 0.0)
+        return FTest(stat, df1, df2, f_sf(stat, df1, df2))
 
     @cached_property
     def loglik(self) -> float:

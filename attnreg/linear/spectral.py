@@ -44,12 +44,13 @@ from attnreg.linear._tallqr import TallQR, streaming_r
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.threads import narrow_blas, small_lapack
+from attnreg.linear.centring import offset_columns, two_term_means
 from attnreg.linear.left_vectors import LeftVectors
 from attnreg.linear.scaling import (
+    SAFE_EXPONENT,
     column_exponents,
     is_safe,
     multipliers,
-    weighted_means,
     binary_exponents,
     column_norms,
     unit_weights,
@@ -62,10 +63,12 @@ class _Centring(TypedDict):
     """What every decomposition path shares: centring, weights and the response."""
 
     center: FloatArray  # (p,) weighted column means (zeros without an intercept)
+    center_lo: FloatArray | None  # (p,) what float64 could not hold of them (None: zeros)
     sqrt_w: FloatArray  # (n,) sqrt(w); a stride-0 vector of ones when unweighted
     sum_w: float
     intercept: int | None  # column of the intercept
-    y_center: float  # (in units of y_scale, as the next two)
+    y_center: float  # (in units of y_scale, as the next three)
+    y_center_lo: float  # what float64 could not hold of ȳ
     yss: float  # ||sqrt(w)(y - ȳ)||²
     y: FloatArray
     y_scale: float  # a power of two: the response is y * y_scale
@@ -131,6 +134,12 @@ class Spectrum:
         :func:`apply_filter` returns coefficients on the response's own scale.
     tol : float
         The aliasing tolerance the decomposition used.
+    center_lo : ndarray, shape (n_coef,), or None
+        The rest of the column means beyond ``center`` (the means are ``center + center_lo``
+        to twice float64's precision; :mod:`attnreg.linear.centring`); the design is
+        centred as (X − center) − center_lo. None: zeros.
+    y_center_lo : float
+        The rest of the response's mean beyond ``y_center`` (in units of ``y_scale``).
 
     Examples
     --------
@@ -166,6 +175,8 @@ class Spectrum:
     y_outside: float
     y_scale: float = 1.0
     tol: float = ALIAS_TOL
+    center_lo: FloatArray | None = None
+    y_center_lo: float = 0.0
 
     @property
     def y_exponent(self) -> int:
@@ -191,6 +202,7 @@ class Spectrum:
     def ytilde(self) -> FloatArray:
         """ỹ = sqrt(w) (y − ȳ), shape (n_obs,) (computed on each access)."""
         yt = self.y - self.y_center
+        yt -= self.y_center_lo
         if self.weighted:
             yt *= self.sqrt_w
         return yt
@@ -251,36 +263,44 @@ def decompose(X: FloatArray, y: FloatArray, *, intercept: int | None, weights: F
     rows before them and QR-factorised there (LAPACK geqrt), so the reduction is made of
     Householder transformations only (backward stable, like a plain Householder QR).
     """
+    n = X.shape[0]
+    cols = np.array([j for j in range(X.shape[1]) if j != intercept], dtype=np.int64)
+    common = _centring(X, y, cols, intercept, weights, tol)
+    if n <= cols.size:
+        return _decompose_wide(X, cols, scaling, tol, common)
+    with narrow_blas(cols.size):  # row-block QRs of a narrow design: one thread is faster
+        return _decompose_tall(X, cols, scaling, tol, lazy_u, common)
+
+
+def _centring(X: FloatArray, y: FloatArray, cols: IntArray, intercept: int | None,
+              weights: FloatArray | None, tol: float) -> _Centring:
+    """Weights, the columns' and response's means (two terms) and the response's scale."""
     n, p = X.shape
     if weights is None:
         sqrt_w, sum_w = unit_weights(n), float(n)
     else:
         sqrt_w, sum_w = np.sqrt(weights), float(weights.sum())
-    weighted = weights is not None
-    center = np.zeros(p)
-    cols = np.array([j for j in range(p) if j != intercept], dtype=np.int64)
-    y_center = 0.0
-    if intercept is not None:
-        w = weights if weights is not None else np.ones(n)
-        center[cols] = weighted_means(w, X, sum_w)[cols]  # w @ X[:, cols] would copy X
-        y_center = float(weighted_means(w, y, sum_w)[0])
-        del w
+    center, center_lo = np.zeros(p), None
+    y_center = y_lo = 0.0
+    if intercept is not None:  # means to twice float64's precision (attnreg.linear.centring)
+        center, lo = two_term_means(weights, X, cols, sum_w)
+        center_lo = lo if lo.any() else None
+        y_hi, y_los = two_term_means(weights, y[:, None], np.zeros(1, dtype=np.int64), sum_w)
+        y_center, y_lo = float(y_hi[0]), float(y_los[0])
     yt = y - y_center
-    if weighted:
+    yt -= y_lo
+    if weights is not None:
         yt *= sqrt_w
     big = max(float(yt.max(initial=0.0)), -float(yt.min(initial=0.0)))
     y_exp = 0 if big == 0.0 or is_safe(np.array(big)) else int(binary_exponents(np.array(big)))
+    y_exp = min(y_exp, 1023)  # y_scale = 2^y_exp must be finite (2^1024 is not): |ỹ| / 2^1023 < 2
     if y_exp:  # squares would overflow or underflow: the response / 2^y_exp, exactly
         y, y_center, yt = np.ldexp(y, -y_exp), float(np.ldexp(y_center, -y_exp)), np.ldexp(yt, -y_exp)
-    yss = float(yt @ yt)
-    del yt
-    common: _Centring = {"center": center, "sqrt_w": sqrt_w, "sum_w": sum_w,
-                         "intercept": intercept, "y_center": y_center, "yss": yss, "y": y,
-                         "y_scale": float(np.ldexp(1.0, y_exp)), "tol": float(tol)}
-    if n <= cols.size:
-        return _decompose_wide(X, cols, scaling, tol, common)
-    with narrow_blas(cols.size):  # row-block QRs of a narrow design: one thread is faster
-        return _decompose_tall(X, cols, scaling, tol, lazy_u, common)
+        y_lo = float(np.ldexp(y_lo, -y_exp))
+    return {"center": center, "center_lo": center_lo, "y_center_lo": y_lo, "sqrt_w": sqrt_w,
+            "sum_w": sum_w, "intercept": intercept, "y_center": y_center,
+            "yss": float(yt @ yt), "y": y, "y_scale": float(np.ldexp(1.0, y_exp)),
+            "tol": float(tol)}
 
 
 def _scales(norms: FloatArray, scaling: Scaling, sum_w: float, e: IntArray) -> FloatArray:
@@ -312,15 +332,25 @@ def _scaled_r(R: FloatArray, col_scale: FloatArray, e: IntArray) -> FloatArray:
 
 
 def _tall_qr(X: FloatArray, cols: IntArray, center: FloatArray, sqrt_w: FloatArray | None,
-             e: IntArray | None = None) -> tuple[TallQR, IntArray]:
+             e: IntArray | None = None, center_lo: FloatArray | None = None,
+             ) -> tuple[TallQR, IntArray]:
     """TallQR of the centred columns, each divided by 2^e; e found (and the QR redone) when the
     plain QR overflows. Returns the QR and e (zeros when no column needed it)."""
     if e is None:
-        qr = TallQR(X, cols, center, sqrt_w)
-        if np.isfinite(qr.R).all():
+        qr = TallQR(X, cols, center, sqrt_w, center_lo=center_lo)
+        if _in_range(qr.R):
             return qr, np.zeros(cols.size, dtype=np.int64)
         e = column_exponents(X, cols, center, sqrt_w)
-    return TallQR(X, cols, center, sqrt_w, col_mult=multipliers(e)), e
+    return TallQR(X, cols, center, sqrt_w, col_mult=multipliers(e), center_lo=center_lo), e
+
+
+def _in_range(R: FloatArray) -> bool:
+    """Whether a QR's R is safely inside float64's range.
+
+    A finite R does not suffice: R's diagonal near 1e308 means the Householder vectors
+    (x − α e₁, up to twice as large) overflowed, and Q with them.
+    """
+    return bool(np.isfinite(R).all() and np.abs(R).max(initial=0.0) <= 2.0**SAFE_EXPONENT)
 
 
 def _weights_or_none(c: _Centring) -> FloatArray | None:
@@ -331,6 +361,7 @@ def _weights_or_none(c: _Centring) -> FloatArray | None:
 def _weighted_yc(c: _Centring) -> FloatArray:
     """sqrt(w)(y − ȳ), a new array."""
     yt = c["y"] - c["y_center"]
+    yt -= c["y_center_lo"]
     sw = _weights_or_none(c)
     if sw is not None:
         yt *= sw
@@ -355,11 +386,12 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     keep = np.zeros(0, dtype=bool)
     e = np.zeros(cols.size, dtype=np.int64)
     if cols.size:
-        R_aug = streaming_r(X, y, cols, center, sw, c["y_center"])
+        lows = (c["center_lo"], c["y_center_lo"])
+        R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], lows=lows)
         k = cols.size
-        if not np.isfinite(R_aug[:k, :k]).all():  # overflow: columns / 2^e, exactly
+        if not _in_range(R_aug[:k, :k]):  # overflow: columns / 2^e, exactly
             e = column_exponents(X, cols, center, sw)
-            R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], multipliers(e))
+            R_aug = streaming_r(X, y, cols, center, sw, c["y_center"], multipliers(e), lows)
         norms = column_norms(R_aug[:k, :k])
         keep = (np.abs(np.diag(R_aug)[:k]) > tol * norms) & (norms > 0)
         if keep.any() and not keep.all():  # drop the aliased columns: re-triangularise R
@@ -379,11 +411,13 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
         n * cols.size > LAZY_U_MIN_CELLS and s[0] <= LAZY_U_MAX_COND * s[-1])
     if use_lazy:
         G = (Vt.T / s) / col_scale[:, None]
-        U = LeftVectors(n, m, X=X, cols=kept, center=center[kept], sqrt_w=sw, G=G)
+        lo = c["center_lo"]
+        U = LeftVectors(n, m, X=X, cols=kept, center=center[kept], sqrt_w=sw, G=G,
+                        center_lo=None if lo is None else lo[kept])
         return Spectrum(U=U, s=s, V=Vt.T, kept=kept, aliased=aliased, scale=scale,
                         uty=Ur.T @ R_aug[:m, m], y_outside=y_outside, **c)
     # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
-    qr, _ = _tall_qr(X, kept, center, sw, e)
+    qr, _ = _tall_qr(X, kept, center, sw, e, c["center_lo"])
     Ur, s, Vt = _small_svd(_scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, kept=kept, aliased=aliased,
@@ -403,7 +437,7 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     qr: TallQR | None = None
     e = np.zeros(cols.size, dtype=np.int64)
     if cols.size:
-        qr, e = _tall_qr(X, cols, center, sw)
+        qr, e = _tall_qr(X, cols, center, sw, center_lo=c["center_lo"])
         norms = column_norms(qr.R)
         diag = np.zeros(cols.size)
         diag[: min(qr.R.shape)] = np.diag(qr.R)
@@ -413,7 +447,7 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     if not kept.size or qr is None:
         return _no_columns(n, scale, kept, aliased, c)
     if not keep.all():
-        qr, e = _tall_qr(X, kept, center, sw, e[keep])
+        qr, e = _tall_qr(X, kept, center, sw, e[keep], c["center_lo"])
         norms = column_norms(qr.R)
     col_scale = _scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
@@ -437,7 +471,15 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     n, p = X.shape
     sw = _weights_or_none(c)
     Zc = X[:, cols] - c["center"][cols]
-    Xw = X[:, cols] if sw is None else X[:, cols] * sw[:, None]
+    if c["center_lo"] is not None:
+        Zc -= c["center_lo"][cols]
+    # a column is constant when its centred norm is negligible beside what the centring
+    # rounds: its own norm, or for a column with a large offset (centred on two-term means,
+    # exact near the mean) its norm about the float64 mean
+    offset = offset_columns(X, cols, c["center"][cols])
+    Xw = X[:, cols] - np.where(offset, c["center"][cols], 0.0)
+    if sw is not None:
+        Xw *= sw[:, None]
     raw = column_norms(Xw)
     del Xw
     if sw is not None:

@@ -96,9 +96,11 @@ def _attention(res: LinearResults) -> AttentionSummary:
     hat = res.hat_values if every or m == res.nobs else res.sampled_hat_values()
     h = hat.to_numpy()
     imax = int(np.nanargmax(h))
+    with np.errstate(divide="ignore"):  # a row with no weight at all (hat value 0): inf
+        inv = 1 / lev
     return AttentionSummary(
         leverage_mean=float(res.edf / res.nobs), leverage_max=float(h[imax]),  # Σ h = tr(H)
         leverage_max_row=_row_label(hat.index[imax]),
-        neighbours_median=float(np.median(1 / lev)), neighbours_min=float(np.min(1 / lev)),
+        neighbours_median=float(np.median(inv)), neighbours_min=float(np.min(inv)),
         negative_median=float(np.median(neg)), negative_min=float(np.min(neg)),
         n_sampled=int(m), n_rows=int(res.nobs), n_leverage=int(h.size))

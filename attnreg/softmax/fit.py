@@ -15,6 +15,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, OptionError
 from attnreg.threads import get_threads
 from attnreg.linear.filters import apply_filter
+from attnreg.linear.scaling import binary_exponents, column_norms, is_safe
 from attnreg.linear.selection import loo_scores
 from attnreg.linear.spectral import decompose
 from attnreg.softmax.fused import ChunkRunner, chunk_runner, head_outputs
@@ -59,11 +60,33 @@ class _Data:
 
 
 def _standardise(x: FloatArray, y: FloatArray) -> _Data:
-    x_mean, x_scale = x.mean(axis=0), x.std(axis=0)
-    x_scale = np.where(x_scale > 0, x_scale, 1.0)
-    y_mean, y_scale = float(y.mean()), float(y.std())
-    y_scale = y_scale if y_scale > 0 else 1.0
-    return _Data((x - x_mean) / x_scale, (y - y_mean) / y_scale, x_mean, x_scale, y_mean, y_scale)
+    z, x_mean, x_scale = _standard_columns(x)
+    ys, y_mean, y_scale = _standard_columns(y[:, None])
+    return _Data(z, ys[:, 0], x_mean, x_scale, float(y_mean[0]), float(y_scale[0]))
+
+
+def _standard_columns(x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(x − mean) / sd by column, with the mean and the (population) sd; sd 0 becomes 1.
+
+    A column whose squares would overflow or underflow (values near 1e±154 and beyond: a
+    column multiplied by 1e300 gave sd = inf and a constant z, one multiplied by 1e-300
+    sd = 0) is standardised after division by a power of two near its largest value
+    (exact), so its z equals that of the unscaled column to rounding.
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        mean, sd = x.mean(axis=0), x.std(axis=0)
+    bad = (~is_safe(sd) | ~np.isfinite(mean)) & (np.abs(x).max(axis=0, initial=0.0) > 0)
+    z = (x - np.where(bad, 0.0, mean)) / np.where((sd > 0) & ~bad, sd, 1.0)
+    if bad.any():
+        e = binary_exponents(np.abs(x[:, bad]).max(axis=0))
+        xs = np.ldexp(x[:, bad], -e)  # |xs| < 1: nothing below can overflow
+        m = xs.mean(axis=0)
+        c = xs - m
+        s = column_norms(c) / np.sqrt(x.shape[0])
+        s = np.where(s > 0, s, 1.0)
+        z[:, bad] = c / s
+        mean[bad], sd[bad] = np.ldexp(m, e), np.ldexp(s, e)
+    return z, mean, np.where(sd > 0, sd, 1.0)
 
 
 #: penalties the ridge base chooses from by closed-form leave-one-out: n · 10^-8 … n · 10^2
