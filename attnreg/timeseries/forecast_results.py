@@ -373,6 +373,18 @@ class ForecastResults:
 
         return attention_over_time(self, origins, buckets)
 
+    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
+        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
+        from attnreg.timeseries.scores import evaluate_scores
+
+        return evaluate_scores(self, scores)
+
+    def calibration(self) -> Any:
+        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
+        from attnreg.timeseries.calibration import calibration
+
+        return calibration(self)
+
     def leakage_audit(self) -> Any:
         """The same forecasts with the full-sample metric: how much better they look.
 
@@ -496,6 +508,18 @@ class MultiHorizonForecasts:
         if any(f is None for f in frames):
             return None
         return pd.concat(frames, keys=self.horizons, names=["horizon", "origin"])
+
+    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
+        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
+        from attnreg.timeseries.scores import evaluate_scores
+
+        return evaluate_scores(self, scores)
+
+    def calibration(self) -> Any:
+        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
+        from attnreg.timeseries.calibration import calibration
+
+        return calibration(self)
 
     def summary(self) -> Summary:
         """Report: per-horizon accuracy, tests against the benchmark and interval coverage.
