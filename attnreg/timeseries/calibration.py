@@ -59,11 +59,11 @@ def kupiec(miss: object, p: float) -> LRTest:
     Examples
     --------
     >>> round(kupiec([0, 0, 0, 1] * 5, 0.1).statistic, 6)  # 5 misses in 20
-    3.639184
+    3.693261
     """
     x = _hits(miss)
     n, k = float(x.size), float(x.sum())
-    lr = -2.0 * (_bernoulli_ll(k, n, p) - _bernoulli_ll(k, n, k / n))
+    lr = max(-2.0 * (_bernoulli_ll(k, n, p) - _bernoulli_ll(k, n, k / n)), 0.0)  # rounding
     return LRTest(lr, float(stats.chi2.sf(lr, 1)), 1)
 
 
