@@ -27,8 +27,8 @@ from scipy import stats
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 
-__all__ = ["SCORES", "Predictive", "crps_ensemble", "crps_normal", "evaluate_scores",
-           "forecast_scores", "interval_score", "log_score_normal", "pinball_loss",
+__all__ = ["SCORES", "Predictive", "crps_ensemble", "crps_normal", "diebold_mariano_scores",
+           "evaluate_scores", "forecast_scores", "interval_score", "log_score_normal", "pinball_loss",
            "predictive"]
 
 SCORES = ("crps", "log", "interval", "pinball")
@@ -228,3 +228,44 @@ def evaluate_scores(fc: Any, scores: Any = SCORES) -> pd.DataFrame:
                      **{s: float(scored[s].mean()) if len(scored) else np.nan
                         for s in names}})
     return pd.DataFrame(rows, index=pd.Index(fc.horizons, name="horizon"))
+
+
+def diebold_mariano_scores(model: Any, bench: Any, score: str = "crps", *,
+                           horizon: int | None = None, hln: bool = True,
+                           alternative: str = "two-sided") -> Any:
+    """Diebold–Mariano test with a density or interval score as the loss.
+
+    ``d_t = S(model)_t − S(bench)_t`` over the target dates both score (both need
+    ``interval=``; e.g. ACI against Gaussian intervals of the same model), tested as in
+    :func:`attnreg.timeseries.evaluation.diebold_mariano` (``h − 1`` autocovariances, HLN).
+
+    Parameters
+    ----------
+    model, bench : ForecastResults or MultiHorizonForecasts
+        Forecasts of the same target (``horizon=`` picks one horizon of several).
+    score : {"crps", "log", "interval", "pinball"}
+    horizon : int, optional
+    hln : bool
+    alternative : {"two-sided", "less", "greater"}
+        ``"less"``: the model's expected score is smaller (better).
+
+    Returns
+    -------
+    DieboldMarianoResult
+    """
+    from attnreg.timeseries.evaluation import dm_differential
+    from attnreg.timeseries.views import single_horizon
+
+    if score not in SCORES:
+        raise OptionError(f"score must be one of {SCORES}, however: {score=!r}")
+    a, b = single_horizon(model, horizon), single_horizon(bench, horizon)
+    if a.plan.horizon != b.plan.horizon:
+        raise OptionError(f"the two forecasts have horizons {a.plan.horizon} and "
+                          f"{b.plan.horizon}: compare forecasts of one horizon")
+    both = pd.concat([forecast_scores(a)[score], forecast_scores(b)[score]], axis=1,
+                     join="inner", keys=["model", "bench"]).dropna()
+    if len(both) < 2:
+        raise OptionError(f"the two forecasts share {len(both)} target dates with a {score!r} "
+                          "score; at least 2 are needed (log: Gaussian intervals only)")
+    d = both["model"].to_numpy() - both["bench"].to_numpy()
+    return dm_differential(d, a.plan.horizon, hln, alternative)  # type: ignore[arg-type]

@@ -14,8 +14,10 @@ from scipy import stats
 
 import attnreg as ar
 from attnreg.exceptions import OptionError
-from attnreg.timeseries.scores import (crps_ensemble, crps_normal, forecast_scores,
-                                       interval_score, log_score_normal, pinball_loss)
+from attnreg.timeseries.evaluation import diebold_mariano
+from attnreg.timeseries.scores import (crps_ensemble, crps_normal, diebold_mariano_scores,
+                                       forecast_scores, interval_score, log_score_normal,
+                                       pinball_loss)
 from tests.conftest import RTOL_EXACT
 
 
@@ -109,3 +111,29 @@ def test_evaluate_errors() -> None:
     fc = ar.forecast("y ~ lag(y, 1)", _ar1(), start=100, interval="gaussian")
     with pytest.raises(OptionError, match="scores must name some of"):
         fc.evaluate(scores=["crps", "brier"])
+
+
+def test_diebold_mariano_on_scores() -> None:
+    data = _ar1(6, n=200)
+    kw = dict(start=60, min_errors=20)
+    aci = ar.forecast("y ~ lag(y, 1)", data, interval="aci", aci_gamma=0.02, **kw)
+    gauss = ar.forecast("y ~ lag(y, 1)", data, interval="gaussian", **kw)
+    res = diebold_mariano_scores(aci, gauss, "interval")
+    s_a, s_g = forecast_scores(aci)["interval"], forecast_scores(gauss)["interval"]
+    d = (s_a - s_g).dropna().to_numpy()
+    assert res.n_obs == d.size == 200 - 60 - 20  # ACI scores once 20 errors are known
+    # h = 1 with HLN: exactly the one-sample t-test of the differentials
+    t = stats.ttest_1samp(d, 0.0)
+    assert_allclose([res.statistic, res.p_value], [t.statistic, t.pvalue], rtol=RTOL_EXACT)
+    # h = 3: as diebold_mariano on "errors" whose squares are the (nonnegative) CRPS values
+    fa = ar.forecast("y ~ lag(y, 3)", data, horizon=3, interval="empirical", **kw)
+    fg = ar.forecast("y ~ lag(y, 3)", data, horizon=3, interval="gaussian", **kw)
+    both = pd.concat([forecast_scores(fa)["crps"], forecast_scores(fg)["crps"]], axis=1).dropna()
+    ref = diebold_mariano(np.sqrt(both.iloc[:, 0]), np.sqrt(both.iloc[:, 1]), h=3)
+    res3 = diebold_mariano_scores(fa, fg, "crps", alternative="two-sided")
+    assert_allclose([res3.statistic, res3.p_value], [ref.statistic, ref.p_value],
+                    rtol=1e-9)  # sqrt then square: a few ulps per term
+    with pytest.raises(OptionError, match="share 0 target dates with a 'log' score"):
+        diebold_mariano_scores(fa, fg, "log")
+    with pytest.raises(OptionError, match="score must be one of"):
+        diebold_mariano_scores(fa, fg, "mse")
