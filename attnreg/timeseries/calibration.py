@@ -7,11 +7,12 @@
   independence, ``LR_ind``, χ²(1), from the transition counts ``n_ij``; conditional
   coverage ``LR_cc = LR_uc + LR_ind``, χ²(2).
 - Berkowitz (2001): ``z_t = Φ⁻¹(PIT_t)``, ``z_t − μ = ρ (z_{t−1} − μ) + ε_t``,
-  ``ε ~ N(0, σ²)``, fitted by conditional maximum likelihood (least squares of ``z_t`` on
-  ``1, z_{t−1}``, ``σ̂² = RSS / (n − 1)``); ``LR_3 = −2 [L(0, 0, 1) − L(μ̂, ρ̂, σ̂²)]``, χ²(3).
+  ``ε ~ N(0, σ²)``, fitted by exact maximum likelihood (the first value from the stationary
+  law, as Berkowitz; the conditional likelihood on request);
+  ``LR_3 = −2 [L(0, 0, 1) − L(μ̂, ρ̂, σ̂²)]``, χ²(3).
 
-At horizons above 1 the misses of consecutive forecasts overlap (MA(h−1) errors), so the
-independence tests are only meaningful at h = 1.
+At horizons above 1 the errors of consecutive forecasts overlap (MA(h−1)), so the
+independence parts (Christoffersen, Berkowitz's ρ) are only meaningful at h = 1.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, stats
 from scipy.special import xlogy
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError
+from attnreg.exceptions import DataError, OptionError
 from attnreg.report import Summary
 
 __all__ = ["Calibration", "LRTest", "berkowitz", "calibration", "christoffersen", "kupiec",
@@ -102,8 +103,28 @@ class BerkowitzResult(NamedTuple):
     sigma2: float
 
 
-def berkowitz(pit: object) -> BerkowitzResult:
+def _ar1_exact_ll(theta: FloatArray, z: FloatArray) -> float:
+    """Exact Gaussian AR(1) log likelihood at ``(μ, atanh ρ, log σ²)`` (first value stationary)."""
+    mu, rho, s2 = theta[0], np.tanh(theta[1]), np.exp(theta[2])
+    d = z - mu
+    e = d[1:] - rho * d[:-1]
+    v1 = s2 / (1.0 - rho**2)
+    return float(-0.5 * (z.size * np.log(2.0 * np.pi) + np.log(v1) + d[0] ** 2 / v1
+                         + (z.size - 1) * np.log(s2) + e @ e / s2))
+
+
+def berkowitz(pit: object, likelihood: str = "exact") -> BerkowitzResult:
     """Berkowitz's (2001) joint LR test of ``μ = 0, ρ = 0, σ² = 1`` (χ²(3)).
+
+    Parameters
+    ----------
+    pit : array_like, shape (n,)
+        PIT values strictly inside (0, 1), in time order (n >= 4).
+    likelihood : {"exact", "conditional"}
+        ``"exact"`` (Berkowitz's): the first ``z`` drawn from the stationary law
+        ``N(μ, σ² / (1 − ρ²))``, maximised numerically from the conditional estimates;
+        ``"conditional"``: on the first value, closed form (least squares of ``z_t`` on
+        ``1, z_{t−1}``, ``σ̂² = RSS / (n − 1)``), the null likelihood over ``z_2..z_n``.
 
     Examples
     --------
@@ -115,18 +136,25 @@ def berkowitz(pit: object) -> BerkowitzResult:
     if u.ndim != 1 or u.size < 4 or not ((u > 0.0) & (u < 1.0)).all():
         raise DataError(f"PIT values must be a 1-D sequence of at least 4 values strictly "
                         f"inside (0, 1), however: shape={u.shape}")
+    if likelihood not in ("exact", "conditional"):
+        raise OptionError(f"likelihood must be 'exact' or 'conditional', however: "
+                          f"{likelihood=!r}")
     z = stats.norm.ppf(u)
     X = np.column_stack([np.ones(z.size - 1), z[:-1]])
     coef, *_ = np.linalg.lstsq(X, z[1:], rcond=None)
     resid = z[1:] - X @ coef
-    m = resid.size
-    sigma2 = float(resid @ resid / m)
-    ll1 = -0.5 * m * (np.log(2.0 * np.pi * sigma2) + 1.0)
-    ll0 = float(stats.norm.logpdf(z[1:]).sum())
-    lr = max(-2.0 * (ll0 - ll1), 0.0)
-    rho = float(coef[1])
-    mu = float(coef[0] / (1.0 - rho)) if rho != 1.0 else float("nan")
-    return BerkowitzResult(lr, float(stats.chi2.sf(lr, 3)), mu, rho, sigma2)
+    rho, sigma2 = float(coef[1]), float(resid @ resid / resid.size)
+    mu = float(coef[0] / (1.0 - rho)) if rho != 1.0 else float(np.mean(z))
+    if likelihood == "conditional":
+        ll1 = -0.5 * resid.size * (np.log(2.0 * np.pi * sigma2) + 1.0)
+        lr = max(-2.0 * (float(stats.norm.logpdf(z[1:]).sum()) - ll1), 0.0)
+        return BerkowitzResult(lr, float(stats.chi2.sf(lr, 3)), mu, rho, sigma2)
+    start = np.array([mu, np.arctanh(np.clip(rho, -0.99, 0.99)), np.log(sigma2)])
+    opt = optimize.minimize(lambda t: -_ar1_exact_ll(t, z), start, method="BFGS",
+                            options={"gtol": 1e-9})
+    lr = max(-2.0 * (float(stats.norm.logpdf(z).sum()) + float(opt.fun)), 0.0)
+    return BerkowitzResult(lr, float(stats.chi2.sf(lr, 3)), float(opt.x[0]),
+                           float(np.tanh(opt.x[1])), float(np.exp(opt.x[2])))
 
 
 def pit_histogram(pit: object, bins: int = 10) -> pd.DataFrame:
@@ -181,8 +209,9 @@ class Calibration:
         footer = ["uc: Kupiec unconditional coverage (chi2(1)); ind: Christoffersen "
                   "independence of misses (chi2(1)); cc: uc + ind (chi2(2)).",
                   "Berk.: Berkowitz LR of mean 0, AR(1) 0, variance 1 of the inverse-normal "
-                  "PIT (chi2(3)).",
-                  "Misses of h-step forecasts overlap for h > 1: ind and cc assume h = 1."]
+                  "PIT (exact AR(1) likelihood, chi2(3)).",
+                  "h-step errors overlap for h > 1 (MA(h-1)): ind, cc and Berk. test "
+                  "independence, which only h = 1 forecasts should have."]
         return Summary.from_lines("attnreg forecast calibration", header, table, footer,
                                   stars=False)
 

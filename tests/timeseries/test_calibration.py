@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import attnreg as ar
-from attnreg.exceptions import DataError
+from attnreg.exceptions import DataError, OptionError
 from attnreg.timeseries.calibration import (berkowitz, christoffersen, kupiec,
                                             pit_histogram)
 from attnreg.timeseries.scores import forecast_scores
@@ -67,7 +68,7 @@ def test_berkowitz_against_statsmodels_ar1_likelihood() -> None:
     z[0] = 0.0
     for t in range(1, 300):
         z[t] = 0.3 + 0.4 * (z[t - 1] - 0.3) + 1.2 * rng.standard_normal()
-    res = berkowitz(stats.norm.cdf(z))
+    res = berkowitz(stats.norm.cdf(z), likelihood="conditional")
     ols = sm.OLS(z[1:], sm.add_constant(z[:-1])).fit()  # llf: Gaussian, σ² = RSS / n
     by_sm = 2.0 * (ols.llf - stats.norm.logpdf(z[1:]).sum())
     assert_allclose(res.statistic, by_sm, rtol=RTOL_SM)
@@ -86,10 +87,36 @@ def test_berkowitz_by_hand_on_four_values() -> None:
     s2 = float(np.sum((z[1:] - X @ b) ** 2)) / 3
     ll1 = -1.5 * (math.log(2 * math.pi * s2) + 1.0)
     ll0 = sum(-0.5 * math.log(2 * math.pi) - 0.5 * v * v for v in z[1:])
-    assert_allclose(berkowitz(stats.norm.cdf(z)).statistic, -2.0 * (ll0 - ll1),
+    assert_allclose(berkowitz(stats.norm.cdf(z), "conditional").statistic, -2.0 * (ll0 - ll1),
                     rtol=1e-9)  # Φ then Φ⁻¹ loses a few digits
     with pytest.raises(DataError, match="strictly inside"):
         berkowitz([0.2, 0.5, 1.0, 0.3])
+    with pytest.raises(OptionError, match="likelihood must be 'exact' or 'conditional'"):
+        berkowitz([0.2, 0.5, 0.7, 0.3], likelihood="full")
+
+
+@pytest.mark.parametrize(("seed", "n"), [(4, 300), (5, 40), (6, 8)])
+def test_berkowitz_exact_likelihood_equals_statsmodels_arima(seed: int, n: int) -> None:
+    """Berkowitz's exact AR(1) likelihood against statsmodels' Kalman-filter ARIMA(1, 0, 0).
+
+    Both maximise numerically; at the optimum the likelihood is flat, so the maximised
+    log likelihoods (and the LR) agree to about 1e-8 while the parameters agree only to
+    the optimisers' tolerance (1e-4 here).
+    """
+    from statsmodels.tsa.arima.model import ARIMA
+
+    rng = np.random.default_rng(seed)
+    z = np.empty(n)
+    z[0] = 0.3
+    for t in range(1, n):
+        z[t] = 0.3 + 0.4 * (z[t - 1] - 0.3) + 1.2 * rng.standard_normal()
+    res = berkowitz(stats.norm.cdf(z))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # statsmodels' convergence chatter on short series
+        fit = ARIMA(z, order=(1, 0, 0), trend="c").fit()
+    by_sm = 2.0 * (fit.llf - stats.norm.logpdf(z).sum())
+    assert_allclose(res.statistic, by_sm, rtol=1e-7)  # two numerical optima, see above
+    assert_allclose([res.mu, res.rho, res.sigma2], fit.params, atol=1e-4)  # see above
 
 
 def test_pit_histogram() -> None:
