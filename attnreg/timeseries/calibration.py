@@ -240,7 +240,12 @@ def calibration(fc: Any) -> Calibration:
     rows, pits = [], {}
     for h in fc.horizons:
         part = fc.at_horizon(h)
-        row, pits[h] = _row(forecast_scores(part), part.plan.level)
+        table = forecast_scores(part)
+        n = int(table["miss"].notna().sum())
+        if n < 4:
+            raise DataError(f"horizon {h} has {n} forecasts with an interval; calibration needs "
+                            "at least 4: start earlier or lower min_errors=")
+        row, pits[h] = _row(table, part.plan.level)
         rows.append(row)
     table = pd.DataFrame(rows, index=pd.Index(fc.horizons, name="horizon"))
     return Calibration(table, pits, str(fc.at_horizon(fc.horizons[0]).plan.interval))

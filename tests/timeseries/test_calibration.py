@@ -159,3 +159,14 @@ def test_calibration_single_horizon() -> None:
     fc = ar.forecast("y ~ lag(y, 1)", _ar1(1), start=60, interval="gaussian")
     assert fc.calibration().table.index.tolist() == [1]
     assert fc.calibration().histogram(bins=5)["count"].sum() == fc.plan.n_forecasts
+
+
+def test_calibration_errors() -> None:
+    data = _ar1(2, n=120)
+    with pytest.raises(OptionError, match="need forecast intervals: call forecast"):
+        ar.forecast("y ~ lag(y, 1)", data, start=60).calibration()
+    few = ar.forecast("y ~ lag(y, h)", data, start=60, horizon=[1, 2], interval="empirical",
+                      min_errors=56)
+    with pytest.raises(DataError, match="horizon 2 has 3 forecasts with an interval; "
+                                        "calibration needs at least 4"):
+        few.calibration()
