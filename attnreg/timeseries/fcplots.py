@@ -91,7 +91,7 @@ def _several(fc: Any) -> bool:
 
 
 def _one(fc: Any, horizon: int | None, kind: str) -> Any:
-    if _several(fc) and horizon is None and kind in ("cumulative", "oos_r2"):
+    if _several(fc) and horizon is None and kind in ("cumulative", "oos_r2", "pit"):
         return fc  # one line per horizon
     if hasattr(fc, "at_horizon") or horizon is not None:
         return single_horizon(fc, horizon)
@@ -136,7 +136,8 @@ def plot_forecasts(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
           ``buckets=``, ``value="share"`` or ``"weight"``).
         - ``"pit"``: histogram of the probability integral transforms of the outcomes under
           the predictive distributions (runs with ``interval=``; ``bins=``, default 10),
-          with the uniform density as a line (:mod:`attnreg.timeseries.calibration`).
+          with the uniform density as a line (:mod:`attnreg.timeseries.calibration`); an
+          outline per horizon for several horizons without ``horizon=``.
     horizon : int, optional
         The horizon, for results that hold several.
     ax : matplotlib Axes, optional
@@ -315,14 +316,22 @@ def _draw_pit(fc: Any, ax: Any, bins: int = 10) -> Any:
     from attnreg.timeseries.calibration import pit_histogram
     from attnreg.timeseries.scores import forecast_scores
 
-    hist = pit_histogram(forecast_scores(fc)["pit"].to_numpy(), bins)
-    ax.bar(hist["left"], hist["density"], width=hist["right"] - hist["left"], align="edge",
-           color="tab:blue", alpha=0.6, edgecolor="white", label="PIT")
+    if _several(fc):  # one outline per horizon
+        for h in fc.horizons:
+            hist = pit_histogram(forecast_scores(fc.at_horizon(h))["pit"].to_numpy(), bins)
+            ax.stairs(hist["density"], np.append(hist["left"], 1.0), lw=1.5, label=f"h = {h}")
+        part, where = fc.at_horizon(fc.horizons[0]), "horizons " + ", ".join(map(str, fc.horizons))
+    else:
+        hist = pit_histogram(forecast_scores(fc)["pit"].to_numpy(), bins)
+        ax.bar(hist["left"], hist["density"], width=hist["right"] - hist["left"], align="edge",
+               color="tab:blue", alpha=0.6, edgecolor="white", label="PIT")
+        part, where = fc, f"horizon {fc.plan.horizon}"
     ax.axhline(1.0, color="black", ls="--", lw=1, label="uniform")
     ax.set_xlim(0.0, 1.0)
     ax.set_xlabel("PIT")
     ax.set_ylabel("density")
-    ax.set_title(f"PIT histogram, {fc.plan.interval} intervals, horizon {fc.plan.horizon}")
+    ax.legend(fontsize=8)
+    ax.set_title(f"PIT histogram, {part.plan.interval} intervals, {where}")
     return ax
 
 

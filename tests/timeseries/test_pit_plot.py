@@ -45,6 +45,18 @@ def test_pit_plot_draws_the_histogram() -> None:
     assert "PIT histogram" in ax.get_title()
 
 
+def test_pit_plot_of_several_horizons_draws_one_outline_each() -> None:
+    fh = ar.forecast("y ~ lag(y, h)", _data(), start=80, horizon=[1, 3], interval="aci",
+                     aci_gamma=0.05)
+    ax = fh.plot(kind="pit", bins=5)
+    outlines = [p for p in ax.patches if p.get_label().startswith("h = ")]
+    assert [p.get_label() for p in outlines] == ["h = 1", "h = 3"]
+    for patch, h in zip(outlines, (1, 3), strict=True):
+        pit = forecast_scores(fh.at_horizon(h))["pit"].dropna().to_numpy()
+        counts = np.histogram(pit, bins=5, range=(0.0, 1.0))[0]
+        assert_allclose(patch.get_data().values, counts / pit.size * 5, rtol=RTOL_EXACT)
+
+
 def test_pit_plot_needs_intervals() -> None:
     fc = ar.forecast("y ~ lag(y, 1)", _data(), start=80)
     with pytest.raises(OptionError, match="need forecast intervals"):
