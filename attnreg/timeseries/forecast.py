@@ -39,9 +39,9 @@ STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te")
 def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
              scheme: str = "recursive", start: Any = None, window: int | None = None,
              horizon: int | Sequence[int] = 1, strategy: str = "direct",
+             aci_gamma: float = 0.005,
              interval: str | None = None, level: float = 0.9, min_errors: int = 20,
-             aci_gamma: float = 0.005, refit_every: int = 1, benchmark: str = "mean",
-             known: Sequence[str] = (),
+             refit_every: int = 1, benchmark: str = "mean", known: Sequence[str] = (),
              progress: bool = False, eval_env: Any = 0, **options: Any) -> Any:
     """Recursive, rolling or fixed-scheme out-of-sample forecasts with evaluation.
 

@@ -509,18 +509,6 @@ class MultiHorizonForecasts:
             return None
         return pd.concat(frames, keys=self.horizons, names=["horizon", "origin"])
 
-    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
-        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
-        from attnreg.timeseries.scores import evaluate_scores
-
-        return evaluate_scores(self, scores)
-
-    def calibration(self) -> Any:
-        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
-        from attnreg.timeseries.calibration import calibration
-
-        return calibration(self)
-
     def summary(self) -> Summary:
         """Report: per-horizon accuracy, tests against the benchmark and interval coverage.
 
@@ -539,6 +527,18 @@ class MultiHorizonForecasts:
         from attnreg.timeseries.fcsummary import horizons_summary
 
         return horizons_summary(self)
+
+    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
+        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
+        from attnreg.timeseries.scores import evaluate_scores
+
+        return evaluate_scores(self, scores)
+
+    def calibration(self) -> Any:
+        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
+        from attnreg.timeseries.calibration import calibration
+
+        return calibration(self)
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.
