@@ -57,12 +57,18 @@ def run_all(plans: list[Any], horizons: list[int],
 
 
 def with_intervals(res: ForecastResults) -> ForecastResults:
-    """``res`` with its empirical intervals (Gaussian ones come from the engine)."""
+    """``res`` with its empirical or adaptive intervals (Gaussian ones come from the engine)."""
     p = res.plan
-    if p.interval != "empirical":
+    if p.interval not in ("empirical", "aci"):
         return res
     assert p.target_pos is not None and p.origin_pos is not None
     actual = p.design.y[p.targets]
+    if p.interval == "aci":
+        from attnreg.timeseries.conformal import aci_bounds
+
+        lower, upper, _ = aci_bounds(res.predictions, actual, p.target_pos, p.origin_pos,
+                                     p.level, p.min_errors, p.aci_gamma)
+        return dataclasses.replace(res, lower=lower, upper=upper)
     lower, upper, _ = iv.empirical_bounds(res.predictions, actual - res.predictions,
                                           p.target_pos, p.origin_pos, p.level, p.min_errors)
     return dataclasses.replace(res, lower=lower, upper=upper)

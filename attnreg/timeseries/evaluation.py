@@ -20,6 +20,7 @@ __all__ = [
     "DieboldMarianoResult",
     "clark_west",
     "diebold_mariano",
+    "dm_differential",
     "interval_coverage",
     "mae",
     "msfe",
@@ -259,9 +260,27 @@ def diebold_mariano(
             f"however: {loss=}, {alternative=}."
         )
     em, eb = _vectors(e_model, e_bench)
-    n = em.size
-    h = _check_horizon(h, n)
     d = em**2 - eb**2 if loss == "squared" else np.abs(em) - np.abs(eb)
+    return dm_differential(d, h, hln, alternative)
+
+
+def dm_differential(d: FloatArray, h: int = 1, hln: bool = True,
+                    alternative: Alternative = "two-sided") -> DieboldMarianoResult:
+    """The Diebold–Mariano test of :func:`diebold_mariano` on given loss differentials.
+
+    ``d`` (shape (n_obs,)) is ``L_model − L_bench`` for any loss, e.g. a density score of
+    :mod:`attnreg.timeseries.scores`.
+
+    Examples
+    --------
+    >>> round(dm_differential(np.array([-0.24, -0.12, -0.27, -0.03])).statistic, 4)
+    -2.9755
+    """
+    if alternative not in _ALTERNATIVES:
+        raise OptionError(f"alternative must be one of {_ALTERNATIVES}, however: {alternative=}.")
+    (d,) = _vectors(d)
+    n = d.size
+    h = _check_horizon(h, n)
     lrv, kernel = _dm_variance(d, h)
     if not lrv > 0.0:
         raise DataError("the loss differential has zero variance; the two forecasts tie exactly.")

@@ -27,7 +27,7 @@ from attnreg.timeseries.views import AttentionOverTime, attention_over_time, sin
 
 __all__ = ["KINDS", "cumulative_gain", "plot_attention_time", "plot_forecasts", "rolling_oos_r2"]
 
-KINDS = ("forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention")
+KINDS = ("forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit")
 
 
 def _axes(ax: Any = None, figsize: tuple[float, float] = (7.5, 4.0)) -> Any:
@@ -91,7 +91,7 @@ def _several(fc: Any) -> bool:
 
 
 def _one(fc: Any, horizon: int | None, kind: str) -> Any:
-    if _several(fc) and horizon is None and kind in ("cumulative", "oos_r2"):
+    if _several(fc) and horizon is None and kind in ("cumulative", "oos_r2", "pit"):
         return fc  # one line per horizon
     if hasattr(fc, "at_horizon") or horizon is not None:
         return single_horizon(fc, horizon)
@@ -121,7 +121,7 @@ def plot_forecasts(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
     fc : ForecastResults, several-horizon results, or ForecastComparison
         Results of :func:`attnreg.forecast` (``horizon=`` picks one horizon of several), or
         of :func:`attnreg.compare_forecasts` for ``"cumulative"`` and ``"oos_r2"``.
-    kind : {"forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention"}
+    kind : {"forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit"}
         - ``"forecast"``: actual, forecast and prevailing mean by target date (3 lines), and
           the forecast interval as a band when the run has intervals (NaN where none yet).
         - ``"cumulative"``: ``Σ (e_bench² − e_model²)`` over target dates, one line per model;
@@ -134,6 +134,10 @@ def plot_forecasts(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
         - ``"attention"``: heat-map (buckets × origins) of
           :func:`~attnreg.timeseries.views.attention_over_time` (``origins=``,
           ``buckets=``, ``value="share"`` or ``"weight"``).
+        - ``"pit"``: histogram of the probability integral transforms of the outcomes under
+          the predictive distributions (runs with ``interval=``; ``bins=``, default 10),
+          with the uniform density as a line (:mod:`attnreg.timeseries.calibration`); an
+          outline per horizon for several horizons without ``horizon=``.
     horizon : int, optional
         The horizon, for results that hold several.
     ax : matplotlib Axes, optional
@@ -308,8 +312,31 @@ def plot_attention_time(att: AttentionOverTime, value: str = "share", ax: Any = 
     return ax
 
 
+def _draw_pit(fc: Any, ax: Any, bins: int = 10) -> Any:
+    from attnreg.timeseries.calibration import pit_histogram
+    from attnreg.timeseries.scores import forecast_scores
+
+    if _several(fc):  # one outline per horizon
+        for h in fc.horizons:
+            hist = pit_histogram(forecast_scores(fc.at_horizon(h))["pit"].to_numpy(), bins)
+            ax.stairs(hist["density"], np.append(hist["left"], 1.0), lw=1.5, label=f"h = {h}")
+        part, where = fc.at_horizon(fc.horizons[0]), "horizons " + ", ".join(map(str, fc.horizons))
+    else:
+        hist = pit_histogram(forecast_scores(fc)["pit"].to_numpy(), bins)
+        ax.bar(hist["left"], hist["density"], width=hist["right"] - hist["left"], align="edge",
+               color="tab:blue", alpha=0.6, edgecolor="white", label="PIT")
+        part, where = fc, f"horizon {fc.plan.horizon}"
+    ax.axhline(1.0, color="black", ls="--", lw=1, label="uniform")
+    ax.set_xlim(0.0, 1.0)
+    ax.set_xlabel("PIT")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=8)
+    ax.set_title(f"PIT histogram, {part.plan.interval} intervals, {where}")
+    return ax
+
+
 _DRAW: dict[str, Any] = {
     "forecast": _draw_forecast, "cumulative": _draw_cumulative, "oos_r2": _draw_oos_r2,
     "coef": _draw_coef, "lambda": _draw_tuning("lambda"), "k": _draw_tuning("k"),
-    "attention": _draw_attention,
+    "attention": _draw_attention, "pit": _draw_pit,
 }

@@ -47,6 +47,10 @@ def interval_note(res: ForecastResults) -> list[str]:
     if p.interval == "empirical":
         return [f"{pct} intervals: quantiles of the model's own past out-of-sample errors at "
                 f"the same horizon observed by the origin (at least {p.min_errors}; none before)."]
+    if p.interval == "aci":
+        return [f"{pct} adaptive conformal intervals (Gibbs-Candes, step {p.aci_gamma:g}): "
+                "quantiles of the past errors at a miss rate updated by the coverage observed "
+                "by the origin."]
     how = ("t * sigma * sqrt(1 + x'(X'X)^-1 x) at h = 1 (the fit's prediction interval); "
            + ("z * sigma * sqrt(sum psi_j^2) (the fitted AR's MA weights) for h > 1"
               if p.strategy == "iterated" else

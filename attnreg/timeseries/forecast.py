@@ -31,7 +31,7 @@ from attnreg.formula.lags import check_time_index, min_lag
 SCHEMES = ("recursive", "rolling", "fixed")
 BENCHMARKS = ("mean",)
 STRATEGIES = ("direct", "iterated")
-INTERVALS = ("empirical", "gaussian")
+INTERVALS = ("empirical", "gaussian", "aci")
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
 STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te", "poly")
 
@@ -39,6 +39,7 @@ STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te", "poly")
 def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
              scheme: str = "recursive", start: Any = None, window: int | None = None,
              horizon: int | Sequence[int] = 1, strategy: str = "direct",
+             aci_gamma: float = 0.005,
              interval: str | None = None, level: float = 0.9, min_errors: int = 20,
              refit_every: int = 1, benchmark: str = "mean", known: Sequence[str] = (),
              progress: bool | None = None, eval_env: Any = 0, **options: Any) -> Any:
@@ -72,7 +73,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         ``"iterated"`` (pure autoregressions: every regressor a lag of the response, linear
         methods): the one-step model fitted at the origin, iterated h times on its own
         forecasts.
-    interval : {None, "empirical", "gaussian"}
+    interval : {None, "empirical", "gaussian", "aci"}
         Forecast intervals without look-ahead. ``"empirical"``: quantiles (numpy's default,
         linear interpolation) of the model's own past out-of-sample errors at that horizon
         that are observed by the origin (an h-step error for target s is known at s), NaN
@@ -81,11 +82,18 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         ``t · σ · sqrt(1 + x'(X'X)⁻¹x)`` for OLS (ridge and PCR: their conditional
         covariance, effective df); for h > 1 direct ``z · σ`` (σ of the h-step regression,
         parameter uncertainty ignored); iterated: ``z · σ · sqrt(Σ_{j<h} ψ_j²)`` with ψ the
-        MA weights of the fitted AR.
+        MA weights of the fitted AR. ``"aci"``: adaptive conformal intervals (Gibbs & Candès
+        2021), the empirical intervals with their miss rate ``α_t`` steered by the coverage
+        of the earlier intervals whose outcomes are observed by the origin
+        (:mod:`attnreg.timeseries.conformal`): coverage stays near ``level`` when the error
+        distribution shifts.
     level : float
         Nominal coverage of the intervals, in (0, 1).
     min_errors : int
-        Empirical intervals: past errors needed before the first interval.
+        Empirical and adaptive intervals: past errors needed before the first interval.
+    aci_gamma : float
+        ``interval="aci"``: step size γ of the update ``α_{t+1} = α_t + γ (α − miss_t)``;
+        larger adapts faster but makes the intervals noisier (Gibbs & Candès use 0.005).
     refit_every : int
         Re-estimate every this many origins (the model in between stays the last one fitted).
     benchmark : {"mean"}
@@ -162,11 +170,14 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         _check_choice("interval", interval, INTERVALS)
     level = _level(level)
     min_errors = _positive_int("min_errors", min_errors)
+    from attnreg.timeseries.conformal import check_aci_gamma
+
+    aci_gamma = check_aci_gamma(aci_gamma)
     env, namespace = _capture_env(eval_env), formula_namespace()
     common = dict(scheme=scheme, start=start, window=window, refit_every=refit_every,
                   benchmark=benchmark, known=known, env=env, namespace=namespace,
                   options=options, strategy=strategy, interval=interval, level=level,
-                  min_errors=min_errors)
+                  min_errors=min_errors, aci_gamma=aci_gamma)
     plans: list[Any]
     if strategy == "iterated":
         plans = [plan_iterated(formula, data, method, horizons=horizons, **common)]
@@ -240,7 +251,7 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
                    known: Sequence[str], env: Any, namespace: dict[str, Any],
                    options: dict[str, Any], strategy: str = "direct",
                    interval: str | None = None, level: float = 0.9,
-                   min_errors: int = 20) -> ForecastPlan:
+                   min_errors: int = 20, aci_gamma: float = 0.005) -> ForecastPlan:
     """Validate every argument, build the design and decide the training rows of each forecast."""
     from attnreg.methods import get_method
 
@@ -291,7 +302,7 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
     assert plan.origin_pos is not None
     lk.check_lookahead(design, data, plan.origin_pos, known_codes)
     return dataclasses.replace(plan, strategy=strategy, interval=interval, level=level,
-                               min_errors=min_errors,
+                               min_errors=min_errors, aci_gamma=aci_gamma,
                                response=lk.observed_response(design, data))
 
 

@@ -412,6 +412,18 @@ class ForecastResults:
 
         return attention_over_time(self, origins, buckets)
 
+    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
+        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
+        from attnreg.timeseries.scores import evaluate_scores
+
+        return evaluate_scores(self, scores)
+
+    def calibration(self) -> Any:
+        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
+        from attnreg.timeseries.calibration import calibration
+
+        return calibration(self)
+
     def leakage_audit(self) -> Any:
         """The same forecasts with the full-sample metric: how much better they look.
 
@@ -577,6 +589,18 @@ class MultiHorizonForecasts:
         from attnreg.timeseries.fcsummary import horizons_summary
 
         return horizons_summary(self)
+
+    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
+        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
+        from attnreg.timeseries.scores import evaluate_scores
+
+        return evaluate_scores(self, scores)
+
+    def calibration(self) -> Any:
+        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
+        from attnreg.timeseries.calibration import calibration
+
+        return calibration(self)
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.

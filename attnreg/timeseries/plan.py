@@ -52,12 +52,15 @@ class ForecastPlan:
     strategy : {"direct", "iterated"}
         Direct: the model of this plan forecasts h steps ahead in one go. Iterated: the plan's
         fits are one-step models, iterated h times (pure autoregressions).
-    interval : {None, "empirical", "gaussian"}
+    interval : {None, "empirical", "gaussian", "aci"}
         Forecast intervals requested (see :func:`attnreg.forecast`).
     level : float
         Their nominal coverage.
     min_errors : int
         Past out-of-sample errors needed before an empirical interval is given.
+    aci_gamma : float
+        ``interval="aci"``: the step size of the adaptive miss rate
+        (:mod:`attnreg.timeseries.conformal`).
     target_pos, origin_pos : ndarray of int, shape (n_forecasts,), or None
         Data positions of each forecast's target and origin (``target - horizon``).
     response : ndarray, shape (n_data_rows,), or None
@@ -81,6 +84,7 @@ class ForecastPlan:
     interval: str | None = None
     level: float = 0.9
     min_errors: int = 20
+    aci_gamma: float = 0.005
     target_pos: IntArray | None = None
     origin_pos: IntArray | None = None
     response: FloatArray | None = field(default=None, repr=False)
