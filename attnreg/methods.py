@@ -327,3 +327,8 @@ register(Estimator("block", "network", "the paper's Regression Block (torch)",
 register(Estimator("ftt", "network", "FT-Transformer baseline (torch)",
                    Capabilities(torch=True), _check_network, _fit_network, _predict_network,
                    call_options=("variant",)))
+
+
+# ------------------------------------------------------------------------------ glm
+
+from attnreg.glm import registration as _glm_registration  # noqa: E402,F401  glm, logit, probit, poisson

@@ -1,0 +1,143 @@
+"""The GLM methods in the registry: ``"glm"`` and the shortcuts ``"logit"``, ``"probit"``,
+``"poisson"``. Options are checked here, before any work."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from attnreg._typing import FloatArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import ConvergenceWarning, DataError, OptionError, RankDeficiencyWarning
+from attnreg.formula.design import Design
+from attnreg.glm.families import ALIASES, FAMILIES, family_names
+from attnreg.glm.irls import aliased_columns, irls
+from attnreg.glm.links import LINKS
+from attnreg.glm.offset import check_offset, evaluate_offset
+from attnreg.glm.results import GlmResults
+from attnreg.methods import SPECTRAL_KEYWORDS, Capabilities, Estimator, register
+
+__all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
+
+#: The shortcut methods: their family and link (``"poisson"`` also takes ``link=``).
+SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
+             "poisson": ("poisson", None)}
+_OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control")
+_FIXED_EPS = 10 * float(np.finfo(np.float64).eps)
+
+
+def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``family``, ``link``, ``offset``, ``epsilon``, ``maxit`` and ``control``."""
+    bad = [k for k in options if k in SPECTRAL_KEYWORDS]
+    if bad:
+        raise OptionError(f"option(s) {', '.join(bad)} do not apply to method {name!r}; "
+                          "robust covariances come from fit.vcov('HC0' | 'HC1')")
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(unknown)} "
+                          f"(valid: {', '.join(_OPTIONS)})")
+    family, link = _family_and_link(name, options.get("family"), options.get("link"))
+    eps, maxit = options.get("epsilon", 1e-8), options.get("maxit", 25)
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < float(eps) < 1:
+        raise OptionError(f"epsilon must be a number in (0, 1), however: epsilon={eps!r}")
+    if isinstance(maxit, bool) or not isinstance(maxit, numbers.Integral) or maxit < 1:
+        raise OptionError(f"maxit must be a positive integer, however: maxit={maxit!r}")
+    control = options.get("control", "optimum")
+    if control not in ("optimum", "R"):
+        raise OptionError("control must be 'optimum' (iterate to the optimum) or 'R' (stop "
+                          f"where R's glm.fit stops), however: control={control!r}")
+    return {"family": family, "link": link, "offset": check_offset(options.get("offset")),
+            "epsilon": float(eps), "maxit": int(maxit), "control": control}
+
+
+def _family_and_link(name: str, family: Any, link: Any) -> tuple[str, str]:
+    if name in SHORTCUTS:
+        fixed, fixed_link = SHORTCUTS[name]
+        if family is not None:
+            raise OptionError(f"method {name!r} is the {fixed} family: family= does not apply "
+                              f"(use method='glm', family={family!r})")
+        if fixed_link is not None and link is not None:
+            raise OptionError(f"method {name!r} fixes the link: link= does not apply "
+                              f"(use method='glm', family='binomial', link={link!r})")
+        family, link = fixed, fixed_link if fixed_link is not None else link
+    family = "gaussian" if family is None else family
+    if not isinstance(family, str) or ALIASES.get(family, family) not in FAMILIES:
+        raise OptionError(f"family must be one of {', '.join(map(repr, family_names()))}, "
+                          f"however: family={family!r}")
+    fam = FAMILIES[ALIASES.get(family, family)]
+    link = fam.links[0] if link is None else link
+    if link not in fam.links:
+        raise OptionError(f"link {link!r} is not available for the {fam.name} family; "
+                          f"use one of {', '.join(map(repr, fam.links))}")
+    return fam.name, link
+
+
+def _training_offset(spec: Any, design: Design) -> FloatArray:
+    if spec is None:
+        return np.zeros(design.n_obs)
+    if design.data is None or design.data_rows is None:
+        raise DataError("offset= needs the data the design was built from")
+    values = evaluate_offset(spec, design.data, design.eval_env, "data")[design.data_rows]
+    if not np.isfinite(values).all():
+        raise DataError(f"offset {spec!r} is missing or not finite in "
+                        f"{int((~np.isfinite(values)).sum())} row(s) of the fit; drop them "
+                        "with subset= or fill them")
+    return values
+
+
+def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str) -> GlmResults:
+    """Fit a GLM to a built design with options from :func:`check_glm_options`."""
+    family, link = FAMILIES[options["family"]], LINKS[options["link"]]
+    wt = np.ones(design.n_obs) if design.weights is None else design.weights
+    offset = _training_offset(options["offset"], design)
+    tol = min(1e-7, options["epsilon"] / 1000)  # R's glm.fit passes this to its QR
+    aliased = aliased_columns(design.X * np.sqrt(wt)[:, None], tol)
+    kept = np.setdiff1d(np.arange(design.n_coef), aliased)
+    if aliased.size:
+        warn_user(f"{aliased.size} coefficient(s) not defined because of singularities "
+                  f"(aliased columns: {', '.join(design.column_names[j] for j in aliased)})",
+                  RankDeficiencyWarning)
+    control = {"epsilon": options["epsilon"], "maxit": options["maxit"],
+               "exact_r": options["control"] == "R"}
+    fit = irls(design.X[:, kept], design.y, wt, offset, family, link, **control)
+    _warn_fit(fit.converged, family.name, fit.mu)
+    if design.intercept and np.any(offset != 0):  # R refits y ~ 1 with the offset
+        null = irls(np.ones((design.n_obs, 1)), design.y, wt, offset, family, link,
+                    **control).deviance
+    else:
+        mu0 = (np.full(design.n_obs, np.sum(wt * design.y) / np.sum(wt)) if design.intercept
+               else link.linkinv(offset))
+        null = float(np.sum(family.dev_resids(design.y, mu0, wt)))
+    return GlmResults(design=design, family_name=family.name, link_name=link.name, fit=fit,
+                      kept=kept, aliased=aliased, offset=offset, offset_spec=options["offset"],
+                      null_deviance=null, call=call, method=name, control=options["control"])
+
+
+def _warn_fit(converged: bool, family: str, mu: FloatArray) -> None:
+    if not converged:
+        warn_user("glm.fit: algorithm did not converge; raise maxit=", ConvergenceWarning)
+    if family == "binomial" and ((mu > 1 - _FIXED_EPS) | (mu < _FIXED_EPS)).any():
+        warn_user("glm.fit: fitted probabilities numerically 0 or 1 occurred",
+                  ConvergenceWarning)
+    if family == "poisson" and (mu < _FIXED_EPS).any():
+        warn_user("glm.fit: fitted rates numerically 0 occurred", ConvergenceWarning)
+
+
+def _predict_glm(result: Any, X: FloatArray) -> FloatArray:
+    """Fitted means of design rows (no offset)."""
+    return result.link.linkinv(X[:, result.kept] @ result.fit.coef)
+
+
+_CAPS = Capabilities(weights=True)
+register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _CAPS,
+                   check_glm_options, fit_glm_design, _predict_glm,
+                   call_options=("family", "link", "offset")))
+register(Estimator("logit", "glm", "logistic regression (binomial GLM, logit link)", _CAPS,
+                   check_glm_options, fit_glm_design, _predict_glm, call_options=("offset",)))
+register(Estimator("probit", "glm", "probit regression (binomial GLM, probit link)", _CAPS,
+                   check_glm_options, fit_glm_design, _predict_glm, call_options=("offset",)))
+register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _CAPS,
+                   check_glm_options, fit_glm_design, _predict_glm,
+                   call_options=("link", "offset")))

@@ -1,0 +1,279 @@
+"""The result of a GLM fit: R's ``glm`` object and ``summary.glm`` numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.linalg import solve_triangular
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg.exceptions import OptionError
+from attnreg.formula.design import Design
+from attnreg.glm.families import FAMILIES, Family
+from attnreg.glm.irls import IrlsFit
+from attnreg.glm.links import LINKS, Link
+from attnreg.glm.offset import evaluate_offset
+
+__all__ = ["GlmResults", "RESIDUAL_TYPES"]
+
+RESIDUAL_TYPES = ("deviance", "pearson", "working", "response")
+
+
+@dataclass(frozen=True)
+class GlmResults:
+    """A fitted generalised linear model.
+
+    Attributes
+    ----------
+    design : Design
+    family_name, link_name : str
+        R's names (``"binomial"``, ``"probit"``).
+    fit : IrlsFit
+        The IRLS state at convergence.
+    kept, aliased : ndarray of int
+        Design columns estimated, and those not defined because of singularities.
+    offset : ndarray, shape (n_obs,)
+        Offset of the training rows (zeros when none).
+    offset_spec : str, array or None
+        ``offset=`` as given (a column name or an expression is evaluated on new data).
+    null_deviance : float
+    call : str
+    method : str
+    control : {"optimum", "R"}
+    """
+
+    design: Design
+    family_name: str
+    link_name: str
+    fit: IrlsFit
+    kept: IntArray
+    aliased: IntArray
+    offset: FloatArray
+    offset_spec: Any
+    null_deviance: float
+    call: str = ""
+    method: str = "glm"
+    control: str = "optimum"
+
+    # ---------------------------------------------------------------- model pieces
+    @property
+    def family(self) -> Family:
+        """The family object."""
+        return FAMILIES[self.family_name]
+
+    @property
+    def link(self) -> Link:
+        """The link object."""
+        return LINKS[self.link_name]
+
+    @property
+    def prior_weights(self) -> FloatArray:
+        """Prior weights of the training rows (ones when none were given)."""
+        w = self.design.weights
+        return np.ones(self.design.n_obs) if w is None else w
+
+    @property
+    def nobs(self) -> int:
+        """Training rows (rows of weight zero excluded)."""
+        return self.design.n_obs
+
+    @property
+    def rank(self) -> int:
+        """Number of estimated coefficients."""
+        return int(self.kept.size)
+
+    @property
+    def df_resid(self) -> int:
+        """Residual degrees of freedom, n − rank."""
+        return self.nobs - self.rank
+
+    @property
+    def df_null(self) -> int:
+        """Degrees of freedom of the null model, n − intercept."""
+        return self.nobs - int(self.design.intercept)
+
+    @property
+    def deviance(self) -> float:
+        """Residual deviance."""
+        return self.fit.deviance
+
+    @property
+    def iterations(self) -> int:
+        """Fisher scoring iterations."""
+        return self.fit.iter
+
+    @property
+    def converged(self) -> bool:
+        """Whether R's convergence rule was met within ``maxit``."""
+        return self.fit.converged
+
+    @cached_property
+    def aic(self) -> float:
+        """R's AIC: the family's −2 log-likelihood (+2 for a dispersion) + 2 rank."""
+        return self.family.aic(self.design.y, self.fit.mu, self.prior_weights,
+                               self.deviance) + 2 * self.rank
+
+    @cached_property
+    def dispersion(self) -> float:
+        """1 for binomial and poisson; otherwise Pearson's estimate, Σ w r²/df (working
+        weights and residuals, as ``summary.glm``)."""
+        if self.family.fixed_dispersion:
+            return 1.0
+        if self.df_resid <= 0:
+            return float("nan")
+        r = self.residuals("working").to_numpy()
+        return float(np.sum(self.fit.working_weights * r ** 2) / self.df_resid)
+
+    # ---------------------------------------------------------------- coefficients
+    def _full(self, values: FloatArray) -> FloatArray:
+        out = np.full(self.design.n_coef, np.nan)
+        out[self.kept] = values
+        return out
+
+    @cached_property
+    def coef(self) -> pd.Series:
+        """Coefficients (NaN for aliased columns), shape (n_coef,)."""
+        return pd.Series(self._full(self.fit.coef), index=self.design.column_names, name="coef")
+
+    @cached_property
+    def cov_unscaled(self) -> pd.DataFrame:
+        """(X'WX)⁻¹ from the last step's R: R⁻¹R⁻ᵀ by a triangular solve (R's ``chol2inv``)."""
+        k = self.rank
+        r_inv = solve_triangular(self.fit.r, np.eye(k))
+        full = np.full((self.design.n_coef,) * 2, np.nan)
+        full[np.ix_(self.kept, self.kept)] = r_inv @ r_inv.T
+        names = self.design.column_names
+        return pd.DataFrame(full, index=names, columns=names)
+
+    def vcov(self, type: str | None = None) -> pd.DataFrame:  # noqa: A002 - R's argument
+        """Covariance of the coefficients.
+
+        Parameters
+        ----------
+        type : {None, "HC0", "HC1"}
+            None: dispersion × unscaled covariance (``vcov.glm``); ``"HC0"``/``"HC1"``:
+            ``sandwich::vcovHC`` (bread: the unscaled covariance; scores: working residual ×
+            working weight × X; HC1 scales by n / (n − rank)).
+
+        Returns
+        -------
+        DataFrame, shape (n_coef, n_coef)
+        """
+        if type is None:
+            return self.cov_unscaled * self.dispersion
+        if type not in ("HC0", "HC1"):
+            raise OptionError(f"type must be None, 'HC0' or 'HC1', however: {type=}")
+        bread = self.cov_unscaled.to_numpy()[np.ix_(self.kept, self.kept)]
+        scores = self.design.X[:, self.kept] * (
+            self.residuals("working").to_numpy() * self.fit.working_weights)[:, None]
+        hc = bread @ (scores.T @ scores) @ bread
+        if type == "HC1":
+            hc *= self.nobs / self.df_resid
+        full = np.full((self.design.n_coef,) * 2, np.nan)
+        full[np.ix_(self.kept, self.kept)] = hc
+        names = self.design.column_names
+        return pd.DataFrame(full, index=names, columns=names)
+
+    @cached_property
+    def std_err(self) -> pd.Series:
+        """Standard errors, sqrt(diag(vcov))."""
+        return pd.Series(np.sqrt(np.diag(self.vcov().to_numpy())), index=self.coef.index,
+                         name="std_err")
+
+    @cached_property
+    def statistic(self) -> pd.Series:
+        """z (dispersion fixed) or t (estimated) values."""
+        return (self.coef / self.std_err).rename("statistic")
+
+    @cached_property
+    def p_value(self) -> pd.Series:
+        """Two-sided p-values: normal when the dispersion is fixed, t(df_resid) otherwise."""
+        s = np.abs(self.statistic.to_numpy())
+        p = (2 * stats.norm.sf(s) if self.family.fixed_dispersion
+             else 2 * stats.t.sf(s, self.df_resid))
+        return pd.Series(p, index=self.coef.index, name="p_value")
+
+    # ---------------------------------------------------------------- fitted values
+    @cached_property
+    def fitted(self) -> pd.Series:
+        """Fitted means μ of the training rows."""
+        return pd.Series(self.fit.mu, index=self.design.row_labels, name="fitted")
+
+    @cached_property
+    def linear_predictor(self) -> pd.Series:
+        """η = Xβ + offset of the training rows."""
+        return pd.Series(self.fit.eta, index=self.design.row_labels, name="linear_predictor")
+
+    def residuals(self, type: str = "deviance") -> pd.Series:  # noqa: A002 - R's argument
+        """R's ``residuals.glm``: ``"deviance"``, ``"pearson"``, ``"working"`` or ``"response"``."""
+        y, mu, eta, wt = self.design.y, self.fit.mu, self.fit.eta, self.prior_weights
+        if type == "response":
+            r = y - mu
+        elif type == "working":
+            r = (y - mu) / self.link.mu_eta(eta)
+        elif type == "pearson":
+            r = (y - mu) * np.sqrt(wt) / np.sqrt(self.family.variance(mu))
+        elif type == "deviance":
+            d = np.maximum(self.family.dev_resids(y, mu, wt), 0)
+            r = np.where(y > mu, 1.0, -1.0) * np.sqrt(d)
+        else:
+            raise OptionError(f"type must be one of {', '.join(map(repr, RESIDUAL_TYPES))}, "
+                              f"however: {type=}")
+        return pd.Series(r, index=self.design.row_labels, name=f"{type}_resid")
+
+    @property
+    def resid(self) -> pd.Series:
+        """Deviance residuals (R's default)."""
+        return self.residuals("deviance")
+
+    def predict(self, newdata: Any = None, type: str = "link",  # noqa: A002 - R's argument
+                offset: Any = None) -> pd.Series:
+        """Predictions on the link (η) or response (μ) scale.
+
+        Parameters
+        ----------
+        newdata : DataFrame or dict, optional
+            New rows (the training rows when None). Missing values predict NaN.
+        type : {"link", "response"}
+        offset : str or array-like, optional
+            The offset of ``newdata``; by default the fit's ``offset=`` (a column name or
+            an expression) evaluated on ``newdata``. A vector offset must be given again.
+
+        Returns
+        -------
+        Series, shape (n_new,)
+        """
+        if type not in ("link", "response"):
+            raise OptionError(f"type must be 'link' or 'response', however: {type=}")
+        if newdata is None:
+            eta = self.fit.eta
+            labels = self.design.row_labels
+        else:
+            X, labels = self.design.rebuild(newdata)
+            eta = X[:, self.kept] @ self.fit.coef + self._new_offset(newdata, offset, len(labels))
+        out = eta if type == "link" else self.link.linkinv(eta)
+        return pd.Series(out, index=labels, name="fit")
+
+    def _new_offset(self, newdata: Any, offset: Any, n: int) -> FloatArray:
+        spec = self.offset_spec if offset is None else offset
+        if spec is None:
+            return np.zeros(n)
+        if offset is None and not isinstance(spec, str):
+            raise OptionError("the fit's offset was a vector: give predict(newdata, offset=...) "
+                              "for the new rows")
+        return evaluate_offset(spec, pd.DataFrame(newdata), self.design.eval_env, "newdata")
+
+    def summary(self) -> Any:
+        """R's ``summary.glm``; ``str()`` prints as ``print(summary(glm(...)))``."""
+        from attnreg.glm.summary import glm_summary
+
+        return glm_summary(self)
+
+    def __repr__(self) -> str:
+        return (f"GlmResults(family={self.family_name!r}, link={self.link_name!r}, "
+                f"nobs={self.nobs}, deviance={self.deviance:.6g})")
