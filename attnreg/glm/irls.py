@@ -140,9 +140,9 @@ class _Problem:
         and (η, μ) valid."""
         eta, mu = self.state(coef)
         dev, halved = self.deviance(mu), False
-        for check in (lambda: np.isfinite(dev), lambda: self.valid(eta, mu)):
+        for kind in ("finite", "valid"):
             tries = 1
-            while not check():
+            while not (np.isfinite(dev) if kind == "finite" else self.valid(eta, mu)):
                 if old is None:
                     raise ConvergenceError("no valid set of coefficients has been found: the "
                                            "starting values give an invalid fit")

@@ -19,7 +19,7 @@ from attnreg.glm.irls import IrlsFit
 from attnreg.glm.links import LINKS, Link
 from attnreg.glm.offset import evaluate_offset
 
-__all__ = ["GlmResults", "RESIDUAL_TYPES"]
+__all__ = ["RESIDUAL_TYPES", "GlmResults"]
 
 RESIDUAL_TYPES = ("deviance", "pearson", "working", "response")
 
@@ -150,7 +150,7 @@ class GlmResults:
         names = self.design.column_names
         return pd.DataFrame(full, index=names, columns=names)
 
-    def vcov(self, type: str | None = None) -> pd.DataFrame:  # noqa: A002 - R's argument
+    def vcov(self, type: str | None = None) -> pd.DataFrame:
         """Covariance of the coefficients.
 
         Parameters
@@ -209,7 +209,7 @@ class GlmResults:
         """η = Xβ + offset of the training rows."""
         return pd.Series(self.fit.eta, index=self.design.row_labels, name="linear_predictor")
 
-    def residuals(self, type: str = "deviance") -> pd.Series:  # noqa: A002 - R's argument
+    def residuals(self, type: str = "deviance") -> pd.Series:
         """R's ``residuals.glm``: ``"deviance"``, ``"pearson"``, ``"working"`` or ``"response"``."""
         y, mu, eta, wt = self.design.y, self.fit.mu, self.fit.eta, self.prior_weights
         if type == "response":
@@ -231,7 +231,7 @@ class GlmResults:
         """Deviance residuals (R's default)."""
         return self.residuals("deviance")
 
-    def predict(self, newdata: Any = None, type: str = "link",  # noqa: A002 - R's argument
+    def predict(self, newdata: Any = None, type: str = "link",
                 offset: Any = None) -> pd.Series:
         """Predictions on the link (η) or response (μ) scale.
 

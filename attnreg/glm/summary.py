@@ -17,7 +17,7 @@ from attnreg.report.summary import Summary
 if TYPE_CHECKING:
     from attnreg.glm.results import GlmResults
 
-__all__ = ["glm_summary", "glm_notes"]
+__all__ = ["glm_notes", "glm_summary"]
 
 
 def glm_summary(res: GlmResults) -> Summary:

@@ -8,6 +8,7 @@
 # as the deviance stops changing in floating point before the coefficients do), with
 # print(summary(glm)) from "Coefficients:" on and sandwich's HC0/HC1 covariances.
 suppressPackageStartupMessages({library(jsonlite); library(sandwich)})
+options(useFancyQuotes = FALSE)  # the legend in ASCII quotes, as attnreg prints it
 
 set.seed(27)
 n <- 200
