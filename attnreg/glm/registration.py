@@ -1,5 +1,6 @@
-"""The GLM methods in the registry: ``"glm"`` and the shortcuts ``"logit"``, ``"probit"``,
-``"poisson"``. Options are checked here, before any work."""
+"""What the registry's GLM methods run (``"glm"`` and the shortcuts ``"logit"``, ``"probit"``,
+``"poisson"``, registered in :mod:`attnreg.methods`): the options, checked before any work,
+and the fit of a built design."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from attnreg.glm.irls import aliased_columns, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
-from attnreg.methods import SPECTRAL_KEYWORDS, Capabilities, Estimator, register
 
 __all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
 
@@ -25,12 +25,14 @@ __all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
 SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
              "poisson": ("poisson", None)}
 _OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control")
+#: The spectral family's front-door keywords (``attnreg.methods.SPECTRAL_KEYWORDS``).
+_SPECTRAL = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
 _FIXED_EPS = 10 * float(np.finfo(np.float64).eps)
 
 
 def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     """Validate ``family``, ``link``, ``offset``, ``epsilon``, ``maxit`` and ``control``."""
-    bad = [k for k in options if k in SPECTRAL_KEYWORDS]
+    bad = [k for k in options if k in _SPECTRAL]
     if bad:
         raise OptionError(f"option(s) {', '.join(bad)} do not apply to method {name!r}; "
                           "robust covariances come from fit.vcov('HC0' | 'HC1')")
@@ -123,21 +125,3 @@ def _warn_fit(converged: bool, family: str, mu: FloatArray) -> None:
                   ConvergenceWarning)
     if family == "poisson" and (mu < _FIXED_EPS).any():
         warn_user("glm.fit: fitted rates numerically 0 occurred", ConvergenceWarning)
-
-
-def _predict_glm(result: Any, X: FloatArray) -> FloatArray:
-    """Fitted means of design rows (no offset)."""
-    return result.link.linkinv(X[:, result.kept] @ result.fit.coef)
-
-
-_CAPS = Capabilities(weights=True)
-register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _CAPS,
-                   check_glm_options, fit_glm_design, _predict_glm,
-                   call_options=("family", "link", "offset")))
-register(Estimator("logit", "glm", "logistic regression (binomial GLM, logit link)", _CAPS,
-                   check_glm_options, fit_glm_design, _predict_glm, call_options=("offset",)))
-register(Estimator("probit", "glm", "probit regression (binomial GLM, probit link)", _CAPS,
-                   check_glm_options, fit_glm_design, _predict_glm, call_options=("offset",)))
-register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _CAPS,
-                   check_glm_options, fit_glm_design, _predict_glm,
-                   call_options=("link", "offset")))

@@ -231,6 +231,10 @@ class GlmResults:
         """Deviance residuals (R's default)."""
         return self.residuals("deviance")
 
+    def predict_matrix(self, X: FloatArray) -> FloatArray:
+        """Fitted means of design rows ``X``, shape (n, n_coef), with no offset."""
+        return self.link.linkinv(X[:, self.kept] @ self.fit.coef)
+
     def predict(self, newdata: Any = None, type: str = "link",
                 offset: Any = None) -> pd.Series:
         """Predictions on the link (η) or response (μ) scale.

@@ -22,7 +22,7 @@ def test_the_fixture_covers_every_family_and_link() -> None:
     from attnreg.glm import FAMILIES
 
     expected = {(f.name, link) for f in FAMILIES.values() for link in f.links}
-    assert FAMILY_LINKS == expected
+    assert expected == FAMILY_LINKS
 
 
 def _check(fit, ref) -> None:
