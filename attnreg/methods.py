@@ -16,7 +16,7 @@ Examples
 >>> method_names()
 ('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt', 'glm', 'logit', 'probit', 'poisson')
 >>> method_names("weights")
-('ols', 'ridge', 'pcr')
+('ols', 'ridge', 'pcr', 'glm', 'logit', 'probit', 'poisson')
 >>> get_method("ridge").check_options({"lam": 0.5})["tuning"]
 0.5
 """
