@@ -150,34 +150,60 @@ class GlmResults:
         names = self.design.column_names
         return pd.DataFrame(full, index=names, columns=names)
 
-    def vcov(self, type: str | None = None) -> pd.DataFrame:
+    def vcov(self, type: str | None = None,  # noqa: A002 - R's argument
+             cluster: Any = None) -> pd.DataFrame:
         """Covariance of the coefficients.
 
         Parameters
         ----------
         type : {None, "HC0", "HC1"}
-            None: dispersion × unscaled covariance (``vcov.glm``); ``"HC0"``/``"HC1"``:
-            ``sandwich::vcovHC`` (bread: the unscaled covariance; scores: working residual ×
-            working weight × X; HC1 scales by n / (n − rank)).
+            None (and no cluster): dispersion × unscaled covariance (``vcov.glm``).
+            ``"HC0"``/``"HC1"``: ``sandwich::vcovHC`` (bread: the unscaled covariance;
+            scores: working residual × working weight × X; HC1 scales by n / (n − rank)).
+        cluster : str or array-like, optional
+            A column of the data or one id per training row: ``sandwich::vcovCL``
+            (G/(G − 1) always; HC1, the default with a cluster, also (n − 1)/(n − rank)).
 
         Returns
         -------
         DataFrame, shape (n_coef, n_coef)
         """
-        if type is None:
+        if type is None and cluster is None:
             return self.cov_unscaled * self.dispersion
+        type = "HC1" if type is None else type
         if type not in ("HC0", "HC1"):
             raise OptionError(f"type must be None, 'HC0' or 'HC1', however: {type=}")
         bread = self.cov_unscaled.to_numpy()[np.ix_(self.kept, self.kept)]
         scores = self.design.X[:, self.kept] * (
             self.residuals("working").to_numpy() * self.fit.working_weights)[:, None]
-        hc = bread @ (scores.T @ scores) @ bread
-        if type == "HC1":
-            hc *= self.nobs / self.df_resid
+        n = self.nobs
+        if cluster is None:
+            meat, adjust = scores.T @ scores, n / self.df_resid
+        else:
+            codes, groups = pd.factorize(self._cluster_ids(cluster))
+            sums = np.zeros((len(groups), scores.shape[1]))
+            np.add.at(sums, codes, scores)  # each cluster's score sum
+            g = len(groups)
+            meat, adjust = sums.T @ sums * g / (g - 1), (n - 1) / self.df_resid
+        hc = bread @ meat @ bread * (adjust if type == "HC1" else 1.0)
         full = np.full((self.design.n_coef,) * 2, np.nan)
         full[np.ix_(self.kept, self.kept)] = hc
         names = self.design.column_names
         return pd.DataFrame(full, index=names, columns=names)
+
+    def _cluster_ids(self, cluster: Any) -> Any:
+        """One cluster id per training row, from a column name or a vector."""
+        d = self.design
+        if isinstance(cluster, str):
+            if d.data is None or d.data_rows is None or cluster not in d.data.columns:
+                raise OptionError(f"cluster column {cluster!r} is not in the data; give a "
+                                  "column name of the data or one id per training row")
+            return d.data[cluster].to_numpy()[d.data_rows]
+        ids = np.asarray(cluster).reshape(-1)
+        if ids.size != self.nobs:
+            raise OptionError(f"cluster has {ids.size} ids but the fit has {self.nobs} rows; "
+                              "give one id per training row or a column name")
+        return ids
 
     @cached_property
     def std_err(self) -> pd.Series:

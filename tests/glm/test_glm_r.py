@@ -70,6 +70,13 @@ def test_covariances_equal_vcov_and_sandwich_vcovhc(name: str) -> None:
         hc = ref[f"vcov_{kind.lower()}"]
         assert_allclose(fit.vcov(kind).to_numpy()[idx], hc, rtol=RTOL_R_VCOV,
                         atol=RTOL_R_VCOV * np.max(np.abs(hc)), err_msg=kind)
+    if cases()[name]["cluster"] is None:
+        return
+    for kind in ("HC0", "HC1"):  # sandwich::vcovCL, clustered by a factor of the data
+        cl = ref[f"vcov_cl_{kind.lower()}"]
+        assert_allclose(fit.vcov(kind, cluster=cases()[name]["cluster"]).to_numpy()[idx], cl,
+                        rtol=RTOL_R_VCOV, atol=RTOL_R_VCOV * np.max(np.abs(cl)),
+                        err_msg=f"cluster {kind}")
 
 
 def test_r_rule_stops_short_and_the_default_does_not() -> None:

@@ -6,7 +6,8 @@
 # optimum) and iterated to the optimum ("optimum": glm() restarted from its own coefficients,
 # one more IRLS step each time, until they stop changing; a smaller epsilon cannot do it,
 # as the deviance stops changing in floating point before the coefficients do), with
-# print(summary(glm)) from "Coefficients:" on and sandwich's HC0/HC1 covariances.
+# print(summary(glm)) from "Coefficients:" on, sandwich's vcovHC (HC0, HC1) and vcovCL
+# (clustered by a factor of the data, HC0 and HC1).
 suppressPackageStartupMessages({library(jsonlite); library(sandwich)})
 options(useFancyQuotes = FALSE)  # the legend in ASCII quotes, as attnreg prints it
 
@@ -108,16 +109,23 @@ one_fit <- function(cs, d, control, polish = FALSE) {
        resid_working = unname(residuals(fit, "working")),
        resid_response = unname(residuals(fit, "response")),
        vcov = unname(vcov(fit)), vcov_hc0 = unname(vcovHC(fit, type = "HC0")),
-       vcov_hc1 = unname(vcovHC(fit, type = "HC1")))
+       vcov_hc1 = unname(vcovHC(fit, type = "HC1")),
+       vcov_cl_hc0 = if (is.null(cs$cluster)) NULL else
+         unname(vcovCL(fit, cluster = d[[cs$cluster]], type = "HC0")),
+       vcov_cl_hc1 = if (is.null(cs$cluster)) NULL else
+         unname(vcovCL(fit, cluster = d[[cs$cluster]], type = "HC1")))
 }
 
+clusters <- c(sim = "g", wb = "tension", esoph2 = "agegp")  # not insects: spray is its only regressor
 out <- list()
 for (cs in cases) {
   d <- get(cs$data)
+  if (cs$data %in% names(clusters)) cs$cluster <- clusters[[cs$data]]
   out[[cs$name]] <- list(
     formula = cs$py, family = cs$family, link = cs$link,
     weights = if (is.null(cs$weights)) NULL else cs$weights,
     offset = if (is.null(cs$py_offset)) NULL else cs$py_offset,
+    cluster = if (is.null(cs$cluster)) NULL else cs$cluster,
     data = as.list(d),
     r = one_fit(cs, d, glm.control()),
     tight = one_fit(cs, d, glm.control(epsilon = 1e-14, maxit = 100))[c("coef", "iter")],
