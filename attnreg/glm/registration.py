@@ -24,9 +24,10 @@ __all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
 #: The shortcut methods: their family and link (``"poisson"`` also takes ``link=``).
 SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
              "poisson": ("poisson", None)}
-_OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control")
+_OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control", "vcov", "cluster", "type")
+_VCOVS = ("classical", "HC0", "HC1", "cluster")
 #: The spectral family's front-door keywords (``attnreg.methods.SPECTRAL_KEYWORDS``).
-_SPECTRAL = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
+_SPECTRAL = ("lam", "k", "standardize", "maxlags", "tol")
 _FIXED_EPS = 10 * float(np.finfo(np.float64).eps)
 
 
@@ -35,7 +36,7 @@ def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     bad = [k for k in options if k in _SPECTRAL]
     if bad:
         raise OptionError(f"option(s) {', '.join(bad)} do not apply to method {name!r}; "
-                          "robust covariances come from fit.vcov('HC0' | 'HC1')")
+                          "a GLM takes vcov='HC0' | 'HC1' | 'cluster' (with cluster=)")
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(unknown)} "
@@ -51,7 +52,24 @@ def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
         raise OptionError("control must be 'optimum' (iterate to the optimum) or 'R' (stop "
                           f"where R's glm.fit stops), however: control={control!r}")
     return {"family": family, "link": link, "offset": check_offset(options.get("offset")),
-            "epsilon": float(eps), "maxit": int(maxit), "control": control}
+            "epsilon": float(eps), "maxit": int(maxit), "control": control,
+            "vcov": _check_vcov(options)}
+
+
+def _check_vcov(options: dict[str, Any]) -> dict[str, Any]:
+    vcov = options.get("vcov", "classical")
+    if vcov not in _VCOVS:
+        raise OptionError(f"vcov must be one of {', '.join(map(repr, _VCOVS))} for a GLM, "
+                          f"however: vcov={vcov!r}")
+    cluster, kind = options.get("cluster"), options.get("type")
+    if (cluster is not None or kind is not None) and vcov != "cluster":
+        raise OptionError("cluster= and type= go with vcov='cluster', however: "
+                          f"vcov={vcov!r}")
+    if vcov == "cluster" and cluster is None:
+        raise OptionError("vcov='cluster' needs cluster= (a column name or one id per row)")
+    if kind not in (None, "HC0", "HC1"):
+        raise OptionError(f"type must be 'HC0' or 'HC1', however: type={kind!r}")
+    return {"vcov": vcov, "cluster": cluster, "type": kind}
 
 
 def _family_and_link(name: str, family: Any, link: Any) -> tuple[str, str]:
@@ -112,9 +130,12 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
         mu0 = (np.full(design.n_obs, np.sum(wt * design.y) / np.sum(wt)) if design.intercept
                else link.linkinv(offset))
         null = float(np.sum(family.dev_resids(design.y, mu0, wt)))
-    return GlmResults(design=design, family_name=family.name, link_name=link.name, fit=fit,
-                      kept=kept, aliased=aliased, offset=offset, offset_spec=options["offset"],
-                      null_deviance=null, call=call, method=name, control=options["control"])
+    res = GlmResults(design=design, family_name=family.name, link_name=link.name, fit=fit,
+                     kept=kept, aliased=aliased, offset=offset, offset_spec=options["offset"],
+                     null_deviance=null, call=call, method=name, control=options["control"])
+    v = options["vcov"]
+    return res if v["vcov"] == "classical" else res.with_vcov(v["vcov"], cluster=v["cluster"],
+                                                              type=v["type"])
 
 
 def _warn_fit(converged: bool, family: str, mu: FloatArray) -> None:

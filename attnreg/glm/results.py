@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -45,6 +46,12 @@ class GlmResults:
     call : str
     method : str
     control : {"optimum", "R"}
+    robust : {None, "HC0", "HC1"}
+        The sandwich behind the standard errors and the summary (``vcov=``); None: the
+        model-based covariance of ``summary.glm``. Tests are then z tests, as
+        ``lmtest::coeftest`` of a glm.
+    cluster : ndarray, shape (n_obs,), or None
+        Cluster ids of the training rows (``vcov="cluster"``: ``sandwich::vcovCL``).
     """
 
     design: Design
@@ -59,6 +66,8 @@ class GlmResults:
     call: str = ""
     method: str = "glm"
     control: str = "optimum"
+    robust: str | None = None
+    cluster: Any = None
 
     # ---------------------------------------------------------------- model pieces
     @property
@@ -150,7 +159,7 @@ class GlmResults:
         names = self.design.column_names
         return pd.DataFrame(full, index=names, columns=names)
 
-    def vcov(self, type: str | None = None,  # noqa: A002 - R's argument
+    def vcov(self, type: str | None = None,
              cluster: Any = None) -> pd.DataFrame:
         """Covariance of the coefficients.
 
@@ -207,9 +216,42 @@ class GlmResults:
 
     @cached_property
     def std_err(self) -> pd.Series:
-        """Standard errors, sqrt(diag(vcov))."""
-        return pd.Series(np.sqrt(np.diag(self.vcov().to_numpy())), index=self.coef.index,
-                         name="std_err")
+        """Standard errors, sqrt(diag(vcov)) of the covariance chosen by ``vcov=``."""
+        v = self.vcov() if self.robust is None else self.vcov(self.robust, self.cluster)
+        return pd.Series(np.sqrt(np.diag(v.to_numpy())), index=self.coef.index, name="std_err")
+
+    @property
+    def z_tests(self) -> bool:
+        """Whether tests are z tests: dispersion fixed, or a sandwich covariance."""
+        return self.family.fixed_dispersion or self.robust is not None
+
+    def with_vcov(self, vcov: str = "classical", *, cluster: Any = None,
+                  type: str | None = None) -> GlmResults:
+        """The same fit with another covariance behind its standard errors and summary.
+
+        Parameters
+        ----------
+        vcov : {"classical", "HC0", "HC1", "cluster"}
+        cluster : str or array-like, optional
+            With ``vcov="cluster"``: a column of the data or one id per training row.
+        type : {"HC1", "HC0"}, optional
+            With ``vcov="cluster"``: vcovCL's type (default HC1).
+
+        Returns
+        -------
+        GlmResults
+        """
+        if vcov == "classical":
+            return dataclasses.replace(self, robust=None, cluster=None)
+        if vcov == "cluster":
+            if cluster is None:
+                raise OptionError("vcov='cluster' needs cluster= (a column name or ids)")
+            kind = "HC1" if type is None else type
+            return dataclasses.replace(self, robust=kind, cluster=self._cluster_ids(cluster))
+        if vcov not in ("HC0", "HC1"):
+            raise OptionError("vcov must be 'classical', 'HC0', 'HC1' or 'cluster', however: "
+                              f"{vcov=}")
+        return dataclasses.replace(self, robust=vcov, cluster=None)
 
     @cached_property
     def statistic(self) -> pd.Series:
@@ -218,9 +260,9 @@ class GlmResults:
 
     @cached_property
     def p_value(self) -> pd.Series:
-        """Two-sided p-values: normal when the dispersion is fixed, t(df_resid) otherwise."""
+        """Two-sided p-values: normal for z tests, t(df_resid) otherwise."""
         s = np.abs(self.statistic.to_numpy())
-        p = (2 * stats.norm.sf(s) if self.family.fixed_dispersion
+        p = (2 * stats.norm.sf(s) if self.z_tests
              else 2 * stats.t.sf(s, self.df_resid))
         return pd.Series(p, index=self.coef.index, name="p_value")
 

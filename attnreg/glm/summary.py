@@ -22,7 +22,7 @@ __all__ = ["glm_notes", "glm_summary"]
 
 def glm_summary(res: GlmResults) -> Summary:
     """The summary of a GLM fit: call, coefficient table and R's notes."""
-    z = "z" if res.family.fixed_dispersion else "t"
+    z = "z" if res.z_tests else "t"
     table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
                           f"{z} value": res.statistic, f"Pr(>|{z}|)": res.p_value})
     return Summary(title=f"attnreg glm fit ({res.family_name}, {res.link_name} link)",

@@ -12,8 +12,8 @@ from numpy.testing import assert_allclose
 
 import attnreg as ar
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError, RankDeficiencyWarning
-from tests.conftest import RTOL_EXACT, RTOL_R
-from tests.glm._reference import cases, fit_case, frame
+from tests.conftest import RTOL_EXACT, RTOL_R, RTOL_R_VCOV
+from tests.glm._reference import cases, fit_case, frame, r_order
 
 
 @pytest.fixture
@@ -52,7 +52,10 @@ def test_family_spellings_and_default(mtcars) -> None:
     ({"maxit": 2.5}, r"maxit must be a positive integer, however: maxit=2.5"),
     ({"control": "exact"}, r"control must be 'optimum' .* or 'R' .*control='exact'"),
     ({"lam": 1.0}, r"option\(s\) lam do not apply to method 'glm'"),
-    ({"vcov": "HC1"}, r"option\(s\) vcov do not apply to method 'glm'.*fit.vcov"),
+    ({"vcov": "HC3"}, r"vcov must be one of 'classical', 'HC0', 'HC1', 'cluster' for a GLM"),
+    ({"vcov": "HC1", "cluster": "g"}, r"cluster= and type= go with vcov='cluster'"),
+    ({"vcov": "cluster"}, r"vcov='cluster' needs cluster="),
+    ({"vcov": "cluster", "cluster": "g", "type": "CR2"}, r"type must be 'HC0' or 'HC1'"),
     ({"heads": 2}, r"unknown option\(s\) for method 'glm': heads"),
     ({"offset": [[1, 2]]}, r"offset must be a column name, an expression"),
 ])
@@ -170,3 +173,23 @@ def test_results_pickle(mtcars) -> None:
                     rtol=RTOL_EXACT)
     assert str(back.summary()) == str(fit.summary())
     assert_allclose(back.vcov("HC1"), fit.vcov("HC1"), rtol=RTOL_EXACT)
+
+
+def test_a_sandwich_chosen_at_fit_time_is_coeftest_and_vcovcl() -> None:
+    case = cases()["binomial_cloglog"]
+    ref = case["optimum"]
+    robust = fit_case(case, vcov="HC1")
+    order = r_order(robust, ref["names"])
+    table = np.array(ref["coeftest_hc1"])  # lmtest::coeftest(fit, vcovHC(fit, "HC1")): z tests
+    for j, got in enumerate((robust.std_err, robust.statistic, robust.p_value)):
+        assert_allclose(got.to_numpy()[order], table[:, j], rtol=RTOL_R_VCOV)
+    gamma = fit_case(cases()["gamma_log"], vcov="HC1")
+    assert list(gamma.summary().table.columns)[2:] == ["z value", "Pr(>|z|)"]
+    clustered = fit_case(case, vcov="cluster", cluster="g")
+    se = np.sqrt(np.diag(ref["vcov_cl_hc1"]))
+    assert_allclose(clustered.std_err.to_numpy()[order], se, rtol=RTOL_R_VCOV)
+    back = clustered.with_vcov()
+    assert_allclose(back.std_err.to_numpy()[order], ref["se"], rtol=RTOL_R)
+    with pytest.raises(OptionError, match=r"cluster column 'firm' is not in the data"):
+        back.with_vcov("cluster", cluster="firm")
+    assert pickle.loads(pickle.dumps(clustered)).std_err.equals(clustered.std_err)

@@ -6,9 +6,10 @@
 # optimum) and iterated to the optimum ("optimum": glm() restarted from its own coefficients,
 # one more IRLS step each time, until they stop changing; a smaller epsilon cannot do it,
 # as the deviance stops changing in floating point before the coefficients do), with
-# print(summary(glm)) from "Coefficients:" on, sandwich's vcovHC (HC0, HC1) and vcovCL
+# print(summary(glm)) from "Coefficients:" on, sandwich's vcovHC (HC0, HC1; and lmtest's
+# coeftest with HC1) and vcovCL
 # (clustered by a factor of the data, HC0 and HC1).
-suppressPackageStartupMessages({library(jsonlite); library(sandwich)})
+suppressPackageStartupMessages({library(jsonlite); library(sandwich); library(lmtest)})
 options(useFancyQuotes = FALSE)  # the legend in ASCII quotes, as attnreg prints it
 
 set.seed(27)
@@ -110,6 +111,7 @@ one_fit <- function(cs, d, control, polish = FALSE) {
        resid_response = unname(residuals(fit, "response")),
        vcov = unname(vcov(fit)), vcov_hc0 = unname(vcovHC(fit, type = "HC0")),
        vcov_hc1 = unname(vcovHC(fit, type = "HC1")),
+       coeftest_hc1 = unname(coeftest(fit, vcov. = vcovHC(fit, type = "HC1"))[, 2:4]),
        vcov_cl_hc0 = if (is.null(cs$cluster)) NULL else
          unname(vcovCL(fit, cluster = d[[cs$cluster]], type = "HC0")),
        vcov_cl_hc1 = if (is.null(cs$cluster)) NULL else
