@@ -14,7 +14,8 @@ import numpy as np
 from scipy import stats
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError
+from attnreg._warn import warn_user
+from attnreg.exceptions import DataError, InferenceWarning
 
 __all__ = ["FAMILIES", "Family", "family_names"]
 
@@ -70,6 +71,10 @@ def _binomial_start(y: Arr, wt: Arr, link: str) -> Arr:
     if ((y < 0) | (y > 1)).any():
         raise DataError("y values must be 0 <= y <= 1 for the binomial family (a 0/1 response, "
                         "or a proportion with the number of trials as weights=)")
+    m = wt * y
+    if (np.abs(m - np.round(m)) > 1e-3).any():  # R's check and tolerance
+        warn_user("non-integer #successes in a binomial glm: weights × y should count "
+                  "successes (the AIC is then not a likelihood)", InferenceWarning)
     return (wt * y + 0.5) / (wt + 1)
 
 def _poisson_start(y: Arr, wt: Arr, link: str) -> Arr:

@@ -97,8 +97,9 @@ def _family_and_link(name: str, family: Any, link: Any) -> tuple[str, str]:
 def _training_offset(spec: Any, design: Design) -> FloatArray:
     if spec is None:
         return np.zeros(design.n_obs)
-    if design.data is None or design.data_rows is None:
-        raise DataError("offset= needs the data the design was built from")
+    if design.data is None or design.data_rows is None or design.data_rows.size != design.n_obs:
+        raise DataError("offset= needs the data the design was built from, row for row: "
+                        "it is not available in forecasting windows; fit with attnreg()")
     values = evaluate_offset(spec, design.data, design.eval_env, "data")[design.data_rows]
     if not np.isfinite(values).all():
         raise DataError(f"offset {spec!r} is missing or not finite in "

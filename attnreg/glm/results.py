@@ -204,7 +204,8 @@ class GlmResults:
         """One cluster id per training row, from a column name or a vector."""
         d = self.design
         if isinstance(cluster, str):
-            if d.data is None or d.data_rows is None or cluster not in d.data.columns:
+            if (d.data is None or d.data_rows is None or d.data_rows.size != self.nobs
+                    or cluster not in d.data.columns):
                 raise OptionError(f"cluster column {cluster!r} is not in the data; give a "
                                   "column name of the data or one id per training row")
             return d.data[cluster].to_numpy()[d.data_rows]

@@ -193,3 +193,31 @@ def test_a_sandwich_chosen_at_fit_time_is_coeftest_and_vcovcl() -> None:
     with pytest.raises(OptionError, match=r"cluster column 'firm' is not in the data"):
         back.with_vcov("cluster", cluster="firm")
     assert pickle.loads(pickle.dumps(clustered)).std_err.equals(clustered.std_err)
+
+
+def test_offset_follows_the_rows_kept_after_missing_values() -> None:
+    case = cases()["poisson_offset"]
+    df = frame(case)
+    holes = df.copy()
+    holes.loc[[2, 9], "x"] = np.nan
+    fit = ar.attnreg("deaths ~ x", holes, method="poisson", offset="np.log(pyears)")
+    ref = ar.attnreg("deaths ~ x", df.drop(index=[2, 9]), method="poisson",
+                     offset="np.log(pyears)")
+    assert_allclose(fit.coef, ref.coef, rtol=RTOL_EXACT)
+    assert_allclose(fit.predict(holes.iloc[:4], type="response").to_numpy()[[0, 1, 3]],
+                    ref.fitted.iloc[:3], rtol=RTOL_EXACT)
+    assert np.isnan(fit.predict(holes.iloc[:4]).iloc[2])  # a missing x predicts NaN
+
+
+def test_offset_in_forecasting_windows_is_refused(series) -> None:
+    df = series.assign(y=np.abs(np.round(series["y"])))
+    with pytest.raises(DataError, match=r"offset= needs the data .* forecasting windows"):
+        ar.forecast("y ~ lag(x, 1)", df, method="poisson", offset="x", start=df.index[-4])
+
+
+def test_non_integer_binomial_successes_warn_as_r(mtcars) -> None:
+    from attnreg.exceptions import InferenceWarning
+
+    df = mtcars.assign(p=np.linspace(0.1, 0.9, len(mtcars)))
+    with pytest.warns(InferenceWarning, match=r"non-integer #successes in a binomial glm"):
+        ar.attnreg("p ~ wt", df, method="logit")
