@@ -38,6 +38,11 @@ def glm_notes(res: GlmResults) -> tuple[str, ...]:
              f"{r_format([res.dispersion], 7)[0].strip()})", "",
              f"    Null deviance: {dev[0]}  on {df[0]}  degrees of freedom",
              f"Residual deviance: {dev[1]}  on {df[1]}  degrees of freedom"]
+    if res.robust is not None:
+        which = ("sandwich::vcovHC" if res.cluster is None else
+                 f"sandwich::vcovCL, {len(set(res.cluster.tolist()))} clusters")
+        lines[1:1] = ["", f"(Standard errors: {which}, type {res.robust}; z tests as "
+                          "lmtest::coeftest)"]
     n_na = int(res.design.dropped_labels.size)
     if n_na:
         lines.append(f"  ({n_na} observation{'s' if n_na > 1 else ''} deleted due to "

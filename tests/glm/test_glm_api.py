@@ -188,6 +188,8 @@ def test_a_sandwich_chosen_at_fit_time_is_coeftest_and_vcovcl() -> None:
     clustered = fit_case(case, vcov="cluster", cluster="g")
     se = np.sqrt(np.diag(ref["vcov_cl_hc1"]))
     assert_allclose(clustered.std_err.to_numpy()[order], se, rtol=RTOL_R_VCOV)
+    text = str(clustered.summary())
+    assert "(Standard errors: sandwich::vcovCL, 3 clusters, type HC1; z tests" in text
     back = clustered.with_vcov()
     assert_allclose(back.std_err.to_numpy()[order], ref["se"], rtol=RTOL_R)
     with pytest.raises(OptionError, match=r"cluster column 'firm' is not in the data"):
