@@ -48,6 +48,8 @@ class IrlsFit:
         R's rule was met within ``maxit`` iterations.
     boundary : bool
         The last step was halved (R's ``boundary``).
+    n_halved : int
+        Steps truncated by halving (R warns "step size truncated" for each).
     """
 
     coef: FloatArray
@@ -60,6 +62,7 @@ class IrlsFit:
     iter_r: int
     converged: bool
     boundary: bool
+    n_halved: int = 0
 
 
 def aliased_columns(X: FloatArray, tol: float) -> IntArray:
@@ -106,13 +109,15 @@ class _Problem:
                  family: Family, link: Link) -> None:
         self.X, self.y, self.wt, self.offset = X, y, wt, offset
         self.family, self.link = family, link
+        self.n_halved = 0
 
     def state(self, coef: FloatArray) -> tuple[FloatArray, FloatArray]:
         eta = self.X @ coef + self.offset
         return eta, self.link.linkinv(eta)
 
     def deviance(self, mu: FloatArray) -> float:
-        return float(np.sum(self.family.dev_resids(self.y, mu, self.wt)))
+        with np.errstate(invalid="ignore", divide="ignore"):  # R: NaN, then step-halving
+            return float(np.sum(self.family.dev_resids(self.y, mu, self.wt)))
 
     def valid(self, eta: FloatArray, mu: FloatArray) -> bool:
         return self.link.valideta(eta) and self.family.validmu(mu)
@@ -149,6 +154,7 @@ class _Problem:
                 if tries > maxit:
                     raise ConvergenceError("cannot correct the step size by halving")
                 tries, halved = tries + 1, True
+                self.n_halved += 1 if tries == 2 else 0
                 coef = (coef + old) / 2
                 eta, mu = self.state(coef)
                 dev = self.deviance(mu)
@@ -197,7 +203,7 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
     if converged and not exact_r:
         coef, eta, mu, r, w, dev, boundary, it = _to_optimum(p, coef, eta, mu, r, w, dev,
                                                             boundary, it, maxit)
-    return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, converged, boundary)
+    return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, converged, boundary, p.n_halved)
 
 
 def _to_optimum(p: _Problem, coef: FloatArray, eta: FloatArray, mu: FloatArray, r: FloatArray,

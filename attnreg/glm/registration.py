@@ -14,7 +14,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError, RankDeficiencyWarning
 from attnreg.formula.design import Design
 from attnreg.glm.families import ALIASES, FAMILIES, family_names
-from attnreg.glm.irls import aliased_columns, irls
+from attnreg.glm.irls import IrlsFit, aliased_columns, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
@@ -123,7 +123,7 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
     control = {"epsilon": options["epsilon"], "maxit": options["maxit"],
                "exact_r": options["control"] == "R"}
     fit = irls(design.X[:, kept], design.y, wt, offset, family, link, **control)
-    _warn_fit(fit.converged, family.name, fit.mu)
+    _warn_fit(fit, family.name)
     if design.intercept and np.any(offset != 0):  # R refits y ~ 1 with the offset
         null = irls(np.ones((design.n_obs, 1)), design.y, wt, offset, family, link,
                     **control).deviance
@@ -139,8 +139,15 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
                                                               type=v["type"])
 
 
-def _warn_fit(converged: bool, family: str, mu: FloatArray) -> None:
-    if not converged:
+def _warn_fit(fit: IrlsFit, family: str) -> None:
+    """R's warnings of ``glm.fit``, each once per fit."""
+    mu = fit.mu
+    if fit.n_halved:
+        warn_user(f"step size truncated in {fit.n_halved} IRLS step(s): the deviance was not "
+                  "finite or the fitted means were out of bounds", ConvergenceWarning)
+    if fit.boundary:
+        warn_user("glm.fit: algorithm stopped at boundary value", ConvergenceWarning)
+    if not fit.converged:
         warn_user("glm.fit: algorithm did not converge; raise maxit=", ConvergenceWarning)
     if family == "binomial" and ((mu > 1 - _FIXED_EPS) | (mu < _FIXED_EPS)).any():
         warn_user("glm.fit: fitted probabilities numerically 0 or 1 occurred",

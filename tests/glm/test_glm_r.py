@@ -15,6 +15,8 @@ from tests.conftest import RTOL_R, RTOL_R_VCOV
 from tests.glm._reference import cases, fit_case, r_order
 
 NAMES = sorted(cases())
+#: Cases with an R fit at the optimum (not the fits R halves onto a boundary).
+AT_OPTIMUM = [n for n in NAMES if cases()[n]["optimum"] is not None]
 FAMILY_LINKS = {(c["family"], c["link"]) for c in cases().values()}
 
 
@@ -44,7 +46,7 @@ def test_control_r_is_r_glm_step_for_step(name: str) -> None:
     assert fit.iterations == ref["iter"] and fit.converged
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", AT_OPTIMUM)
 def test_default_reaches_r_glm_iterated_to_the_optimum(name: str) -> None:
     case = cases()[name]
     ref = case["optimum"]
@@ -58,7 +60,7 @@ def test_default_reaches_r_glm_iterated_to_the_optimum(name: str) -> None:
                         atol=RTOL_R * np.max(np.abs(ref[f"resid_{kind}"])), err_msg=kind)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", AT_OPTIMUM)
 def test_covariances_equal_vcov_and_sandwich_vcovhc(name: str) -> None:
     ref = cases()[name]["optimum"]
     fit = fit_case(cases()[name])
@@ -88,3 +90,13 @@ def test_r_rule_stops_short_and_the_default_does_not() -> None:
     assert np.max(np.abs(stopped.coef.to_numpy()[order] / ref - 1)) > 1e-10  # R's own gap
     assert_allclose(default.coef.to_numpy()[order], ref, rtol=1e-12)  # working precision
     assert default.iterations > stopped.iterations
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if cases()[n]["halving"]])
+def test_halved_steps_warn_and_the_default_is_no_worse(name: str) -> None:
+    from attnreg.exceptions import ConvergenceWarning
+
+    case = cases()[name]
+    with pytest.warns(ConvergenceWarning, match=r"step size truncated in \d+ IRLS step"):
+        fit = fit_case(case)
+    assert fit.deviance <= case["r"]["deviance"] * (1 + 1e-12)  # rounding of equal optima
