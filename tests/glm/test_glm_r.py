@@ -100,3 +100,13 @@ def test_halved_steps_warn_and_the_default_is_no_worse(name: str) -> None:
     with pytest.warns(ConvergenceWarning, match=r"step size truncated in \d+ IRLS step"):
         fit = fit_case(case)
     assert fit.deviance <= case["r"]["deviance"] * (1 + 1e-12)  # rounding of equal optima
+
+
+@pytest.mark.parametrize("name", AT_OPTIMUM)
+def test_epsilon_and_maxit_are_r_glm_control(name: str) -> None:
+    """control="R", epsilon=1e-14, maxit=100 is R's glm.control(1e-14, 100), step for step."""
+    case = cases()[name]
+    fit = fit_case(case, control="R", epsilon=1e-14, maxit=100)
+    assert fit.iterations == case["tight"]["iter"]
+    assert_allclose(fit.coef.to_numpy()[r_order(fit, case["optimum"]["names"])],
+                    case["tight"]["coef"], rtol=RTOL_R)
