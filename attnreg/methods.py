@@ -14,9 +14,9 @@ stays light.
 Examples
 --------
 >>> method_names()
-('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt')
+('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt', 'glm', 'logit', 'probit', 'poisson')
 >>> method_names("weights")
-('ols', 'ridge', 'pcr')
+('ols', 'ridge', 'pcr', 'glm', 'logit', 'probit', 'poisson')
 >>> get_method("ridge").check_options({"lam": 0.5})["tuning"]
 0.5
 """
@@ -327,3 +327,32 @@ register(Estimator("block", "network", "the paper's Regression Block (torch)",
 register(Estimator("ftt", "network", "FT-Transformer baseline (torch)",
                    Capabilities(torch=True), _check_network, _fit_network, _predict_network,
                    call_options=("variant",)))
+
+
+# ------------------------------------------------------------------------------ glm
+
+def _check_glm(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    from attnreg.glm.registration import check_glm_options
+
+    return check_glm_options(name, options)
+
+
+def _fit_glm(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
+    from attnreg.glm.registration import fit_glm_design
+
+    return fit_glm_design(name, design, options, call)
+
+
+def _predict_glm(result: Any, X: FloatArray) -> FloatArray:
+    return result.predict_matrix(X)
+
+
+_GLM = Capabilities(weights=True)  # attnreg/glm: R's glm(), and three shortcuts
+register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, _check_glm,
+                   _fit_glm, _predict_glm, call_options=("family", "link", "offset")))
+register(Estimator("logit", "glm", "logistic regression (binomial, logit link)", _GLM,
+                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",)))
+register(Estimator("probit", "glm", "probit regression (binomial, probit link)", _GLM,
+                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",)))
+register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _GLM,
+                   _check_glm, _fit_glm, _predict_glm, call_options=("link", "offset")))

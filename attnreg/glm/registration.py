@@ -1,0 +1,156 @@
+"""What the registry's GLM methods run (``"glm"`` and the shortcuts ``"logit"``, ``"probit"``,
+``"poisson"``, registered in :mod:`attnreg.methods`): the options, checked before any work,
+and the fit of a built design."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from attnreg._typing import FloatArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import ConvergenceWarning, DataError, OptionError, RankDeficiencyWarning
+from attnreg.formula.design import Design
+from attnreg.glm.families import ALIASES, FAMILIES, family_names
+from attnreg.glm.irls import IrlsFit, aliased_columns, irls
+from attnreg.glm.links import LINKS
+from attnreg.glm.offset import check_offset, evaluate_offset
+from attnreg.glm.results import GlmResults
+
+__all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
+
+#: The shortcut methods: their family and link (``"poisson"`` also takes ``link=``).
+SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
+             "poisson": ("poisson", None)}
+_OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control", "vcov", "cluster", "type")
+_VCOVS = ("classical", "HC0", "HC1", "cluster")
+#: The spectral family's front-door keywords (``attnreg.methods.SPECTRAL_KEYWORDS``).
+_SPECTRAL = ("lam", "k", "standardize", "maxlags", "tol")
+_FIXED_EPS = 10 * float(np.finfo(np.float64).eps)
+
+
+def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``family``, ``link``, ``offset``, ``epsilon``, ``maxit`` and ``control``."""
+    bad = [k for k in options if k in _SPECTRAL]
+    if bad:
+        raise OptionError(f"option(s) {', '.join(bad)} do not apply to method {name!r}; "
+                          "a GLM takes vcov='HC0' | 'HC1' | 'cluster' (with cluster=)")
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(unknown)} "
+                          f"(valid: {', '.join(_OPTIONS)})")
+    family, link = _family_and_link(name, options.get("family"), options.get("link"))
+    eps, maxit = options.get("epsilon", 1e-8), options.get("maxit", 25)
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < float(eps) < 1:
+        raise OptionError(f"epsilon must be a number in (0, 1), however: epsilon={eps!r}")
+    if isinstance(maxit, bool) or not isinstance(maxit, numbers.Integral) or maxit < 1:
+        raise OptionError(f"maxit must be a positive integer, however: maxit={maxit!r}")
+    control = options.get("control", "optimum")
+    if control not in ("optimum", "R"):
+        raise OptionError("control must be 'optimum' (iterate to the optimum) or 'R' (stop "
+                          f"where R's glm.fit stops), however: control={control!r}")
+    return {"family": family, "link": link, "offset": check_offset(options.get("offset")),
+            "epsilon": float(eps), "maxit": int(maxit), "control": control,
+            "vcov": _check_vcov(options)}
+
+
+def _check_vcov(options: dict[str, Any]) -> dict[str, Any]:
+    vcov = options.get("vcov", "classical")
+    if vcov not in _VCOVS:
+        raise OptionError(f"vcov must be one of {', '.join(map(repr, _VCOVS))} for a GLM, "
+                          f"however: vcov={vcov!r}")
+    cluster, kind = options.get("cluster"), options.get("type")
+    if (cluster is not None or kind is not None) and vcov != "cluster":
+        raise OptionError("cluster= and type= go with vcov='cluster', however: "
+                          f"vcov={vcov!r}")
+    if vcov == "cluster" and cluster is None:
+        raise OptionError("vcov='cluster' needs cluster= (a column name or one id per row)")
+    if kind not in (None, "HC0", "HC1"):
+        raise OptionError(f"type must be 'HC0' or 'HC1', however: type={kind!r}")
+    return {"vcov": vcov, "cluster": cluster, "type": kind}
+
+
+def _family_and_link(name: str, family: Any, link: Any) -> tuple[str, str]:
+    if name in SHORTCUTS:
+        fixed, fixed_link = SHORTCUTS[name]
+        if family is not None:
+            raise OptionError(f"method {name!r} is the {fixed} family: family= does not apply "
+                              f"(use method='glm', family={family!r})")
+        if fixed_link is not None and link is not None:
+            raise OptionError(f"method {name!r} fixes the link: link= does not apply "
+                              f"(use method='glm', family='binomial', link={link!r})")
+        family, link = fixed, fixed_link if fixed_link is not None else link
+    family = "gaussian" if family is None else family
+    if not isinstance(family, str) or ALIASES.get(family, family) not in FAMILIES:
+        raise OptionError(f"family must be one of {', '.join(map(repr, family_names()))}, "
+                          f"however: family={family!r}")
+    fam = FAMILIES[ALIASES.get(family, family)]
+    link = fam.links[0] if link is None else link
+    if link not in fam.links:
+        raise OptionError(f"link {link!r} is not available for the {fam.name} family; "
+                          f"use one of {', '.join(map(repr, fam.links))}")
+    return fam.name, link
+
+
+def _training_offset(spec: Any, design: Design) -> FloatArray:
+    if spec is None:
+        return np.zeros(design.n_obs)
+    if design.data is None or design.data_rows is None or design.data_rows.size != design.n_obs:
+        raise DataError("offset= needs the data the design was built from, row for row: "
+                        "it is not available in forecasting windows; fit with attnreg()")
+    values = evaluate_offset(spec, design.data, design.eval_env, "data")[design.data_rows]
+    if not np.isfinite(values).all():
+        raise DataError(f"offset {spec!r} is missing or not finite in "
+                        f"{int((~np.isfinite(values)).sum())} row(s) of the fit; drop them "
+                        "with subset= or fill them")
+    return values
+
+
+def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str) -> GlmResults:
+    """Fit a GLM to a built design with options from :func:`check_glm_options`."""
+    family, link = FAMILIES[options["family"]], LINKS[options["link"]]
+    wt = np.ones(design.n_obs) if design.weights is None else design.weights
+    offset = _training_offset(options["offset"], design)
+    tol = min(1e-7, options["epsilon"] / 1000)  # R's glm.fit passes this to its QR
+    aliased = aliased_columns(design.X * np.sqrt(wt)[:, None], tol)
+    kept = np.setdiff1d(np.arange(design.n_coef), aliased)
+    if aliased.size:
+        warn_user(f"{aliased.size} coefficient(s) not defined because of singularities "
+                  f"(aliased columns: {', '.join(design.column_names[j] for j in aliased)})",
+                  RankDeficiencyWarning)
+    control = {"epsilon": options["epsilon"], "maxit": options["maxit"],
+               "exact_r": options["control"] == "R"}
+    fit = irls(design.X[:, kept], design.y, wt, offset, family, link, **control)
+    _warn_fit(fit, family.name)
+    if design.intercept and np.any(offset != 0):  # R refits y ~ 1 with the offset
+        null = irls(np.ones((design.n_obs, 1)), design.y, wt, offset, family, link,
+                    **control).deviance
+    else:
+        mu0 = (np.full(design.n_obs, np.sum(wt * design.y) / np.sum(wt)) if design.intercept
+               else link.linkinv(offset))
+        null = float(np.sum(family.dev_resids(design.y, mu0, wt)))
+    res = GlmResults(design=design, family_name=family.name, link_name=link.name, fit=fit,
+                     kept=kept, aliased=aliased, offset=offset, offset_spec=options["offset"],
+                     null_deviance=null, call=call, method=name, control=options["control"])
+    v = options["vcov"]
+    return res if v["vcov"] == "classical" else res.with_vcov(v["vcov"], cluster=v["cluster"],
+                                                              type=v["type"])
+
+
+def _warn_fit(fit: IrlsFit, family: str) -> None:
+    """R's warnings of ``glm.fit``, each once per fit."""
+    mu = fit.mu
+    if fit.n_halved:
+        warn_user(f"step size truncated in {fit.n_halved} IRLS step(s): the deviance was not "
+                  "finite or the fitted means were out of bounds", ConvergenceWarning)
+    if fit.boundary:
+        warn_user("glm.fit: algorithm stopped at boundary value", ConvergenceWarning)
+    if not fit.converged:
+        warn_user("glm.fit: algorithm did not converge; raise maxit=", ConvergenceWarning)
+    if family == "binomial" and ((mu > 1 - _FIXED_EPS) | (mu < _FIXED_EPS)).any():
+        warn_user("glm.fit: fitted probabilities numerically 0 or 1 occurred",
+                  ConvergenceWarning)
+    if family == "poisson" and (mu < _FIXED_EPS).any():
+        warn_user("glm.fit: fitted rates numerically 0 occurred", ConvergenceWarning)
