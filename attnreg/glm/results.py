@@ -159,9 +159,15 @@ class GlmResults:
         names = self.design.column_names
         return pd.DataFrame(full, index=names, columns=names)
 
-    def vcov(self, type: str | None = None,
-             cluster: Any = None) -> pd.DataFrame:
-        """Covariance of the coefficients.
+    @cached_property
+    def vcov(self) -> pd.DataFrame:
+        """Covariance of the coefficients in use, shape (n_coef, n_coef): ``vcov.glm``, or the
+        sandwich chosen by ``vcov=`` / :meth:`with_vcov`; NaN rows and columns for aliased
+        coefficients."""
+        return self.covariance(self.robust, self.cluster)
+
+    def covariance(self, type: str | None = None, cluster: Any = None) -> pd.DataFrame:
+        """A covariance of the coefficients (:attr:`vcov` is the one in use).
 
         Parameters
         ----------
@@ -218,8 +224,8 @@ class GlmResults:
     @cached_property
     def std_err(self) -> pd.Series:
         """Standard errors, sqrt(diag(vcov)) of the covariance chosen by ``vcov=``."""
-        v = self.vcov() if self.robust is None else self.vcov(self.robust, self.cluster)
-        return pd.Series(np.sqrt(np.diag(v.to_numpy())), index=self.coef.index, name="std_err")
+        return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.coef.index,
+                         name="std_err")
 
     @property
     def z_tests(self) -> bool:

@@ -294,7 +294,7 @@ def _marginal(fit: LinearResults, type: int) -> AnovaTable:
                           "(or use the sequential table, type=1)")
     terms = _term_columns(fit)
     if not fit.vcov_spec.estimator.classical:
-        return wald_anova(fit, type, terms)
+        return AnovaTable(*wald_anova(fit, type, terms))
     factors = {t.name(): frozenset(t.factors) for t in fit.design.design_info.terms}
     all_cols = [j for _, cols in terms for j in cols]
     full = _rss_of(fit, np.asarray(all_cols, dtype=np.int64))

@@ -38,7 +38,6 @@ from attnreg._typing import FloatArray
 from attnreg.linear.satterthwaite import is_satterthwaite
 
 if TYPE_CHECKING:
-    from attnreg.linear.anova import AnovaTable
     from attnreg.linear.results import LinearResults
 
 __all__ = ["wald_anova"]
@@ -85,7 +84,8 @@ def _term_test(fit: LinearResults, type: int, name: str,
     return fit.wald_test(_conjugate_restrictions(fit, cols[name], rel_cols))
 
 
-def wald_anova(fit: LinearResults, type: int, terms: list[tuple[str, list[int]]]) -> AnovaTable:
+def wald_anova(fit: LinearResults, type: int,
+               terms: list[tuple[str, list[int]]]) -> tuple[pd.DataFrame, tuple[str, ...], str]:
     """``car::Anova(fit, type = 2 | 3, vcov. = V)`` with V the fit's covariance in use.
 
     Parameters
@@ -98,14 +98,16 @@ def wald_anova(fit: LinearResults, type: int, terms: list[tuple[str, list[int]]]
 
     Returns
     -------
-    AnovaTable
+    table : DataFrame
         Columns ``Df``, ``F``, ``Pr(>F)`` and a ``Residuals`` row holding the denominator
         degrees of freedom, as car prints it; the heading names the covariance. Under
         ``df="satterthwaite"`` (CR2) each row is clubSandwich's HTZ test on its own
         denominator df: columns ``Df``, ``Den.Df``, ``F``, ``Pr(>F)``, no residual row.
+    heading : tuple of str
+        The lines above the table; the last names the covariance.
+    title : str
+        ``"type II"`` or ``"type III"``.
     """
-    from attnreg.linear.anova import AnovaTable
-
     labels: list[str] = []
     rows: list[tuple[float, float, float, float]] = []
     for name, _ in terms:
@@ -127,7 +129,7 @@ def wald_anova(fit: LinearResults, type: int, terms: list[tuple[str, list[int]]]
                               "F": [*F, math.nan], "Pr(>F)": [*P, math.nan]},
                              index=[*labels, "Residuals"])
         heading.append(f"Wald F tests; covariance: {fit.vcov_spec.label()}")
-    return AnovaTable(table, tuple(heading), f"type {roman}")
+    return table, tuple(heading), f"type {roman}"
 
 
 def check_classical(fits: list[Any], what: str) -> None:

@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.linalg as sla
-import scipy.sparse as sps
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
@@ -55,6 +54,8 @@ from attnreg.linear.inference import (
     check_lags,
     register_vcov,
 )
+from attnreg.linear._blocks import indicator as _indicator
+from attnreg.linear._blocks import scores_c as _scores_c
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["CLUSTER_TYPES", "DK_TYPES", "ClusterIds", "cluster_codes", "cluster_ids",
@@ -64,8 +65,6 @@ __all__ = ["CLUSTER_TYPES", "DK_TYPES", "ClusterIds", "cluster_codes", "cluster_
 CLUSTER_TYPES = ("HC1", "HC0", "CR2")
 #: Small-sample types of ``with_vcov("DK", type=...)`` (plm's names).
 DK_TYPES = ("HC0", "HC1", "sss")
-#: Rows per block of the score products (about 2**22 numbers per block).
-_BLOCK_NUMBERS = 1 << 22
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,15 +334,6 @@ def factorize_ids(cluster: Any, labels: pd.Index, what: str = "cluster") -> tupl
 
 
 # ------------------------------------------------------------------------------ score sums
-
-def _scores_c(sp: Spectrum) -> FloatArray:
-    return sp.sqrt_w / sp.sum_w if sp.intercept is not None else np.zeros(sp.n_obs)
-
-
-def _indicator(codes: IntArray, n_groups: int, values: FloatArray) -> Any:
-    """The sparse (n_groups × len(codes)) matrix with ``values`` at (codes[i], i)."""
-    return sps.csr_matrix((values, (codes, np.arange(codes.size))), shape=(n_groups, codes.size))
-
 
 def group_score_sums(sp: Spectrum, v: FloatArray, codes: IntArray, n_groups: int) -> FloatArray:
     """Score sums s_g = Σ_{i∈g} v_i [c_i, U_i], shape (n_groups, 1 + rank).

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear.cluster import _BLOCK_NUMBERS, _indicator, _scores_c
+from attnreg.linear._blocks import BLOCK_NUMBERS as _BLOCK_NUMBERS
+from attnreg.linear._blocks import indicator as _indicator
+from attnreg.linear._blocks import scores_c as _scores_c
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["Cr2Parts", "cr2_parts", "cr2_residuals"]

@@ -30,7 +30,8 @@ import numpy as np
 from scipy import stats
 
 from attnreg._typing import FloatArray
-from attnreg.linear.cluster import _indicator, _scores_c
+from attnreg.linear._blocks import indicator as _indicator
+from attnreg.linear._blocks import scores_c as _scores_c
 from attnreg.linear.cr2 import Cr2Parts, _row_block, cr2_parts
 from attnreg.linear.inference import VcovSpec, coef_map
 

@@ -101,7 +101,7 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
     if kind == "gaussian" and not spectral:
         raise OptionError(f"interval='gaussian' needs a linear fit (ols, ridge, pcr), not "
                           f"method {plan.method!r}: use interval='empirical'")
-    from attnreg.timeseries.forecast import _level
+    from attnreg.timeseries.arlags import forecast_level as _level
 
     level = plan.level if level is None else _level(level)
     data = plan.design.data
@@ -197,7 +197,7 @@ def _direct(res: Any, data: pd.DataFrame, T: int, kind: str,
 def _iterated(parts: list[Any], data: pd.DataFrame, T: int, kind: str,
               level: float) -> list[tuple[Any, ...]]:
     """Every horizon's ex ante row: the one-step model on all rows, iterated h times."""
-    from attnreg.timeseries.forecast import ar_lags
+    from attnreg.timeseries.arlags import ar_lags
 
     p = parts[0].plan
     fit, n_train = _final_fit(p)

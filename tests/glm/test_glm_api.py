@@ -172,7 +172,7 @@ def test_results_pickle(mtcars) -> None:
     assert_allclose(back.predict(new, type="response"), fit.predict(new, type="response"),
                     rtol=RTOL_EXACT)
     assert str(back.summary()) == str(fit.summary())
-    assert_allclose(back.vcov("HC1"), fit.vcov("HC1"), rtol=RTOL_EXACT)
+    assert_allclose(back.covariance("HC1"), fit.covariance("HC1"), rtol=RTOL_EXACT)
 
 
 def test_a_sandwich_chosen_at_fit_time_is_coeftest_and_vcovcl() -> None:

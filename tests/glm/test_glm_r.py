@@ -67,16 +67,16 @@ def test_covariances_equal_vcov_and_sandwich_vcovhc(name: str) -> None:
     order = r_order(fit, ref["names"])
     idx = np.ix_(order, order)
     scale = np.max(np.abs(ref["vcov"]))  # exact zeros off the diagonal: judged on its scale
-    assert_allclose(fit.vcov().to_numpy()[idx], ref["vcov"], rtol=RTOL_R, atol=RTOL_R * scale)
+    assert_allclose(fit.vcov.to_numpy()[idx], ref["vcov"], rtol=RTOL_R, atol=RTOL_R * scale)
     for kind in ("HC0", "HC1"):
         hc = ref[f"vcov_{kind.lower()}"]
-        assert_allclose(fit.vcov(kind).to_numpy()[idx], hc, rtol=RTOL_R_VCOV,
+        assert_allclose(fit.covariance(kind).to_numpy()[idx], hc, rtol=RTOL_R_VCOV,
                         atol=RTOL_R_VCOV * np.max(np.abs(hc)), err_msg=kind)
     if cases()[name]["cluster"] is None:
         return
     for kind in ("HC0", "HC1"):  # sandwich::vcovCL, clustered by a factor of the data
         cl = ref[f"vcov_cl_{kind.lower()}"]
-        assert_allclose(fit.vcov(kind, cluster=cases()[name]["cluster"]).to_numpy()[idx], cl,
+        assert_allclose(fit.covariance(kind, cluster=cases()[name]["cluster"]).to_numpy()[idx], cl,
                         rtol=RTOL_R_VCOV, atol=RTOL_R_VCOV * np.max(np.abs(cl)),
                         err_msg=f"cluster {kind}")
 

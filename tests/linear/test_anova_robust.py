@@ -97,7 +97,7 @@ def test_wald_type2_equals_the_sums_of_squares_under_the_classical_covariance() 
                  for n, s in fit.design.design_info.term_name_slices.items()]
         for type_ in (2, 3):
             ss = fit.anova(type=type_).table
-            wald = wald_anova(fit, type_, terms).table
+            wald = wald_anova(fit, type_, terms)[0]
             np.testing.assert_allclose(wald["F"].iloc[:-1], ss["F value"].iloc[:-1],
                                        rtol=RTOL_EXACT)
             np.testing.assert_allclose(wald["Pr(>F)"].iloc[:-1], ss["Pr(>F)"].iloc[:-1],
