@@ -83,8 +83,9 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
     parts : list of ForecastResults
         One per horizon (of the same run).
     interval : {None, "gaussian", "empirical"}
-        None: the run's own interval type, else "gaussian" for ols/ridge/pcr and
-        "empirical" for the other methods.
+        None: the run's own interval type ("empirical" after an ``interval="aci"`` run: the
+        past errors' quantiles at the nominal level, the adaptive level not carried past
+        the data), else "gaussian" for ols/ridge/pcr and "empirical" for the other methods.
     level : float or None
         Nominal coverage; None: the run's own ``level``.
 
@@ -95,7 +96,8 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
     """
     plan = parts[0].plan
     spectral = get_method(plan.method).family == "spectral"
-    kind = interval or plan.interval or ("gaussian" if spectral else "empirical")
+    run_kind = "empirical" if plan.interval == "aci" else plan.interval
+    kind = interval or run_kind or ("gaussian" if spectral else "empirical")
     if kind not in ("gaussian", "empirical"):
         raise OptionError(f"interval must be 'gaussian' or 'empirical', however: {interval=!r}")
     if kind == "gaussian" and not spectral:

@@ -59,6 +59,15 @@ def test_empirical_ahead_adds_the_runs_own_error_quantiles(series) -> None:
     assert wide["upper"] - wide["lower"] > got["upper"] - got["lower"]
 
 
+def test_ahead_after_an_aci_run_uses_the_empirical_interval(series) -> None:
+    """The adaptive level is not carried past the data: the nominal level's error quantiles."""
+    kw = dict(start="2010Q1", horizon=2, level=0.8)
+    aci = ar.forecast("y ~ lag(y, 2) + lag(x, 2)", series, interval="aci", **kw).ahead()
+    emp = ar.forecast("y ~ lag(y, 2) + lag(x, 2)", series, interval="empirical", **kw).ahead()
+    assert_allclose(aci[["forecast", "lower", "upper"]].to_numpy(dtype=float),
+                    emp[["forecast", "lower", "upper"]].to_numpy(dtype=float), rtol=RTOL_EXACT)
+
+
 @pytest.mark.parametrize(("method", "options"), [("ridge", {"lam": "gcv"}), ("pcr", {"k": 1})])
 def test_ridge_and_pcr_ahead_equal_their_fit_on_all_rows(series, method, options) -> None:
     fc = ar.forecast(FORMULA, series, method=method, start="2018Q1", horizon=[1, 2], **options)
