@@ -21,7 +21,7 @@ def test_every_front_door_lists_the_registry() -> None:
     from attnreg import api, cli
 
     names = methods.method_names()
-    assert names == ("ols", "ridge", "pcr", "softmax", "block", "ftt")
+    assert names == ("ols", "ridge", "pcr", "softmax", "block", "ftt", "quantreg")
     assert names == api.METHODS
     assert names == cli.METHODS
     assert methods.method_names("spectral") == ("ols", "ridge", "pcr")
