@@ -108,7 +108,11 @@ def _vcov_boot(X: FloatArray, y: FloatArray, tau: float, replicates: int,
     rng = np.random.default_rng(seed)
     n = X.shape[0]
     draws = rng.integers(0, n, size=(replicates, n))
-    B = np.stack([rq_fit(X[rows], y[rows], tau).coef for rows in draws])  # one fit per replicate
+    # a resample is the rows with integer weights (their counts): the same check loss,
+    # without the repeated rows that make the LP degenerate
+    counts = [np.bincount(rows, minlength=n) for rows in draws]
+    B = np.stack([rq_fit(X[c > 0], y[c > 0], tau, c[c > 0].astype(np.float64)).coef
+                  for c in counts])  # one fit per replicate
     return np.atleast_2d(np.cov(B, rowvar=False, ddof=1))
 
 

@@ -36,7 +36,8 @@ class QuantregFit:
     coef : ndarray, shape (p,)
     tau : float
     basis : ndarray of int, shape (p,) or (0,)
-        Rows the solution interpolates (empty when the vertex check failed).
+        Rows the solution interpolates (empty when the vertex check failed; rows of the
+        distinct-row problem when repeated rows were merged).
     vertex : bool
         The coefficients are the exact vertex solution (optimality verified).
     iterations : int
@@ -61,7 +62,10 @@ def check_loss(r: FloatArray, tau: float) -> float:
 def _step(v: FloatArray, dv: FloatArray) -> float:
     """Largest step in [0, 1e20] keeping ``v + step·dv`` non-negative."""
     neg = dv < 0
-    return float(np.min(-v[neg] / dv[neg])) if neg.any() else 1e20
+    if not neg.any():
+        return 1e20
+    with np.errstate(over="ignore"):  # a tiny negative dv: a huge (harmless) step
+        return float(np.min(-v[neg] / dv[neg]))
 
 
 def _solve_normal(X: FloatArray, q: FloatArray, rhs: FloatArray) -> FloatArray:
@@ -76,6 +80,31 @@ def _steps(x: FloatArray, s: FloatArray, z: FloatArray, w: FloatArray, dx: Float
     fp = min(_step(x, dx), _step(s, -dx))
     fd = min(_step(w, dw), _step(z, dz))
     return min(_BETA * fp, 1.0), min(_BETA * fd, 1.0)
+
+
+def _newton_step(X: FloatArray, c: FloatArray, x: FloatArray, s: FloatArray, yd: FloatArray,
+                 z: FloatArray, w: FloatArray, n: int) -> tuple[FloatArray, ...]:
+    """One predictor–corrector iteration; returns the new ``(x, s, y_d, z, w)``."""
+    q = 1.0 / (z / x + w / s)
+    r = z - w
+    rhs = X.T @ (q * r)
+    dy = _solve_normal(X, q, rhs)
+    dx = q * (X @ dy - r)
+    dz, dw = -z * (dx / x + 1.0), -w * (-dx / s + 1.0)
+    fp, fd = _steps(x, s, z, w, dx, dz, dw)
+    if min(fp, fd) < 1.0:  # Mehrotra's corrector
+        mu = z @ x + w @ s
+        g = (z + fd * dz) @ (x + fp * dx) + (w + fd * dw) @ (s - fp * dx)
+        mu = mu * (g / mu) ** 3 / (2 * n)
+        dxdz, dsdw = dx * dz, -dx * dw
+        xinv, sinv = 1.0 / x, 1.0 / s
+        xi = mu * (xinv - sinv)
+        dy = _solve_normal(X, q, rhs + X.T @ (q * (dxdz - dsdw - xi)))
+        dx = q * (X @ dy + xi - r - dxdz + dsdw)
+        dz = mu * xinv - z - xinv * z * dx - dxdz
+        dw = mu * sinv - w + sinv * w * dx - dsdw
+        fp, fd = _steps(x, s, z, w, dx, dz, dw)
+    return x + fp * dx, s - fp * dx, yd + fd * dy, z + fd * dz, w + fd * dw
 
 
 def _interior_point(X: FloatArray, y: FloatArray, tau: float) -> tuple[FloatArray, int]:
@@ -99,47 +128,47 @@ def _interior_point(X: FloatArray, y: FloatArray, tau: float) -> tuple[FloatArra
         if gap <= _EPS * (1.0 + abs(c @ x)):
             break
         it += 1
-        q = 1.0 / (z / x + w / s)
-        r = z - w
-        rhs = X.T @ (q * r)
-        dy = _solve_normal(X, q, rhs)
-        dx = q * (X @ dy - r)
-        dz, dw = -z * (dx / x + 1.0), -w * (-dx / s + 1.0)
-        fp, fd = _steps(x, s, z, w, dx, dz, dw)
-        if min(fp, fd) < 1.0:  # Mehrotra's corrector
-            mu = z @ x + w @ s
-            g = (z + fd * dz) @ (x + fp * dx) + (w + fd * dw) @ (s - fp * dx)
-            mu = mu * (g / mu) ** 3 / (2 * n)
-            dxdz, dsdw = dx * dz, -dx * dw
-            xinv, sinv = 1.0 / x, 1.0 / s
-            xi = mu * (xinv - sinv)
-            dy = _solve_normal(X, q, rhs + X.T @ (q * (dxdz - dsdw - xi)))
-            dx = q * (X @ dy + xi - r - dxdz + dsdw)
-            dz = mu * xinv - z - xinv * z * dx - dxdz
-            dw = mu * sinv - w + sinv * w * dx - dsdw
-            fp, fd = _steps(x, s, z, w, dx, dz, dw)
-        x, s = x + fp * dx, s - fp * dx
-        yd, z, w = yd + fd * dy, z + fd * dz, w + fd * dw
+        try:
+            with np.errstate(all="ignore"):  # a degenerate LP can drive a slack to zero
+                state = _newton_step(X, c, x, s, yd, z, w, n)
+        except np.linalg.LinAlgError:
+            break
+        if not all(np.all(np.isfinite(v)) for v in state):
+            break  # keep the last finite iterate: the vertex step finishes the job
+        x, s, yd, z, w = state
     return -yd, it
+
+
+def _basis(X: FloatArray, r: FloatArray) -> np.ndarray | None:
+    """p linearly independent rows, taken in order of increasing ``|r|`` (greedy Gram–Schmidt
+    over the 4p smallest; ties such as repeated rows are skipped)."""
+    n, p = X.shape
+    cand = np.argsort(np.abs(r), kind="stable")[: min(n, 4 * p)]
+    Q = np.zeros((p, 0))
+    chosen: list[int] = []
+    for i in cand:  # at most 4p rows, not all of them
+        v = X[i] - Q @ (Q.T @ X[i])
+        norm = float(np.linalg.norm(v))
+        if norm > 1e-10 * float(np.linalg.norm(X[i])):
+            Q = np.column_stack([Q, v / norm])
+            chosen.append(int(i))
+            if len(chosen) == p:
+                return np.asarray(chosen, dtype=np.intp)
+    return None
 
 
 def _vertex(X: FloatArray, y: FloatArray, tau: float,
             coef: FloatArray) -> tuple[FloatArray, np.ndarray] | None:
     """The vertex next to ``coef`` when it is optimal, else None.
 
-    The p rows with the smallest absolute residuals are interpolated exactly; the vertex is
-    optimal when the multipliers of those rows, solving ``X_h'a = −Σ_{i∉h} ψ_τ(r_i) x_i``,
-    lie in [τ − 1, τ].
+    The p (independent) rows with the smallest absolute residuals are interpolated exactly;
+    the vertex is optimal when the multipliers of those rows, solving
+    ``X_h'a = −Σ_{i∉h} ψ_τ(r_i) x_i``, lie in [τ − 1, τ].
     """
-    p = X.shape[1]
-    r = y - X @ coef
-    h = np.argpartition(np.abs(r), p - 1)[:p]
-    try:
-        lu = sla.lu_factor(X[h], check_finite=False)
-    except (ValueError, sla.LinAlgError):  # pragma: no cover - singular basis
+    h = _basis(X, y - X @ coef)
+    if h is None:
         return None
-    if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0:
-        return None
+    lu = sla.lu_factor(X[h], check_finite=False)
     b = sla.lu_solve(lu, y[h], check_finite=False)
     rv = y - X @ b
     rv[h] = 0.0
@@ -175,6 +204,20 @@ def rq_fit(X: FloatArray, y: FloatArray, tau: float,
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
         X, y = X * w[:, None], y * w
+    fit = _solve(X, y, tau)
+    if fit.vertex:
+        return fit
+    # repeated rows make the LP degenerate: the same problem with each distinct row once,
+    # weighted by its count (ρ_τ(k r) = k ρ_τ(r)), usually has a clean vertex
+    rows, counts = np.unique(np.column_stack([X, y]), axis=0, return_counts=True)
+    if rows.shape[0] == X.shape[0]:
+        return fit
+    merged = _solve(rows[:, :-1] * counts[:, None], rows[:, -1] * counts, tau)
+    return merged if merged.vertex else fit
+
+
+def _solve(X: FloatArray, y: FloatArray, tau: float) -> QuantregFit:
+    """Interior point on (already weighted) rows, then the vertex when it is optimal."""
     scale = float(np.max(np.abs(y))) or 1.0  # the solution is equivariant in the scale of y
     coef, it = _interior_point(X, y / scale, tau)
     coef = coef * scale
