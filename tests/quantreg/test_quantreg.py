@@ -152,3 +152,28 @@ def test_registry_declares_the_method() -> None:
     many = ar.attnreg("y ~ x1", _data(), method="quantreg", tau=[0.2, 0.8])
     with pytest.raises(OptionError, match=r"predicts one quantile; the fit has tau=\[0.2, 0.8\]"):
         est.predict_design(many, X)
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
+def test_preprocessing_gives_the_full_problem_s_vertex(monkeypatch, tau: float) -> None:
+    from attnreg.quantreg import preprocess
+
+    rng = np.random.default_rng(11)
+    n = 30_000
+    X = np.column_stack([np.ones(n), rng.uniform(0, 4, n), rng.standard_normal(n)])
+    y = X @ [1.0, 2.0, -1.0] + (1 + 0.5 * X[:, 1]) * rng.standard_normal(n)
+    sizes: list[int] = []
+    solve = preprocess.interior_point
+
+    def spy(Xs: np.ndarray, ys: np.ndarray, t: float) -> tuple[np.ndarray, int]:
+        sizes.append(Xs.shape[0])
+        return solve(Xs, ys, t)
+
+    monkeypatch.setattr(preprocess, "interior_point", spy)
+    reduced = rq_fit(X, y, tau)
+    assert sizes and max(sizes) < n // 2  # only reduced problems were solved
+    monkeypatch.setattr(preprocess, "PREPROCESS_MIN_ROWS", 10**9)
+    full = rq_fit(X, y, tau)
+    assert max(sizes) == n
+    assert reduced.vertex and full.vertex
+    assert_allclose(reduced.coef, full.coef, rtol=RTOL_EXACT)
