@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from attnreg._typing import FloatArray
+from attnreg.exceptions import DataError
 from attnreg.formula.design import Design
 from attnreg.quantreg.options import check_se, check_taus
 from attnreg.quantreg.report import quantreg_summary
@@ -172,8 +173,34 @@ class QuantregResults:
                 f"tau={', '.join(map(str, self.taus))}>")
 
 
+_ALIAS_TOL = 1e-7  # R's qr() tolerance: a column's part not explained by earlier ones, relative
+
+
+def _check_full_rank(design: Design) -> None:
+    """DataError naming the columns that are linear combinations of earlier ones."""
+    X = design.X
+    if X.shape[0] < X.shape[1]:
+        raise DataError(f"quantile regression needs at least as many rows as coefficients, "
+                        f"however: {X.shape[0]} rows, {X.shape[1]} coefficients")
+    R = np.linalg.qr(X, mode="r")
+    norms = np.linalg.norm(X, axis=0)
+    aliased = [name for name, r, nrm in zip(design.column_names, np.abs(np.diag(R)), norms,
+                                             strict=True) if r <= _ALIAS_TOL * max(nrm, 1e-300)]
+    if aliased:
+        raise DataError(f"quantile regression needs a full-rank design: column(s) "
+                        f"{', '.join(map(repr, aliased))} are linear combinations of earlier "
+                        "columns; drop them from the formula")
+
+
 def fit_quantreg_design(design: Design, options: dict[str, Any], call: str = "") -> QuantregResults:
-    """Fit every τ of ``options`` (from :func:`~attnreg.quantreg.options.check_quantreg_options`)."""
+    """Fit every τ of ``options`` (from :func:`~attnreg.quantreg.options.check_quantreg_options`).
+
+    Raises
+    ------
+    DataError
+        When the design is not of full column rank (naming the aliased columns).
+    """
+    _check_full_rank(design)
     taus = check_taus(options.get("tau", 0.5))
     fits = tuple(rq_fit(design.X, design.y, tau, design.weights) for tau in taus)
     return QuantregResults(design=design, fits=fits, se=options.get("se", "nid"),

@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose
 from scipy.optimize import linprog
 
 import attnreg as ar
-from attnreg.exceptions import OptionError
+from attnreg.exceptions import DataError, OptionError
 from attnreg.quantreg.solver import check_loss, rq_fit
 from tests.conftest import RTOL_EXACT
 
@@ -177,3 +177,13 @@ def test_preprocessing_gives_the_full_problem_s_vertex(monkeypatch, tau: float) 
     assert max(sizes) == n
     assert reduced.vertex and full.vertex
     assert_allclose(reduced.coef, full.coef, rtol=RTOL_EXACT)
+
+
+def test_a_rank_deficient_design_names_the_aliased_column() -> None:
+    df = _data().assign(z=lambda d: 2 * d.x1 - d.x2)
+    with pytest.raises(DataError, match=r"full-rank design: column\(s\) 'z' are linear "
+                                        r"combinations of earlier columns; drop them"):
+        ar.attnreg("y ~ x1 + x2 + z", df, method="quantreg")
+    with pytest.raises(DataError, match=r"at least as many rows as coefficients, however: "
+                                        r"2 rows, 3 coefficients"):
+        ar.attnreg("y ~ x1 + x2", df.head(2), method="quantreg")
