@@ -18,6 +18,7 @@ import scipy.linalg as sla
 
 from attnreg._typing import FloatArray
 from attnreg.quantreg.preprocess import globbed_fit
+from attnreg.threads import narrow_blas
 
 __all__ = ["QuantregFit", "check_loss", "rq_fit"]
 
@@ -123,6 +124,11 @@ def rq_fit(X: FloatArray, y: FloatArray, tau: float,
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
         X, y = X * w[:, None], y * w
+    with narrow_blas(X.shape[1]):  # the project's thread policy: narrow designs on one thread
+        return _solve_or_merge(X, y, tau)
+
+
+def _solve_or_merge(X: FloatArray, y: FloatArray, tau: float) -> QuantregFit:
     fit = _solve(X, y, tau)
     if fit.vertex:
         return fit
