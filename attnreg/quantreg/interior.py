@@ -26,11 +26,16 @@ def _step(v: FloatArray, dv: FloatArray) -> float:
     return min(float(ratio.min()), 1e20)
 
 
+def _factor_normal(X: FloatArray, q: FloatArray) -> tuple[FloatArray, bool]:
+    """The Cholesky factor of the p × p matrix ``X'QX`` (``X'Q^½ Q^½X`` by a rank-k update)."""
+    Xq = np.sqrt(q)[:, None] * X
+    M = sla.blas.dsyrk(1.0, Xq.T, trans=0, lower=0)  # upper triangle of Xq'Xq (no copy)
+    return sla.cho_factor(M, lower=False, check_finite=False)
+
+
 def _solve_normal(X: FloatArray, q: FloatArray, rhs: FloatArray) -> FloatArray:
     """``(X'QX)⁻¹ rhs`` by Cholesky of the p × p matrix ``X'QX``."""
-    M = X.T @ (q[:, None] * X)
-    return sla.cho_solve(sla.cho_factor(M, lower=False, check_finite=False), rhs,
-                         check_finite=False)
+    return sla.cho_solve(_factor_normal(X, q), rhs, check_finite=False)
 
 
 def _steps(x: FloatArray, s: FloatArray, z: FloatArray, w: FloatArray, dx: FloatArray,
@@ -46,7 +51,8 @@ def _newton_step(X: FloatArray, c: FloatArray, x: FloatArray, s: FloatArray, yd:
     q = 1.0 / (z / x + w / s)
     r = z - w
     rhs = X.T @ (q * r)
-    dy = _solve_normal(X, q, rhs)
+    factor = _factor_normal(X, q)  # shared by the predictor and the corrector
+    dy = sla.cho_solve(factor, rhs, check_finite=False)
     dx = q * (X @ dy - r)
     dz, dw = -z * (dx / x + 1.0), -w * (-dx / s + 1.0)
     fp, fd = _steps(x, s, z, w, dx, dz, dw)
@@ -57,7 +63,7 @@ def _newton_step(X: FloatArray, c: FloatArray, x: FloatArray, s: FloatArray, yd:
         dxdz, dsdw = dx * dz, -dx * dw
         xinv, sinv = 1.0 / x, 1.0 / s
         xi = mu * (xinv - sinv)
-        dy = _solve_normal(X, q, rhs + X.T @ (q * (dxdz - dsdw - xi)))
+        dy = sla.cho_solve(factor, rhs + X.T @ (q * (dxdz - dsdw - xi)), check_finite=False)
         dx = q * (X @ dy + xi - r - dxdz + dsdw)
         dz = mu * xinv - z - xinv * z * dx - dxdz
         dw = mu * sinv - w + sinv * w * dx - dsdw

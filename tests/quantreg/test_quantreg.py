@@ -187,3 +187,14 @@ def test_a_rank_deficient_design_names_the_aliased_column() -> None:
     with pytest.raises(DataError, match=r"at least as many rows as coefficients, however: "
                                         r"2 rows, 3 coefficients"):
         ar.attnreg("y ~ x1 + x2", df.head(2), method="quantreg")
+
+
+def test_summary_keeps_numbers_and_renders_every_format() -> None:
+    q = ar.attnreg("y ~ x1 + x2", _data(), method="quantreg", tau=[0.25, 0.75], se="ker")
+    s = q.summary()
+    table = q.coef_table(0.25, se="ker")
+    assert_allclose(s.table.to_numpy(), table.to_numpy(), rtol=0)  # the first tau's table
+    assert_allclose(table["t value"], table["Value"] / table["Std. Error"], rtol=RTOL_EXACT)
+    md = s.to_markdown()
+    assert "tau: [1] 0.25" in md and "tau: [1] 0.75" in md and md.count("| x2") == 2
+    assert s._repr_html_().count("<table>") == 2 and s.to_latex().count("tabular}") == 4
