@@ -34,10 +34,13 @@ class QuantregFit:
     coef : ndarray, shape (p,)
     tau : float
     basis : ndarray of int, shape (p,) or (0,)
-        Rows the solution interpolates (empty when the vertex check failed; rows of the
-        distinct-row problem when repeated rows were merged).
+        Rows the solution interpolates (rows of the distinct-row problem when repeated rows
+        were merged; empty when the coefficients are the interior point's).
     vertex : bool
-        The coefficients are the exact vertex solution (optimality verified).
+        The coefficients are a vertex verified optimal. When False (a degenerate problem, with
+        more zero residuals than coefficients or several solutions), they are the vertex next
+        to the interior point's solution when its loss is no larger, else that solution (its
+        loss within about 1e-10, relative, of the optimum).
     iterations : int
         Interior point iterations.
     objective : float
@@ -78,12 +81,14 @@ def _basis(X: FloatArray, r: FloatArray) -> np.ndarray | None:
 
 
 def _vertex(X: FloatArray, y: FloatArray, tau: float,
-            coef: FloatArray) -> tuple[FloatArray, np.ndarray] | None:
-    """The vertex next to ``coef`` when it is optimal, else None.
+            coef: FloatArray) -> tuple[FloatArray, np.ndarray, bool] | None:
+    """The vertex next to ``coef``, its rows and whether it is verified optimal (None when no
+    p independent rows are found).
 
     The p (independent) rows with the smallest absolute residuals are interpolated exactly;
     the vertex is optimal when the multipliers of those rows, solving
-    ``X_h'a = −Σ_{i∉h} ψ_τ(r_i) x_i``, lie in [τ − 1, τ].
+    ``X_h'a = −Σ_{i∉h} ψ_τ(r_i) x_i``, lie in [τ − 1, τ] (a sufficient condition: with
+    other zero residuals, a degenerate vertex may be optimal and fail it).
     """
     h = _basis(X, y - X @ coef)
     if h is None:
@@ -96,9 +101,8 @@ def _vertex(X: FloatArray, y: FloatArray, tau: float,
     psi[h] = 0.0
     a = sla.lu_solve(lu, -(X.T @ psi), trans=1, check_finite=False)
     slack = _VERTEX_TOL * (1.0 + float(np.max(np.abs(a))))
-    if np.all(a >= tau - 1.0 - slack) and np.all(a <= tau + slack):
-        return b, np.sort(h)
-    return None
+    ok = bool(np.all(a >= tau - 1.0 - slack) and np.all(a <= tau + slack))
+    return b, np.sort(h), ok
 
 
 def rq_fit(X: FloatArray, y: FloatArray, tau: float,
@@ -138,7 +142,7 @@ def _solve_or_merge(X: FloatArray, y: FloatArray, tau: float) -> QuantregFit:
     if rows.shape[0] == X.shape[0]:
         return fit
     merged = _solve(rows[:, :-1] * counts[:, None], rows[:, -1] * counts, tau)
-    return merged if merged.vertex else fit
+    return merged if merged.vertex or merged.objective < fit.objective else fit
 
 
 def _solve(X: FloatArray, y: FloatArray, tau: float) -> QuantregFit:
@@ -146,9 +150,11 @@ def _solve(X: FloatArray, y: FloatArray, tau: float) -> QuantregFit:
     scale = float(np.max(np.abs(y))) or 1.0  # the solution is equivariant in the scale of y
     coef, it = globbed_fit(X, y / scale, tau)
     coef = coef * scale
+    ip_loss = check_loss(y - X @ coef, tau)
     found = _vertex(X, y, tau, coef)
-    if found is None:
-        return QuantregFit(coef, tau, np.empty(0, dtype=np.intp), False, it,
-                           check_loss(y - X @ coef, tau))
-    b, h = found
-    return QuantregFit(b, tau, h, True, it, check_loss(y - X @ b, tau))
+    if found is not None:
+        b, h, ok = found
+        loss = check_loss(y - X @ b, tau)
+        if ok or loss <= ip_loss:  # unverified: kept when no worse than the interior point
+            return QuantregFit(b, tau, h, ok, it, loss)
+    return QuantregFit(coef, tau, np.empty(0, dtype=np.intp), False, it, ip_loss)

@@ -198,3 +198,16 @@ def test_summary_keeps_numbers_and_renders_every_format() -> None:
     md = s.to_markdown()
     assert "tau: [1] 0.25" in md and "tau: [1] 0.75" in md and md.count("| x2") == 2
     assert s._repr_html_().count("<table>") == 2 and s.to_latex().count("tabular}") == 4
+
+
+@pytest.mark.parametrize("tau", [0.25, 0.5, 0.8])
+def test_degenerate_discrete_data_reach_an_optimal_vertex(tau: float) -> None:
+    rng = np.random.default_rng(4)
+    n = 300
+    X = np.column_stack([np.ones(n), rng.integers(0, 5, n), rng.integers(0, 3, n)]).astype(float)
+    y = rng.poisson(2 + X[:, 1], n).astype(float)
+    fit = rq_fit(X, y, tau)
+    best = check_loss(y - X @ _lp(X, y, tau), tau)
+    zero = np.abs(y - X @ fit.coef) < 1e-9  # integer data: residuals are 0 or at least ~0.01
+    assert fit.basis.size == 3 and np.linalg.matrix_rank(X[zero]) == 3  # a vertex
+    assert_allclose(fit.objective, best, rtol=RTOL_EXACT)
