@@ -14,9 +14,9 @@ stays light.
 Examples
 --------
 >>> method_names()
-('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt', 'glm', 'logit', 'probit', 'poisson')
+('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt', 'glm', 'logit', 'probit', 'poisson', 'quantreg')
 >>> method_names("weights")
-('ols', 'ridge', 'pcr', 'glm', 'logit', 'probit', 'poisson')
+('ols', 'ridge', 'pcr', 'glm', 'logit', 'probit', 'poisson', 'quantreg')
 >>> get_method("ridge").check_options({"lam": 0.5})["tuning"]
 0.5
 """
@@ -85,7 +85,7 @@ class Estimator:
     ----------
     name : str
         The ``method=`` string.
-    family : {"spectral", "softmax", "network"}
+    family : {"spectral", "softmax", "network", "quantreg"}
     title : str
         One line for help texts.
     capabilities : Capabilities
@@ -356,3 +356,28 @@ register(Estimator("probit", "glm", "probit regression (binomial, probit link)",
                    _check_glm, _fit_glm, _predict_glm, call_options=("offset",)))
 register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _GLM,
                    _check_glm, _fit_glm, _predict_glm, call_options=("link", "offset")))
+
+
+# ------------------------------------------------------------------------------ quantile regression
+
+def _check_quantreg(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    from attnreg.quantreg.options import check_quantreg_options
+
+    return check_quantreg_options(name, options)
+
+
+def _fit_quantreg(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
+    from attnreg.quantreg.results import fit_quantreg_design
+
+    return fit_quantreg_design(design, options, call)
+
+
+def _predict_quantreg(result: Any, X: FloatArray) -> FloatArray:
+    from attnreg.quantreg.results import predict_quantreg
+
+    return predict_quantreg(result, X)
+
+
+register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
+                   Capabilities(weights=True), _check_quantreg, _fit_quantreg, _predict_quantreg,
+                   call_options=("tau", "se")))

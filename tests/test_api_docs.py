@@ -61,7 +61,8 @@ def returned_types() -> dict[str, type]:
                    "compare()": ar.compare([fit]), "diagnostics()": fit.diagnostics(),
                    "bootstrap()": fit.bootstrap(reps=9, seed=0),
                    "rolling()": ar.rolling("y ~ x1", df, window=20), "forecast()": fc,
-                   "compare_forecasts()": ar.compare_forecasts([fc])}
+                   "compare_forecasts()": ar.compare_forecasts([fc]),
+                   "attnreg(method='quantreg')": ar.attnreg("y ~ x1", df, method="quantreg")}
     return {k: type(v) for k, v in objects.items()}
 
 
