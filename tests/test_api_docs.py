@@ -62,7 +62,8 @@ def returned_types() -> dict[str, type]:
                    "bootstrap()": fit.bootstrap(reps=9, seed=0),
                    "rolling()": ar.rolling("y ~ x1", df, window=20), "forecast()": fc,
                    "compare_forecasts()": ar.compare_forecasts([fc]),
-                   "attnreg(method='quantreg')": ar.attnreg("y ~ x1", df, method="quantreg")}
+                   "attnreg(method='quantreg')": ar.attnreg("y ~ x1", df, method="quantreg"),
+                   "attnreg(method='logit')": ar.attnreg("I((y > 0) * 1.0) ~ x1", df, method="logit")}
     return {k: type(v) for k, v in objects.items()}
 
 
