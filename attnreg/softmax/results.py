@@ -184,6 +184,43 @@ class SoftmaxResults(PredictorResults):
             omega = omega * d[:, None] * d[None, :]
         return pd.DataFrame(omega, index=self.names, columns=self.names)
 
+    @cached_property
+    def _jackknife(self) -> Any:
+        from attnreg.softmax.jackknife import JackknifePlus
+
+        return JackknifePlus(self.fit)
+
+    def predict(self, newdata: Any = None, *, interval: str = "none",
+                level: float = 0.95) -> Any:
+        """Predictions for new rows (or the training rows), optionally with intervals.
+
+        Parameters
+        ----------
+        newdata : DataFrame or dict, optional
+            New rows (None: the training rows). Rows with missing values give NaN.
+        interval : {"none", "jackknife+"}
+            ``"jackknife+"``: jackknife+ prediction intervals with the metric held fixed
+            (:mod:`attnreg.softmax.jackknife`): each training row's leave-one-out
+            prediction and residual come from the fitted weights (ridge base refitted
+            without the row, exactly); the metric Ω, α and the penalties are *not* refitted.
+        level : float
+            Coverage of the interval, strictly between 0 and 1.
+
+        Returns
+        -------
+        Series (``interval="none"``) or DataFrame with columns ``fit``, ``lwr``, ``upr``.
+        """
+        from attnreg.linear.views import check_level
+        from attnreg.softmax.jackknife import INTERVALS, interval_frame
+
+        if interval not in INTERVALS:
+            raise OptionError(f"interval must be one of {INTERVALS} for method 'softmax', "
+                              f"however: {interval=}")
+        check_level(level)
+        if interval == "none":
+            return super().predict(newdata)
+        return interval_frame(self, newdata, level)
+
     def marginal_effects(self, newdata: Any = None) -> pd.DataFrame:
         """Average partial effects ∂ŷ/∂x (autograd, original scale) over the rows of ``newdata``
         (default: the training rows), with their standard deviation across rows."""
