@@ -231,6 +231,27 @@ class SoftmaxResults(PredictorResults):
         return pd.DataFrame({"average_partial_effect": per_row.mean(axis=0),
                              "sd_across_rows": per_row.std(axis=0)}, index=self.names)
 
+    def effects(self, newdata: Any = None) -> pd.DataFrame:
+        """Average partial effects with standard errors that hold the fit fixed.
+
+        ``estimate``: the mean over the rows of ``newdata`` (default: the training rows) of
+        ∂ŷ/∂x_k (autograd, original scale); ``std_err``: sd / √J, the ideal bootstrap over
+        rows of the per-row derivatives, which ignores the estimation of Ω, α and the base
+        (see :mod:`attnreg.softmax.effects`); ``sd_across_rows``.
+        """
+        from attnreg.softmax.effects import average_partial_effects
+
+        X, _ = self._query(newdata)
+        return average_partial_effects(self.fit, X, self.names)
+
+    def partial_dependence(self, column: str, grid: Any = None) -> pd.DataFrame:
+        """Partial-dependence curve of one predictor (design column): the mean prediction over
+        the training rows with ``column`` set to each grid value (default: 20 points from its
+        5 % to 95 % quantile). Columns: ``column`` and ``partial_dependence``."""
+        from attnreg.softmax.effects import partial_dependence
+
+        return partial_dependence(self.fit, self._X, self.names, column, grid)
+
     def summary(self) -> Summary:
         """Report: heads, partial effects, fit statistics and convergence (no standard errors)."""
         fit = self.fit
