@@ -127,6 +127,19 @@ def test_predict_interval_frame(frame_fit) -> None:
     assert (wide["upr"] - wide["lwr"] >= ok["upr"] - ok["lwr"]).all()
 
 
+def test_interval_on_training_rows_and_after_pickling(frame_fit) -> None:
+    import pickle
+
+    df, fit = frame_fit
+    band = fit.predict(interval="jackknife+", level=0.9)  # the training rows as new rows
+    assert list(band.index) == list(df.index)
+    lwr, upr = jackknife_plus(fit.fit, fit._X, 0.9)
+    assert_allclose(band[["lwr", "upr"]].to_numpy(), np.column_stack([lwr, upr]), rtol=RTOL_EXACT)
+    back = pickle.loads(pickle.dumps(fit))  # the cached residuals travel with the results
+    assert_allclose(back.predict(df.iloc[:3], interval="jackknife+", level=0.9).to_numpy(),
+                    band.iloc[:3].to_numpy(), rtol=RTOL_EXACT)
+
+
 def test_interval_errors(frame_fit) -> None:
     df, fit = frame_fit
     with pytest.raises(OptionError, match=r"interval must be one of .*jackknife\+.*'prediction'"):
