@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
+from scipy.special import softmax
 
 import attnreg as ar
 from attnreg.exceptions import ConvergenceWarning, OptionError
@@ -36,9 +38,15 @@ def small(request: pytest.FixtureRequest):
     return X, y, _fit(X, y, value=request.param, seed=1)
 
 
-def _brute_loo(fit, zq: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """ŷ₋ᵢ(x_j) by refitting the ridge base without row i (a solve) and renormalising each
-    head's weights over the other keys (a loop over i: the independent reference)."""
+def _scores(fit, zq: np.ndarray) -> np.ndarray:
+    """Distance-kernel scores −½‖L_m'(x_j − x_i)‖², (M, J, N), from the definition."""
+    u = np.einsum("jnp,mpr->mjnr", zq[:, None, :] - fit.X_train[None, :, :], fit.factors)
+    return -0.5 * (u**2).sum(axis=3)
+
+
+def _brute_loo(fit, zq: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """ŷ₋ᵢ(x_j) by refitting the ridge base without row i (a solve) and each head's softmax
+    over the other keys' scores ``s`` (a loop over i: the independent reference)."""
     z = fit.X_train
     n, k = z.shape[0], z.shape[1] + 1
     ys = fit.values + fit._base(z)
@@ -52,7 +60,7 @@ def _brute_loo(fit, zq: np.ndarray, p: np.ndarray) -> np.ndarray:
             b = np.linalg.solve(xt[keep].T @ xt[keep] + fit.ridge_penalty * np.eye(k),
                                 xt[keep].T @ ys[keep])
         v = ys - xt @ b
-        w = p[:, :, keep] / p[:, :, keep].sum(axis=2, keepdims=True)
+        w = softmax(s[:, :, keep], axis=2)
         out[:, i] = xq @ b + fit.alpha @ (w @ v[keep])
     return out
 
@@ -62,14 +70,27 @@ def test_leave_out_predictions_equal_refits_without_each_key(small) -> None:
     Xq = np.random.default_rng(1).normal(size=(7, 2))
     zq = fit._standardise(Xq)
     got = np.vstack([b for _, _, b in leave_out_predictions(fit, zq, ridge_loo_shifts(fit), 3)])
-    ref = _brute_loo(fit, zq, fit.head_weights(Xq))
+    ref = _brute_loo(fit, zq, _scores(fit, zq))
     assert_allclose(got, ref, rtol=RTOL_EXACT, atol=1e-12)  # atol: predictions near zero
+
+
+def test_leave_out_without_a_dominant_key_is_computed_directly(small) -> None:
+    """A sharp metric puts weight 1 − 1e-16 on the nearest key: its leave-out average must
+    not come from (Σ e v − e_top v_top)/(Σ e − e_top), which cancels to 0/0."""
+    _, _, fit = small
+    sharp = dataclasses.replace(fit, factors=fit.factors * 80)
+    Xq = fit.X_train[:5] * fit.x_scale + fit.x_mean + 1e-3
+    p = sharp.head_weights(Xq)
+    assert (1.0 - p.max(axis=2) < 1e-12).any()  # the case in question
+    zq = sharp._standardise(Xq)
+    got = np.vstack([b for _, _, b in leave_out_predictions(sharp, zq, ridge_loo_shifts(sharp))])
+    assert_allclose(got, _brute_loo(sharp, zq, _scores(sharp, zq)), rtol=RTOL_EXACT, atol=1e-12)
 
 
 def test_training_residuals_equal_refits(small) -> None:
     X, y, fit = small
-    p = fit.head_weights(X)  # every key visible
-    ref = np.array([_brute_loo(fit, fit.X_train[[i]], p[:, [i]])[0, i]
+    z = fit.X_train
+    ref = np.array([_brute_loo(fit, z[[i]], _scores(fit, z[[i]]))[0, i]
                     for i in range(X.shape[0])])
     assert_allclose(training_residuals(fit, 7), np.abs(y - (fit.y_mean + fit.y_scale * ref)),
                     rtol=RTOL_EXACT, atol=1e-12)
@@ -88,7 +109,8 @@ def test_bounds_are_the_jackknife_plus_order_statistics(small) -> None:
     X, _, fit = small
     Xq = np.random.default_rng(3).normal(size=(5, 2))
     n = X.shape[0]
-    loo = fit.y_mean + fit.y_scale * _brute_loo(fit, fit._standardise(Xq), fit.head_weights(Xq))
+    zq = fit._standardise(Xq)
+    loo = fit.y_mean + fit.y_scale * _brute_loo(fit, zq, _scores(fit, zq))
     r = training_residuals(fit)
     lwr, upr = jackknife_plus(fit, Xq, 0.8)
     # level 0.8, n = 40: ⌈0.8 · 41⌉ = 33rd smallest of ŷ₋ᵢ + Rᵢ, ⌊0.2 · 41⌋ = 8th of ŷ₋ᵢ − Rᵢ
