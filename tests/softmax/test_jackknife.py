@@ -30,16 +30,19 @@ def _fit(X: np.ndarray, y: np.ndarray, **kw: object):
         return fit_softmax(X, y, heads=2, max_iter=10, threads=1, **kw)
 
 
-@pytest.fixture(scope="module", params=["ridge", "y"])
+@pytest.fixture(scope="module", params=[("ridge", "distance"), ("y", "distance"), ("ridge", "dot")])
 def small(request: pytest.FixtureRequest):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = np.sin(X[:, 0]) + X[:, 1] + 0.3 * rng.normal(size=40)
-    return X, y, _fit(X, y, value=request.param, seed=1)
+    value, kernel = request.param
+    return X, y, _fit(X, y, value=value, kernel=kernel, seed=1)
 
 
 def _scores(fit, zq: np.ndarray) -> np.ndarray:
-    """Distance-kernel scores −½‖L_m'(x_j − x_i)‖², (M, J, N), from the definition."""
+    """Scores (M, J, N) from the definitions: −½‖L_m'(x_j − x_i)‖² or x_j'L_m L_m'x_i."""
+    if fit.kernel == "dot":
+        return np.einsum("jp,mpr,mqr,nq->mjn", zq, fit.factors, fit.factors, fit.X_train)
     u = np.einsum("jnp,mpr->mjnr", zq[:, None, :] - fit.X_train[None, :, :], fit.factors)
     return -0.5 * (u**2).sum(axis=3)
 
