@@ -209,6 +209,22 @@ class SoftmaxResults(PredictorResults):
         Returns
         -------
         Series (``interval="none"``) or DataFrame with columns ``fit``, ``lwr``, ``upr``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> import attnreg as ar
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame(rng.uniform(-2, 2, (150, 2)), columns=["x1", "x2"])
+        >>> df["y"] = np.sin(2 * df.x1) + 0.1 * rng.standard_normal(150)
+        >>> fit = ar.attnreg("y ~ x1 + x2", df, method="softmax", seed=0, max_iter=60)
+        >>> band = fit.predict(df.iloc[:3], interval="jackknife+", level=0.9)
+        >>> list(band.columns), bool((band.lwr < band.fit).all() and (band.fit < band.upr).all())
+        (['fit', 'lwr', 'upr'], True)
+        >>> list(fit.effects().columns)
+        ['estimate', 'std_err', 'sd_across_rows']
+        >>> fit.partial_dependence("x1", grid=[-1.0, 0.0, 1.0]).shape
+        (3, 2)
         """
         from attnreg.linear.views import check_level
         from attnreg.softmax.jackknife import INTERVALS, interval_frame
