@@ -69,15 +69,14 @@ class PredictorResults:
         """Predictions for new rows (or the training rows), original scale.
 
         Rows of ``newdata`` with missing values give NaN, as for the linear methods.
-        ``interval`` other than ``"none"`` is refused: the networks have no cheap honest
-        prediction interval (no leave-one-out predictions to calibrate on).
+        ``interval`` other than ``"none"`` is refused (and ``level`` unused): the networks
+        have no cheap honest prediction interval (no leave-one-out predictions to calibrate on).
         """
         if interval != "none":
             raise OptionError(
                 f"method {self.method!r} has no prediction intervals, however: {interval=}; "
                 "use method='softmax' with interval='jackknife+', or a linear method with "
                 "interval='prediction'")
-        del level
         if newdata is None:
             return self.fitted.rename("fit")
         X, labels = self._query(newdata)

@@ -21,10 +21,11 @@ uses.) With ``value="ridge"`` the ridge base is also refitted without row i, exa
 Sherman–Morrison: β₋ᵢ = β + δᵢ, δᵢ = −A⁻¹x̃ᵢ eᵢ / (1 − hᵢ), A = X̃'X̃ + λI, so
 b₋ᵢ(x) = b(x) + x̃'δᵢ and the attended residuals become v_j − x̃_j'δᵢ.
 
-**Held fixed (fitted on all rows, including row i):** the metric factors L_m and the
-mixture α (learned on the train part of the validation split, which contains row i for
-most i), the selected penalty, the ridge penalty (chosen by leave-one-out on all rows) and
-the standardisation. A full jackknife+ would refit all of them n times. The interval is
+**Held fixed (fitted with row i):** the metric factors L_m and the mixture α (learned on
+the train part of the validation split, which contains row i for most i, or on all rows
+with ``refit=True``), the penalty, stopping point and restart chosen on the validation part,
+the ridge penalty (chosen by leave-one-out on all rows) and the standardisation (means and
+standard deviations of all rows). A full jackknife+ would refit all of them n times. The interval is
 therefore "jackknife+ with the metric held fixed": its finite-sample guarantee (coverage
 ≥ 1 − 2α) holds only if refitting the metric would not change it; the residuals Rᵢ are
 leave-one-out in the values and the ridge base, but not in Ω.
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -134,20 +136,27 @@ def training_residuals(fit: Any, chunk_size: int | None = None) -> FloatArray:
     return fit.y_scale * np.abs(ys - loo)
 
 
+@dataclass(frozen=True)
 class JackknifePlus:
-    """The bounds of jackknife+ intervals (metric held fixed) of one softmax fit.
+    """What jackknife+ intervals (metric held fixed) of one softmax fit need; build with :meth:`of`.
 
-    Parameters
+    Attributes
     ----------
     fit : SoftmaxFit
+    delta : (N, P + 1) ridge leave-one-out shifts (:func:`ridge_loo_shifts`).
+    resid : (N,) leave-one-out residuals Rᵢ, original scale (:func:`training_residuals`).
     chunk_size : query rows per block (None: automatic).
     """
 
-    def __init__(self, fit: Any, chunk_size: int | None = None) -> None:
-        self.fit = fit
-        self.chunk_size = chunk_size
-        self.delta = ridge_loo_shifts(fit)
-        self.resid = training_residuals(fit, chunk_size)
+    fit: Any = field(repr=False)
+    delta: FloatArray = field(repr=False)
+    resid: FloatArray = field(repr=False)
+    chunk_size: int | None = None
+
+    @classmethod
+    def of(cls, fit: Any, chunk_size: int | None = None) -> JackknifePlus:
+        """The shifts and residuals of ``fit`` (one pass over the N × N training weights)."""
+        return cls(fit, ridge_loo_shifts(fit), training_residuals(fit, chunk_size), chunk_size)
 
     def bounds(self, X_new: FloatArray, level: float) -> tuple[FloatArray, FloatArray]:
         """Lower and upper bounds (J,) on the original scale for rows ``X_new`` (J, P)."""
@@ -177,7 +186,7 @@ def jackknife_plus(fit: Any, X_new: FloatArray, level: float,
     lwr, upr : (J,) on the original scale; ±inf when n is too small for ``level``
         (⌈level·(n + 1)⌉ > n).
     """
-    return JackknifePlus(fit, chunk_size).bounds(X_new, level)
+    return JackknifePlus.of(fit, chunk_size).bounds(X_new, level)
 
 
 def interval_frame(res: Any, newdata: Any, level: float) -> pd.DataFrame:

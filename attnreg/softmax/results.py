@@ -188,7 +188,7 @@ class SoftmaxResults(PredictorResults):
     def _jackknife(self) -> Any:
         from attnreg.softmax.jackknife import JackknifePlus
 
-        return JackknifePlus(self.fit)
+        return JackknifePlus.of(self.fit)
 
     def predict(self, newdata: Any = None, *, interval: str = "none",
                 level: float = 0.95) -> Any:
