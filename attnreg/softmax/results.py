@@ -88,6 +88,8 @@ class SoftmaxResults(PredictorResults):
         The fitted heads, mixture weights and standardisation.
     call : str
         The call, for reports.
+    options : dict
+        The keyword arguments of :func:`~attnreg.softmax.fit_softmax` (for refits).
 
     Examples
     --------
@@ -107,6 +109,7 @@ class SoftmaxResults(PredictorResults):
     fit: Any = field(repr=False)
     call: str = ""
     method: str = "softmax"
+    options: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def r_squared(self) -> float:
@@ -247,18 +250,31 @@ class SoftmaxResults(PredictorResults):
         return pd.DataFrame({"average_partial_effect": per_row.mean(axis=0),
                              "sd_across_rows": per_row.std(axis=0)}, index=self.names)
 
-    def effects(self, newdata: Any = None) -> pd.DataFrame:
-        """Average partial effects with standard errors that hold the fit fixed.
+    def effects(self, newdata: Any = None, *, se: str = "rows", reps: int = 20,
+                seed: int = 0) -> pd.DataFrame:
+        """Average partial effects with standard errors (:mod:`attnreg.softmax.effects`).
 
         ``estimate``: the mean over the rows of ``newdata`` (default: the training rows) of
-        ∂ŷ/∂x_k (autograd, original scale); ``std_err``: sd / √J, the ideal bootstrap over
-        rows of the per-row derivatives, which ignores the estimation of Ω, α and the base
-        (see :mod:`attnreg.softmax.effects`); ``sd_across_rows``.
-        """
-        from attnreg.softmax.effects import average_partial_effects
+        ∂ŷ/∂x_k (autograd, original scale); ``sd_across_rows``; ``std_err``:
 
+        - ``se="rows"``: sd / √J, the ideal bootstrap over rows of the per-row derivatives
+          holding the fit fixed; it ignores the estimation of Ω, α and the base.
+        - ``se="subsample"``: ``reps`` refits on half the training rows (seeded by ``seed``),
+          the delete-n/2 jackknife; it accounts for the estimation of the fit, at the cost
+          of ``reps`` fits.
+        """
+        from attnreg.softmax.effects import SE_METHODS, average_partial_effects, subsample_std_err
+
+        if se not in SE_METHODS:
+            raise OptionError(f"se must be one of {SE_METHODS}, however: {se=}")
         X, _ = self._query(newdata)
-        return average_partial_effects(self.fit, X, self.names)
+        out = average_partial_effects(self.fit, X, self.names)
+        if se == "subsample":
+            if newdata is not None:
+                raise OptionError("se='subsample' averages each refit over its own training "
+                                  "rows; call effects(se='subsample') without newdata")
+            out["std_err"] = subsample_std_err(self._X, self.design.y, self.options, reps, seed)
+        return out
 
     def partial_dependence(self, column: str, grid: Any = None) -> pd.DataFrame:
         """Partial-dependence curve of one predictor (design column): the mean prediction over

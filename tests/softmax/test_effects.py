@@ -108,3 +108,29 @@ def test_errors(sine) -> None:
         fit.partial_dependence("x1", grid=[0.0, np.nan])
     with pytest.raises(OptionError, match="grid must be a non-empty sequence"):
         fit.partial_dependence("x1", grid=[])
+
+
+def test_subsample_std_err_accounts_for_the_estimation(linear) -> None:
+    df, fit = linear
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        eff = fit.effects(se="subsample", reps=12, seed=1)
+    assert_allclose(eff["estimate"], fit.effects()["estimate"], rtol=RTOL_EXACT)
+    # the APE here is the ridge slope: its sampling SE is OLS's, σ/(√n sd(x)) ≈ 0.03.
+    # a standard deviation from 12 replications has a relative SE of √(1/(2·11)) ≈ 0.21,
+    # so ±50 % is about 2.4 of them; the row SE (fit fixed) is ~0
+    ols = ar.attnreg("y ~ x1 + x2", df).std_err[["x1", "x2"]].to_numpy()
+    assert_allclose(eff["std_err"], ols, rtol=0.5)
+    assert (fit.effects()["std_err"] < 1e-6).all()  # the attention is flat: no row spread
+    again = fit.effects(se="subsample", reps=12, seed=1)
+    assert_allclose(again["std_err"], eff["std_err"], rtol=0)  # seeded
+
+
+def test_se_errors(sine) -> None:
+    df, fit = sine
+    with pytest.raises(OptionError, match=r"se must be one of \('rows', 'subsample'\)"):
+        fit.effects(se="bootstrap")
+    with pytest.raises(OptionError, match="reps must be an integer of at least 2"):
+        fit.effects(se="subsample", reps=1)
+    with pytest.raises(OptionError, match="without newdata"):
+        fit.effects(df.iloc[:5], se="subsample")
