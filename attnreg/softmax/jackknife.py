@@ -106,7 +106,7 @@ def leave_out_predictions(fit: Any, zq: FloatArray, delta: FloatArray,
     xd = (xt * d).sum(dim=1)  # x̃_i'δ_i, (N,)
     zk, bias = project(keys, factors, fit.kernel)
     q_all = torch.as_tensor(zq, device=dev)
-    chunk = choose_chunk(chunk_size, fit.n_heads, zq.shape[0], keys.shape[0], 8 * 6)
+    chunk = choose_chunk(chunk_size, fit.n_heads, zq.shape[0], keys.shape[0], 8 * 8)  # ~8 blocks
     with torch.no_grad():
         for a in range(0, zq.shape[0], chunk):
             q = q_all[a : a + chunk]
