@@ -279,7 +279,8 @@ def _fit_softmax(name: str, design: Design, options: dict[str, Any], call: str) 
     from attnreg.softmax.results import SoftmaxResults
 
     fit = fit_softmax(design.predictor_matrix(name), design.y, **options)
-    return SoftmaxResults(design=design, fit=fit, call=call)
+    kept = {k: v for k, v in options.items() if k not in ("warm_start", "progress")}  # for refits
+    return SoftmaxResults(design=design, fit=fit, call=call, options=kept)
 
 
 def _drop_intercept(result: Any, X: FloatArray) -> FloatArray:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
+from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
 
 __all__ = ["PredictorResults"]
@@ -63,11 +64,19 @@ class PredictorResults:
         X, labels = self.design.rebuild(newdata)
         return (X[:, 1:] if self.design.intercept else X), labels
 
-    def predict(self, newdata: Any = None) -> pd.Series:
+    def predict(self, newdata: Any = None, *, interval: str = "none",
+                level: float = 0.95) -> Any:
         """Predictions for new rows (or the training rows), original scale.
 
         Rows of ``newdata`` with missing values give NaN, as for the linear methods.
+        ``interval`` other than ``"none"`` is refused (and ``level`` unused): the networks
+        have no cheap honest prediction interval (no leave-one-out predictions to calibrate on).
         """
+        if interval != "none":
+            raise OptionError(
+                f"method {self.method!r} has no prediction intervals, however: {interval=}; "
+                "use method='softmax' with interval='jackknife+', or a linear method with "
+                "interval='prediction'")
         if newdata is None:
             return self.fitted.rename("fit")
         X, labels = self._query(newdata)

@@ -88,6 +88,8 @@ class SoftmaxResults(PredictorResults):
         The fitted heads, mixture weights and standardisation.
     call : str
         The call, for reports.
+    options : dict
+        The keyword arguments of :func:`~attnreg.softmax.fit_softmax` (for refits).
 
     Examples
     --------
@@ -107,6 +109,7 @@ class SoftmaxResults(PredictorResults):
     fit: Any = field(repr=False)
     call: str = ""
     method: str = "softmax"
+    options: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def r_squared(self) -> float:
@@ -184,6 +187,59 @@ class SoftmaxResults(PredictorResults):
             omega = omega * d[:, None] * d[None, :]
         return pd.DataFrame(omega, index=self.names, columns=self.names)
 
+    @cached_property
+    def _jackknife(self) -> Any:
+        from attnreg.softmax.jackknife import JackknifePlus
+
+        return JackknifePlus.of(self.fit)
+
+    def predict(self, newdata: Any = None, *, interval: str = "none",
+                level: float = 0.95) -> Any:
+        """Predictions for new rows (or the training rows), optionally with intervals.
+
+        Parameters
+        ----------
+        newdata : DataFrame or dict, optional
+            New rows (None: the training rows). Rows with missing values give NaN.
+        interval : {"none", "jackknife+"}
+            ``"jackknife+"``: jackknife+ prediction intervals with the metric held fixed
+            (:mod:`attnreg.softmax.jackknife`): each training row's leave-one-out
+            prediction and residual come from the fitted weights (ridge base refitted
+            without the row, exactly); the metric Ω, α and the penalties are *not* refitted.
+        level : float
+            Coverage of the interval, strictly between 0 and 1.
+
+        Returns
+        -------
+        Series (``interval="none"``) or DataFrame with columns ``fit``, ``lwr``, ``upr``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> import attnreg as ar
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame(rng.uniform(-2, 2, (150, 2)), columns=["x1", "x2"])
+        >>> df["y"] = np.sin(2 * df.x1) + 0.1 * rng.standard_normal(150)
+        >>> fit = ar.attnreg("y ~ x1 + x2", df, method="softmax", seed=0, max_iter=60)
+        >>> band = fit.predict(df.iloc[:3], interval="jackknife+", level=0.9)
+        >>> list(band.columns), bool((band.lwr < band.fit).all() and (band.fit < band.upr).all())
+        (['fit', 'lwr', 'upr'], True)
+        >>> list(fit.effects().columns)
+        ['estimate', 'std_err', 'sd_across_rows']
+        >>> fit.partial_dependence("x1", grid=[-1.0, 0.0, 1.0]).shape
+        (3, 2)
+        """
+        from attnreg.linear.views import check_level
+        from attnreg.softmax.jackknife import INTERVALS, interval_frame
+
+        if interval not in INTERVALS:
+            raise OptionError(f"interval must be one of {INTERVALS} for method 'softmax', "
+                              f"however: {interval=}")
+        check_level(level)
+        if interval == "none":
+            return super().predict(newdata)
+        return interval_frame(self, newdata, level)
+
     def marginal_effects(self, newdata: Any = None) -> pd.DataFrame:
         """Average partial effects ∂ŷ/∂x (autograd, original scale) over the rows of ``newdata``
         (default: the training rows), with their standard deviation across rows."""
@@ -193,6 +249,40 @@ class SoftmaxResults(PredictorResults):
         per_row = marginal_effects(self.fit, X, average=False)
         return pd.DataFrame({"average_partial_effect": per_row.mean(axis=0),
                              "sd_across_rows": per_row.std(axis=0)}, index=self.names)
+
+    def effects(self, newdata: Any = None, *, se: str = "rows", reps: int = 20,
+                seed: int = 0) -> pd.DataFrame:
+        """Average partial effects with standard errors (:mod:`attnreg.softmax.effects`).
+
+        ``estimate``: the mean over the rows of ``newdata`` (default: the training rows) of
+        ∂ŷ/∂x_k (autograd, original scale); ``sd_across_rows``; ``std_err``:
+
+        - ``se="rows"``: sd / √J, the ideal bootstrap over rows of the per-row derivatives
+          holding the fit fixed; it ignores the estimation of Ω, α and the base.
+        - ``se="subsample"``: ``reps`` refits on half the training rows (seeded by ``seed``),
+          the delete-n/2 jackknife; it accounts for the estimation of the fit, at the cost
+          of ``reps`` fits.
+        """
+        from attnreg.softmax.effects import SE_METHODS, average_partial_effects, subsample_std_err
+
+        if se not in SE_METHODS:
+            raise OptionError(f"se must be one of {SE_METHODS}, however: {se=}")
+        X, _ = self._query(newdata)
+        out = average_partial_effects(self.fit, X, self.names)
+        if se == "subsample":
+            if newdata is not None:
+                raise OptionError("se='subsample' averages each refit over its own training "
+                                  "rows; call effects(se='subsample') without newdata")
+            out["std_err"] = subsample_std_err(self._X, self.design.y, self.options, reps, seed)
+        return out
+
+    def partial_dependence(self, column: str, grid: Any = None) -> pd.DataFrame:
+        """Partial-dependence curve of one predictor (design column): the mean prediction over
+        the training rows with ``column`` set to each grid value (default: 20 points from its
+        5 % to 95 % quantile). Columns: ``column`` and ``partial_dependence``."""
+        from attnreg.softmax.effects import partial_dependence
+
+        return partial_dependence(self.fit, self._X, self.names, column, grid)
 
     def summary(self) -> Summary:
         """Report: heads, partial effects, fit statistics and convergence (no standard errors)."""
