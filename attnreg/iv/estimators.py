@@ -169,14 +169,15 @@ def tsls(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.Arr
     return _tsls(make_design(y, X, D, Z, weights))
 
 
-def liml_kappa(d: IVDesign) -> float:
+def liml_kappa(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
+               weights: npt.ArrayLike | None = None) -> float:
     r"""LIML κ: the smallest root of :math:`|W'M_X W - κ W'M_Q W| = 0`, ``W = [y, D]``.
 
     With ``E = M_Q W = U R₁`` and ``M_X W = M_Q W + Q_z Q_z'W`` (``Q_z`` the part of the
     instrument basis orthogonal to X), κ = 1 + σ_min²(Q_z'W R₁^{-1}): an SVD of an
     l × (k2 + 1) matrix, never the products ``W'M W``.  κ = 1 when exactly identified.
     """
-    return _liml_kappa(d)
+    return _liml_kappa(make_design(y, X, D, Z, weights))
 
 
 def kclass(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,

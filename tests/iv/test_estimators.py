@@ -117,3 +117,20 @@ def test_errors():
         iv_vcov(tsls(d.y, d.X, d.D, d.Z), "HC3")
     with pytest.raises(OptionError, match="alpha must be a non-negative number"):
         fuller(d.y, d.X, d.D, d.Z, alpha=-1.0)
+
+
+def test_liml_kappa_public_and_results_pickle():
+    from attnreg.iv import (anderson_rubin_set, endogeneity, liml_kappa, overidentification,
+                            tsls_attention, weak_instruments)
+    from tests.iv.conftest import make_iv_data
+
+    d = make_iv_data()
+    args = (d.y, d.X, d.D, d.Z)
+    assert liml_kappa(*args, weights=d.w) == liml(*args, weights=d.w).kappa
+    d1 = make_iv_data(k2=1)
+    objs = [weak_instruments(d.X, d.D, d.Z), endogeneity(*args)["durbin"],
+            overidentification(*args)["sargan"],
+            anderson_rubin_set(d1.y, d1.X, d1.D, d1.Z), tsls_attention(np.hstack([d.X, d.D])[:2], *args),
+            gmm(*args)]
+    for o in objs:
+        assert repr(pickle.loads(pickle.dumps(o))) == repr(o)
