@@ -53,7 +53,7 @@ class WeakIV:
     kp_rk_wald : float
         Kleibergen–Paap rk Wald statistic, ~ χ²(l - k2 + 1) under under-identification.
     kp_rk_wald_f : float
-        ivreg2's KP rk Wald F: ``kp_rk_wald / l · (n - L) / n``.
+        ivreg2's KP rk Wald F (see :func:`weak_instruments`).
     kp_rk_lm : float
         Kleibergen–Paap rk LM under-identification statistic, ~ χ²(l - k2 + 1).
     kp_rk_lm_pvalue : float
@@ -150,6 +150,14 @@ def _effective_f(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
     return f_eff, cv, k_eff
 
 
+def _kp_f(rk: float, n: int, L: int, nz: int, kind: str, clusters: npt.ArrayLike | None) -> float:
+    """ivreg2's rk Wald F: ``rk/l · (n-L)/n``; cluster: ``rk/l · (n-L)/(n-1) · (G-1)/G``."""
+    if kind == "cluster":
+        g = int(np.unique(np.asarray(clusters)).shape[0])
+        return rk / nz * (n - L) / (n - 1) * (g - 1) / g
+    return rk / nz * (n - L) / n
+
+
 def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
                      weights: npt.ArrayLike | None = None, *, kind: str = "HC0",
                      clusters: npt.ArrayLike | None = None, debiased: bool = False,
@@ -172,7 +180,9 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
       the last right singular vector, ``U_⊥`` the last ``l - k2 + 1`` left ones),
       ``rk = λ'Ω^{-1}λ`` with ``Ω = Σ h_i h_i'``, ``h_i = (ê_i) U_⊥'q_i`` and ``ê = M_Q Q_d v``
       (Wald) or ``ê = Q_d v`` (LM, the null imposed); no small-sample factor (ivreg2 without
-      ``small``).  ``kp_rk_wald_f = rk / l · (n - L)/n`` (ivreg2 ``rkf``).  Homoskedastic
+      ``small``).  ``kp_rk_wald_f = rk / l · (n - L)/n``, and with clusters
+      ``rk / l · (n - L)/(n - 1) · (G - 1)/G`` (ivreg2's ``rkf``; its help: "the adjustment is
+      N/(N-1) * (N_clust-1)/N_clust" in the cluster-robust case).  Homoskedastic
       versions reduce to ``n r²/(1-r²)`` (Cragg–Donald) and ``n r²`` (Anderson LM).
     * Montiel Olea–Pflueger (k2 = 1): ``F_eff = π'π / tr(Ŵ₂)``, ``π = Q_z'D``, ``Ŵ₂`` the
       ``kind`` covariance of π; simplified critical value ``c = χ²_{0.95}(K, xK)/K``,
@@ -205,7 +215,7 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
     if k2 == 1:
         f_eff, cv, k_eff = _effective_f(d, kind, clusters, tau)
     return WeakIV(partial_r2=pr2, f_classical=fc, f_robust=fr, sw_f=_sw_f(d), cragg_donald_f=cd_f,
-                  kp_rk_wald=rk_w, kp_rk_wald_f=rk_w / nz * (n - L) / n, kp_rk_lm=rk_lm,
+                  kp_rk_wald=rk_w, kp_rk_wald_f=_kp_f(rk_w, n, L, nz, kind, clusters), kp_rk_lm=rk_lm,
                   kp_rk_lm_pvalue=float(stats.chi2.sf(rk_lm, nz - k2 + 1)), effective_f=f_eff,
                   effective_f_cv=cv, k_eff=k_eff, kind=kind, df=(nz, n - L))
 

@@ -116,3 +116,14 @@ def test_sw_f_regression_form():
     l, k2 = d.Z.shape[1], 2  # noqa: E741
     f = (restr.ssr - full.ssr) / (l - k2 + 1) / (full.ssr / full.df_resid)
     np.testing.assert_allclose(wk.sw_f[0], f, rtol=RTOL_SM)
+
+
+def test_kp_f_cluster_adjustment():
+    # ivreg2: (N-L)/L1 as for CD, but N/(N-1)·(G-1)/G replaces N in the cluster case
+    d = make_iv_data(k2=1)
+    n, L, l = d.y.shape[0], d.X.shape[1] + d.Z.shape[1], d.Z.shape[1]  # noqa: E741
+    wk = weak_instruments(d.X, d.D, d.Z, kind="cluster", clusters=d.g)
+    G = np.unique(d.g).size
+    np.testing.assert_allclose(wk.kp_rk_wald, wk.f_robust[0] * l, rtol=RTOL_EXACT)
+    np.testing.assert_allclose(wk.kp_rk_wald_f, wk.kp_rk_wald / l * (n - L) / (n - 1) * (G - 1) / G,
+                               rtol=RTOL_EXACT)
