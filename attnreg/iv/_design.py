@@ -17,6 +17,8 @@ from attnreg.exceptions import DataError
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 
+RANK_TOL = 1e-9  # share of a unit-norm column left after projecting on the others
+
 
 @dataclass(frozen=True)
 class IVDesign:
@@ -97,12 +99,21 @@ def _as_matrix(name: str, a: npt.ArrayLike | None, n: int, *, allow_empty: bool)
     return arr
 
 
+def _unit(a: FloatArray, name: str) -> FloatArray:
+    """Columns scaled to unit norm (the bases below do not depend on column scales)."""
+    norms = np.sqrt(np.sum(a**2, axis=0))
+    if np.any(norms == 0):
+        raise DataError(f"{name} has an all-zero column {int(np.flatnonzero(norms == 0)[0])}; drop it")
+    return a / norms
+
+
 def _basis(a: FloatArray, name: str) -> FloatArray:
+    """Orthonormal basis of the columns of ``a``, whose columns had unit norm before any
+    partialling out; a column with less than ``RANK_TOL`` of its norm left is collinear."""
     if a.shape[1] == 0:
         return np.zeros((a.shape[0], 0))
     q, r = np.linalg.qr(a)
-    d = np.abs(np.diag(r))
-    if d.min() <= 1e-10 * max(d.max(), 1.0) * np.sqrt(a.shape[0]):
+    if np.abs(np.diag(r)).min() <= RANK_TOL:
         raise DataError(f"{name} is rank deficient (collinear columns); drop the redundant columns")
     return q
 
@@ -149,8 +160,9 @@ def make_design(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: 
             raise DataError(f"weights must be {n} positive finite numbers, one per row of y")
         sw = np.sqrt(w / w.mean())
     yw, Xw, Dw, Zw = yv * sw, Xm * sw[:, None], Dm * sw[:, None], Zm * sw[:, None]
-    Qx = _basis(Xw, "X")
-    Qz = _basis(Zw - Qx @ (Qx.T @ Zw), "Z (after partialling out X)")
+    Qx = _basis(_unit(Xw, "X"), "X") if Xw.shape[1] else np.zeros((n, 0))
+    Zu = _unit(Zw, "Z")
+    Qz = _basis(Zu - Qx @ (Qx.T @ Zu), "Z (after partialling out X)")
     return IVDesign(y=yw, X=Xw, D=Dw, Z=Zw, sqrt_w=sw, Qx=Qx, Qz=Qz)
 
 

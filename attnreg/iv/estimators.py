@@ -108,10 +108,20 @@ def _finish(d: IVDesign, method: str, coef: FloatArray, bread: FloatArray, xhat:
                  n_instruments=d.X.shape[1] + d.Z.shape[1], **extra)  # type: ignore[arg-type]
 
 
+def _check_identified(P: FloatArray, T: FloatArray, what: str) -> None:
+    """Refuse a rank-deficient bread (relative to each column's norm)."""
+    norms = np.sqrt(np.sum(P**2, axis=0))
+    if np.any(np.abs(np.diag(T)) <= 1e-9 * np.maximum(norms, np.finfo(float).tiny)):
+        raise DataError(f"the {what} is rank deficient: a column of [X, D] is not identified by the "
+                        "instruments [X, Z] (collinear regressors or an endogenous regressor "
+                        "unrelated to Z); drop it or add instruments")
+
+
 def _tsls(d: IVDesign) -> IVFit:
     Q = d.Q
     P = Q.T @ d.regressors  # (L, k): coordinates of X̂ in the instrument basis
     U, T = _upper_r(P)
+    _check_identified(P, T, "projection of [X, D] on the instruments")
     coef = solve_triangular(T, U.T @ (Q.T @ d.y))
     return _finish(d, "2SLS", coef, T, Q @ P, None, 1.0, float("nan"))
 
@@ -130,6 +140,7 @@ def _kclass(d: IVDesign, kappa: float, method: str, liml_k: float) -> IVFit:
     Q, k1 = d.Q, d.X.shape[1]
     P = Q.T @ d.regressors
     T0 = _upper_r(P)[1]
+    _check_identified(P, T0, "projection of [X, D] on the instruments")
     ED = d.annihilate(d.D)  # M_Q D; M_Q X = 0
     RE = _upper_r(ED)[1]
     A = T0.T @ T0

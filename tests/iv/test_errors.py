@@ -37,3 +37,10 @@ def test_shape_and_weight_errors():
         tsls(y, d.X, d.D, d.Z)
     with pytest.raises(DataError, match="X is rank deficient"):
         tsls(d.y, np.column_stack([d.X, d.X[:, 1]]), d.D, d.Z)
+
+
+def test_unidentified_regressor():
+    d = make_iv_data(n=80)
+    D = np.column_stack([d.D, d.X[:, 1] * 2.0])  # an "endogenous" copy of an exogenous column
+    with pytest.raises(DataError, match=r"the projection of \[X, D\] on the instruments is rank deficient"):
+        tsls(d.y, d.X, D, np.column_stack([d.Z, d.Z[:, 0] ** 2]))

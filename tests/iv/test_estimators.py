@@ -134,3 +134,18 @@ def test_liml_kappa_public_and_results_pickle():
             gmm(*args)]
     for o in objs:
         assert repr(pickle.loads(pickle.dumps(o))) == repr(o)
+
+
+def test_liml_kappa_is_invariant_to_column_scales():
+    # κ solves |W'M_X W - κ W'M_Q W| = 0, invariant to rescaling y, D and Z; computed from QR
+    # factors it stays so across 10 orders of magnitude (the products W'MW would not)
+    from tests.conftest import RTOL_EXACT
+    from tests.iv.conftest import make_iv_data
+
+    d = make_iv_data()
+    sd, sz, sy = np.array([1e-3, 1e5]), np.array([1e6, 1e-4, 1.0, 1e3]), 1e4
+    f0 = liml(d.y, d.X, d.D, d.Z)
+    f1 = liml(d.y * sy, d.X, d.D * sd, d.Z * sz)
+    np.testing.assert_allclose(f1.kappa, f0.kappa, rtol=RTOL_EXACT)
+    np.testing.assert_allclose(f1.coef[4:] * sd / sy, f0.coef[4:], rtol=RTOL_EXACT)
+    np.testing.assert_allclose(f1.coef[:4] / sy, f0.coef[:4], rtol=RTOL_EXACT)
