@@ -149,3 +149,15 @@ def test_liml_kappa_is_invariant_to_column_scales():
     np.testing.assert_allclose(f1.kappa, f0.kappa, rtol=RTOL_EXACT)
     np.testing.assert_allclose(f1.coef[4:] * sd / sy, f0.coef[4:], rtol=RTOL_EXACT)
     np.testing.assert_allclose(f1.coef[:4] / sy, f0.coef[:4], rtol=RTOL_EXACT)
+
+
+def test_influence_rows_give_hc0():
+    from attnreg.iv import influence
+    from tests.conftest import RTOL_EXACT
+    from tests.iv.conftest import make_iv_data
+
+    d = make_iv_data()
+    for fit in (tsls(d.y, d.X, d.D, d.Z, weights=d.w), liml(d.y, d.X, d.D, d.Z), gmm(d.y, d.X, d.D, d.Z)):
+        phi = influence(fit)
+        assert phi.shape == (d.y.shape[0], 6)
+        np.testing.assert_allclose(phi.T @ phi, iv_vcov(fit, "HC0"), rtol=RTOL_EXACT)
