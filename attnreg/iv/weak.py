@@ -50,6 +50,11 @@ class WeakIV:
     sw_f : ndarray, shape (k2,)
         Sanderson–Windmeijer conditional F, ~ F(l - k2 + 1, n - L).
     cragg_donald_f : float
+    anderson_lm : float
+        Anderson's canonical-correlation LM ``n r²`` (ivreg2's i.i.d. under-identification test),
+        ~ χ²(l - k2 + 1).
+    cragg_donald_wald : float
+        ``n r²/(1 - r²)``, ~ χ²(l - k2 + 1).
     kp_rk_wald : float
         Kleibergen–Paap rk Wald statistic, ~ χ²(l - k2 + 1) under under-identification.
     kp_rk_wald_f : float
@@ -73,6 +78,8 @@ class WeakIV:
     f_robust: FloatArray
     sw_f: FloatArray
     cragg_donald_f: float
+    anderson_lm: float
+    cragg_donald_wald: float
     kp_rk_wald: float
     kp_rk_wald_f: float
     kp_rk_lm: float
@@ -113,7 +120,7 @@ def _sw_f(d: IVDesign) -> FloatArray:
     return out
 
 
-def _kp(d: IVDesign, kind: str, clusters: npt.ArrayLike | None) -> tuple[float, float, float]:
+def _kp(d: IVDesign, kind: str, clusters: npt.ArrayLike | None) -> tuple[float, float, float, float]:
     """Cragg–Donald F, KP rk Wald and rk LM from the canonical-correlation matrix ``Q_z'Q_d``."""
     n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1], d.Z.shape[1], d.D.shape[1]
     Qd = qr(d.annihilate_x(d.D), mode="economic")[0]
@@ -128,7 +135,7 @@ def _kp(d: IVDesign, kind: str, clusters: npt.ArrayLike | None) -> tuple[float, 
     g[0] = s[-1]
     wald = robust_wald(g, Pu * a_wald[:, None], kind, clusters, L)
     lm = robust_wald(g, Pu * dir_[:, None], kind, clusters, L)
-    return cd_f, wald, lm
+    return r2, cd_f, wald, lm
 
 
 def _effective_f(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
@@ -209,12 +216,13 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
     dummy_y = np.zeros(np.asarray(D).shape[0])
     d = make_design(dummy_y, X, D, Z, weights)
     pr2, fc, fr = _first_stage(d, kind, clusters, debiased)
-    cd_f, rk_w, rk_lm = _kp(d, kind, clusters)
+    r2, cd_f, rk_w, rk_lm = _kp(d, kind, clusters)
     n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1], d.Z.shape[1], d.D.shape[1]
     f_eff = cv = k_eff = float("nan")
     if k2 == 1:
         f_eff, cv, k_eff = _effective_f(d, kind, clusters, tau)
     return WeakIV(partial_r2=pr2, f_classical=fc, f_robust=fr, sw_f=_sw_f(d), cragg_donald_f=cd_f,
+                  anderson_lm=n * r2, cragg_donald_wald=n * r2 / (1 - r2),
                   kp_rk_wald=rk_w, kp_rk_wald_f=_kp_f(rk_w, n, L, nz, kind, clusters), kp_rk_lm=rk_lm,
                   kp_rk_lm_pvalue=float(stats.chi2.sf(rk_lm, nz - k2 + 1)), effective_f=f_eff,
                   effective_f_cv=cv, k_eff=k_eff, kind=kind, df=(nz, n - L))

@@ -127,3 +127,13 @@ def test_kp_f_cluster_adjustment():
     np.testing.assert_allclose(wk.kp_rk_wald, wk.f_robust[0] * l, rtol=RTOL_EXACT)
     np.testing.assert_allclose(wk.kp_rk_wald_f, wk.kp_rk_wald / l * (n - L) / (n - 1) * (G - 1) / G,
                                rtol=RTOL_EXACT)
+
+
+def test_anderson_lm_and_cd_wald_one_endogenous():
+    # k2 = 1: the smallest squared canonical correlation is the partial R²
+    d = make_iv_data(k2=1)
+    n = d.y.shape[0]
+    wk = weak_instruments(d.X, d.D, d.Z, d.w)
+    r2 = wk.partial_r2[0]
+    np.testing.assert_allclose(wk.anderson_lm, n * r2, rtol=RTOL_EXACT)
+    np.testing.assert_allclose(wk.cragg_donald_wald, n * r2 / (1 - r2), rtol=RTOL_EXACT)
