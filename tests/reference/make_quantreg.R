@@ -1,5 +1,5 @@
 #!/usr/bin/env Rscript
-# Quantile regression from R's quantreg: the reference for tests/quantreg/test_against_r.py.
+# Quantile regression from R's quantreg: the reference for tests/quantreg/test_quantreg_r.py.
 #
 # - coefficients of quantreg::rq(method = "br") (the exact vertex solution) at several tau;
 # - standard errors of summary.rq(se = "iid" | "nid" | "ker") (hs = TRUE, the defaults);
