@@ -158,7 +158,8 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
             if self.random_state is not None and not isinstance(self.random_state, numbers.Integral):
                 raise OptionError("random_state must be an int or None, however: "
                                   f"random_state={self.random_state!r}")
-            options.setdefault("seed", 0 if self.random_state is None else int(self.random_state))
+            if estimator.capabilities.torch:  # the stochastic fits: their seed
+                options.setdefault("seed", 0 if self.random_state is None else int(self.random_state))
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
             if sample_weight.shape != (X.shape[0],):
@@ -188,8 +189,8 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
             self.intercept_ = float(np.nan_to_num(coef[0])) if self.fit_intercept else 0.0
             self.coef_ = coef[1:] if self.fit_intercept else coef
             self._predictor = None
-        else:
-            self._predictor = result.fit  # SoftmaxFit or NetworkFit: predicts on arrays
+        else:  # the registry's prediction from design rows (the intercept column included)
+            self._predictor = estimator.name
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -207,7 +208,10 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
         X = _validate_data(self, X, reset=False, dtype=np.float64)
         if self._predictor is None:
             return X @ np.nan_to_num(self.coef_) + self.intercept_
-        return np.asarray(self._predictor.predict(X), dtype=np.float64).reshape(-1)
+        from attnreg.methods import get_method
+
+        rows = np.column_stack([np.ones(X.shape[0]), X]) if self.fit_intercept else X
+        return get_method(self._predictor).predict_design(self.result_, rows)
 
     # -- the attnreg views ----------------------------------------------------------------
     def _result(self) -> Any:

@@ -17,7 +17,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 import attnreg as ar  # noqa: E402
 from attnreg.exceptions import OptionError  # noqa: E402
 from attnreg.sklearn import AttnRegressor  # noqa: E402
-from tests.conftest import RTOL_EXACT  # noqa: E402
+from tests.conftest import ATOL_IDENTITY, RTOL_EXACT  # noqa: E402
 
 NEEDS_N_GT_P = ("OLS needs more rows than coefficients; this check fits 30 features on the "
                 "27 rows with non-zero weight")
@@ -160,3 +160,16 @@ def test_weights_are_frequencies_with_fixed_tuning(estimator: AttnRegressor) -> 
     from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
 
     check_sample_weight_equivalence_on_dense_data(type(estimator).__name__, estimator)
+
+
+@pytest.mark.parametrize("method", ["logit", "poisson", "quantreg"])
+def test_every_registered_family_predicts_through_the_wrapper(method: str) -> None:
+    """Families other than the spectral and torch ones (no seed= option): predictions are the
+    registry's, equal to the fit's own fitted values."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 2))
+    y = (X[:, 0] + rng.normal(size=150) > 0).astype(float) + (method == "quantreg") * X[:, 1]
+    model = AttnRegressor(method=method, random_state=3).fit(X, y)
+    fitted = model.result_.fitted
+    expected = np.asarray(fitted).reshape(-1)
+    np.testing.assert_allclose(model.predict(X), expected, rtol=RTOL_EXACT, atol=ATOL_IDENTITY)
