@@ -55,3 +55,7 @@ class EstimabilityWarning(RankDeficiencyWarning):
 
 class ScaleWarning(UserWarning):
     """Warned when a statistic leaves the float64 range at the data's scale (reported inf or 0)."""
+
+
+class SkippedSeriesWarning(UserWarning):
+    """Warned when ``forecast(..., by=)`` leaves out a series it cannot forecast (too short)."""

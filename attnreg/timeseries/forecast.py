@@ -43,7 +43,8 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
              aci_gamma: float = 0.005,
              interval: str | None = None, level: float = 0.9, min_errors: int = 20,
              refit_every: int = 1, benchmark: str = "mean", known: Sequence[str] = (),
-             progress: bool | None = None, eval_env: Any = 0, **options: Any) -> Any:
+             progress: bool | None = None, eval_env: Any = 0, by: str | None = None,
+             **options: Any) -> Any:
     """Recursive, rolling or fixed-scheme out-of-sample forecasts with evaluation.
 
     Parameters
@@ -109,12 +110,16 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     progress : bool or None
         Show a progress line on stderr: True always, False never; None (default) when the
         forecasts are expected to take more than a few seconds (judged from the first fit).
+    by : str, optional
+        Many series in one long frame (dates in its index): the column of the series ids.
+        Each series is forecast as this function forecasts its rows alone, and the results
+        come as a :class:`~attnreg.timeseries.panel.PanelForecasts` (one ``horizon``).
     **options
         Method options (``lam``, ``k``, ``standardize``; softmax: ``heads``, ``seed``, ...).
 
     Returns
     -------
-    ForecastResults or MultiHorizonForecasts
+    ForecastResults or MultiHorizonForecasts or PanelForecasts
         A scalar ``horizon`` gives :class:`ForecastResults` (indexed by target date); a
         sequence gives :class:`MultiHorizonForecasts` (indexed by horizon and target date;
         ``fc.at_horizon(h)`` is the ForecastResults of one horizon, ``fc.horizons`` the list).
@@ -159,6 +164,14 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     from attnreg.api import _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
+    if by is not None:  # many series: attnreg.timeseries.panel
+        from attnreg.timeseries.panel import forecast_by
+
+        return forecast_by(formula, data, method, by=by, eval_env=_capture_env(eval_env),
+                           scheme=scheme, start=start, window=window, horizon=horizon,
+                           strategy=strategy, aci_gamma=aci_gamma, interval=interval,
+                           level=level, min_errors=min_errors, refit_every=refit_every,
+                           benchmark=benchmark, known=known, progress=progress, **options)
     horizons = _horizons(horizon)
     _check_choice("strategy", strategy, STRATEGIES)
     if strategy == "iterated" and isinstance(formula, str) and isinstance(data, pd.DataFrame) \
