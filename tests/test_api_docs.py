@@ -62,6 +62,7 @@ def returned_types() -> dict[str, type]:
                    "bootstrap()": fit.bootstrap(reps=9, seed=0),
                    "rolling()": ar.rolling("y ~ x1", df, window=20), "forecast()": fc,
                    "compare_forecasts()": ar.compare_forecasts([fc]),
+                   "forecast(by=)": ar.forecast("y ~ lag(y, 1)", df.assign(s=1), by="s"),
                    "attnreg(method='quantreg')": ar.attnreg("y ~ x1", df, method="quantreg"),
                    "attnreg(method='logit')": ar.attnreg("I((y > 0) * 1.0) ~ x1", df, method="logit")}
     return {k: type(v) for k, v in objects.items()}

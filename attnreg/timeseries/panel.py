@@ -220,10 +220,11 @@ class PanelForecasts:
         header = [f"Out-of-sample forecasts by {self.by!r}: {plan.design.formula}",
                   f"method = {plan.method!r}, scheme = {plan.scheme!r}, horizon = "
                   f"{plan.horizon}, {len(self)} series"]
-        footer = ["OOS R-squared against the prevailing mean of each series. Pooled: "
-                  "1 - sum of SSE / sum of benchmark SSE over series;",
-                  "pooled DM: HLN-corrected DM test on the cross-series mean loss differential "
-                  f"at each date ({int(p['n_dates'])} dates, {plan.horizon - 1} lags)."]
+        footer = ["OOS R-squared against the prevailing mean of each series; pooled: "
+                  "1 - sum of SSE / sum of benchmark SSE.",
+                  "Pooled DM: HLN-corrected DM test of the mean over series of the loss "
+                  f"differential at each date ({int(p['n_dates'])} dates, {plan.horizon - 1} "
+                  "lags)."]
         if self.skipped:
             footer.append(f"Left out (too short): {', '.join(map(str, self.skipped))}.")
         return Summary.from_lines("attnreg forecasts by series", header, table, footer,
