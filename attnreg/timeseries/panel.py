@@ -90,11 +90,12 @@ def forecast_by(formula: str, data: pd.DataFrame, method: str, *, by: str, eval_
     """:func:`attnreg.forecast` of each series of ``data`` (see the module's notes).
 
     Series run in parallel (:func:`attnreg.threads.parallel_map`) when attnreg's thread
-    cap is not set (so no thread changes BLAS settings) and the method does not use torch;
-    the results do not depend on it.
+    cap is not set and the method does not use torch, each series on one BLAS thread
+    (:func:`attnreg.threads.small_lapack` around them all, so that no worker restores
+    another's BLAS setting); the results do not depend on it.
     """
     from attnreg.methods import get_method
-    from attnreg.threads import get_threads, parallel_map
+    from attnreg.threads import get_threads, parallel_map, small_lapack
     from attnreg.timeseries.forecast import forecast
 
     if not isinstance(kw.get("horizon", 1), (int, np.integer)):
@@ -111,7 +112,11 @@ def forecast_by(formula: str, data: pd.DataFrame, method: str, *, by: str, eval_
         except (DataError, OptionError) as err:
             return err
 
-    outs = parallel_map(one, series.items(), workers=None if parallel else 1)
+    if parallel:  # the threads are the series', not BLAS's: one BLAS setting for them all,
+        with small_lapack():  # so that no worker restores another's (attnreg.threads)
+            outs = parallel_map(one, series.items())
+    else:
+        outs = [one(item) for item in series.items()]
     results, skipped = {}, []
     for key, out in zip(series, outs, strict=True):
         if isinstance(out, Exception):
