@@ -55,3 +55,7 @@ class EstimabilityWarning(RankDeficiencyWarning):
 
 class ScaleWarning(UserWarning):
     """Warned when a statistic leaves the float64 range at the data's scale (reported inf or 0)."""
+
+
+class SeparationWarning(ConvergenceWarning):
+    """A binomial or Poisson GLM whose data are separated (some MLE coefficients infinite)."""
