@@ -167,6 +167,9 @@ def handle_separation(design: Design, family: str,
     """
     if mode == "none" or family not in ("binomial", "poisson"):
         return design, None
+    y = design.y
+    if (y < 0).any() or (family == "binomial" and (y > 1).any()):
+        return design, None  # the family refuses the response (R's message) in the fit
     sep = find_separation(design.X, design.y, family, design.column_names, design.row_labels)
     if not sep:
         return design, sep
