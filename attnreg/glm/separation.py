@@ -38,7 +38,7 @@ SEPARATION_MODES = ("drop", "warn", "error", "none")
 _ZTOL = 1e-7
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Separation:
     """What :func:`find_separation` found.
 
