@@ -127,3 +127,16 @@ def test_the_option_is_checked_before_any_work() -> None:
     with pytest.raises(OptionError, match=r"separation must be one of 'drop', 'warn', "
                                           r"'error', 'none', however: separation='ignore'"):
         ar.attnreg("y ~ x", quasi(), method="logit", separation="ignore")
+
+
+def test_offsets_and_clusters_follow_the_rows_kept() -> None:
+    df = pois()
+    df["expo"] = np.linspace(1.0, 3.0, len(df))
+    df["cl"] = np.arange(len(df)) % 7
+    opts = {"method": "poisson", "offset": "np.log(expo)", "vcov": "cluster", "cluster": "cl"}
+    with pytest.warns(SeparationWarning, match=r"8 observation\(s\) separated by x1"):
+        fit = ar.attnreg("y ~ x1 + x2", df, **opts)
+    sub = ar.attnreg("y ~ x2", df[df.x1 == 0], **opts)
+    assert_allclose(fit.coef[["(Intercept)", "x2"]], sub.coef, rtol=RTOL_R)
+    assert_allclose(fit.std_err[["(Intercept)", "x2"]], sub.std_err, rtol=RTOL_R)
+    assert_allclose(fit.null_deviance, sub.null_deviance, rtol=RTOL_R)
