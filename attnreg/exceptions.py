@@ -59,3 +59,7 @@ class ScaleWarning(UserWarning):
 
 class SkippedSeriesWarning(UserWarning):
     """Warned when ``forecast(..., by=)`` leaves out a series it cannot forecast (too short)."""
+
+
+class SeparationWarning(ConvergenceWarning):
+    """A binomial or Poisson GLM whose data are separated (some MLE coefficients infinite)."""

@@ -18,13 +18,15 @@ from attnreg.glm.irls import IrlsFit, aliased_columns, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
+from attnreg.glm.separation import check_separation_mode, handle_separation
 
 __all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
 
 #: The shortcut methods: their family and link (``"poisson"`` also takes ``link=``).
 SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
              "poisson": ("poisson", None)}
-_OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control", "vcov", "cluster", "type")
+_OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control", "vcov", "cluster", "type",
+            "separation")
 _VCOVS = ("classical", "HC0", "HC1", "cluster")
 #: The spectral family's front-door keywords (``attnreg.methods.SPECTRAL_KEYWORDS``).
 _SPECTRAL = ("lam", "k", "standardize", "maxlags", "tol")
@@ -53,7 +55,8 @@ def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
                           f"where R's glm.fit stops), however: control={control!r}")
     return {"family": family, "link": link, "offset": check_offset(options.get("offset")),
             "epsilon": float(eps), "maxit": int(maxit), "control": control,
-            "vcov": _check_vcov(options)}
+            "vcov": _check_vcov(options),
+            "separation": check_separation_mode(options.get("separation", "drop"))}
 
 
 def _check_vcov(options: dict[str, Any]) -> dict[str, Any]:
@@ -111,6 +114,8 @@ def _training_offset(spec: Any, design: Design) -> FloatArray:
 def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str) -> GlmResults:
     """Fit a GLM to a built design with options from :func:`check_glm_options`."""
     family, link = FAMILIES[options["family"]], LINKS[options["link"]]
+    design, separation = handle_separation(design, family.name,
+                                           options.get("separation", "drop"))
     wt = np.ones(design.n_obs) if design.weights is None else design.weights
     offset = _training_offset(options["offset"], design)
     tol = min(1e-7, options["epsilon"] / 1000)  # R's glm.fit passes this to its QR
@@ -133,7 +138,8 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
         null = float(np.sum(family.dev_resids(design.y, mu0, wt)))
     res = GlmResults(design=design, family_name=family.name, link_name=link.name, fit=fit,
                      kept=kept, aliased=aliased, offset=offset, offset_spec=options["offset"],
-                     null_deviance=null, call=call, method=name, control=options["control"])
+                     null_deviance=null, call=call, method=name, control=options["control"],
+                     separation=separation)
     v = options["vcov"]
     return res if v["vcov"] == "classical" else res.with_vcov(v["vcov"], cluster=v["cluster"],
                                                               type=v["type"])

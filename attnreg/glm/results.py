@@ -19,6 +19,7 @@ from attnreg.glm.families import FAMILIES, Family
 from attnreg.glm.irls import IrlsFit
 from attnreg.glm.links import LINKS, Link
 from attnreg.glm.offset import evaluate_offset
+from attnreg.glm.separation import Separation
 
 __all__ = ["RESIDUAL_TYPES", "GlmResults"]
 
@@ -52,6 +53,9 @@ class GlmResults:
         ``lmtest::coeftest`` of a glm.
     cluster : ndarray, shape (n_obs,), or None
         Cluster ids of the training rows (``vcov="cluster"``: ``sandwich::vcovCL``).
+    separation : Separation or None
+        Separated rows and separating regressors (binomial and Poisson; ``separation=``);
+        None when not checked. With ``separation="drop"`` the rows are not in ``design``.
     """
 
     design: Design
@@ -68,6 +72,7 @@ class GlmResults:
     control: str = "optimum"
     robust: str | None = None
     cluster: Any = None
+    separation: Separation | None = None
 
     # ---------------------------------------------------------------- model pieces
     @property
