@@ -353,6 +353,17 @@ class GlmResults:
 
         return glm_summary(self)
 
+    def analysis_of_deviance(self, *others: GlmResults, test: str | None = None) -> Any:
+        """R's ``anova(glm, test=)`` (no ``others``) or ``anova(glm, *others, test=)``;
+        :func:`attnreg.anova` calls it (see :mod:`attnreg.glm.anova`)."""
+        from attnreg.glm.anova import deviance_anova
+
+        return deviance_anova(self, *others, test=test)
+
+    def anova(self, test: str | None = None) -> Any:
+        """R's sequential analysis of deviance, ``anova(glm, test=)``."""
+        return self.analysis_of_deviance(test=test)
+
     def __repr__(self) -> str:
         return (f"GlmResults(family={self.family_name!r}, link={self.link_name!r}, "
                 f"nobs={self.nobs}, deviance={self.deviance:.6g})")
