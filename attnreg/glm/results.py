@@ -353,6 +353,13 @@ class GlmResults:
 
         return glm_summary(self)
 
+    def confint(self, level: float = 0.95, method: str = "profile") -> pd.DataFrame:
+        """R's ``confint(glm)``: profile-likelihood (MASS) or ``method="wald"`` intervals,
+        shape (n_coef, 2) (see :mod:`attnreg.glm.profile`)."""
+        from attnreg.glm.profile import confint
+
+        return confint(self, level, method)
+
     def analysis_of_deviance(self, *others: GlmResults, test: str | None = None) -> Any:
         """R's ``anova(glm, test=)`` (no ``others``) or ``anova(glm, *others, test=)``;
         :func:`attnreg.anova` calls it (see :mod:`attnreg.glm.anova`)."""

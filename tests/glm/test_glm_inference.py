@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
-from attnreg.exceptions import InferenceWarning, OptionError
-from tests.conftest import RTOL_R
+from attnreg.exceptions import InferenceWarning, OptionError, RankDeficiencyWarning
+from tests.conftest import RTOL_R, RTOL_R_VCOV
 
 FIXTURE = Path(__file__).resolve().parents[1] / "reference" / "glm_inference_r.json"
 CASES = ("logit", "poisson_offset", "gamma_log")
@@ -84,3 +84,32 @@ def test_errors() -> None:
         ar.anova(_fit("logit", "big"), _fit("poisson_offset", "big"))
     with pytest.raises(OptionError, match="type 2 and 3 tables are not available for GLMs"):
         ar.anova(_fit("logit", "big"), type=2)
+
+
+# ------------------------------------------------------------------ confidence intervals
+@pytest.mark.parametrize(("kind", "level", "method"), [("profile", 0.95, "profile"),
+                                                       ("profile90", 0.9, "profile"),
+                                                       ("wald", 0.95, "wald")])
+@pytest.mark.parametrize("name", CASES)
+def test_confint_matches_r(name: str, kind: str, level: float, method: str) -> None:
+    ref = fixture()["cases"][name]["confint"][kind]
+    ci = _fit(name, "big").confint(level=level, method=method)
+    assert list(ci.columns) == ref["columns"]
+    # profile limits agree to ~1e-9 (Gamma) and ~1e-14; Wald limits use the standard
+    # errors, compared as covariances (the Gamma dispersion: ~3e-8)
+    rtol = RTOL_R if method == "profile" else RTOL_R_VCOV
+    np.testing.assert_allclose(ci.iloc[:, 0], ref["lower"], rtol=rtol)
+    np.testing.assert_allclose(ci.iloc[:, 1], ref["upper"], rtol=rtol)
+
+
+def test_confint_errors_and_aliased() -> None:
+    fit = _fit("logit", "big")
+    with pytest.raises(OptionError, match="level must be a number in"):
+        fit.confint(level=95)
+    with pytest.raises(OptionError, match="method must be 'profile' or 'wald'"):
+        fit.confint(method="exact")
+    data = pd.DataFrame(fixture()["data"]).assign(x2=lambda f: 2 * f.x)
+    with pytest.warns(RankDeficiencyWarning):
+        alias = ar.attnreg("yb ~ x + x2", data, method="logit")
+    ci = alias.confint()
+    assert ci.loc["x2"].isna().all() and ci.loc["x"].notna().all()

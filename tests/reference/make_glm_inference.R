@@ -2,9 +2,10 @@
 # Run from the repository root:  Rscript tests/reference/make_glm_inference.R
 # Writes tests/reference/glm_inference_r.json: the data, then R's analysis of deviance
 # (anova(glm, test=) sequential tables and anova(glm0, glm1, test=) comparisons), numbers
-# and print(anova(...)) lines. Fits use glm.control(epsilon = 1e-14, maxit = 100) so that
+# and print(anova(...)) lines; MASS's confint(glm) (profile likelihood) at levels 0.95 and
+# 0.9, and confint.default (Wald). Fits use glm.control(epsilon = 1e-14, maxit = 100) so that
 # they stop at the optimum (attnreg's default control).
-suppressPackageStartupMessages({library(jsonlite)})
+suppressPackageStartupMessages({library(jsonlite); library(MASS)})
 options(useFancyQuotes = FALSE)
 
 set.seed(2727)
@@ -44,10 +45,17 @@ for (s in specs) {
     seqs[[test]] <- suppressWarnings(tab(anova(f1, test = tt)))
     nest[[test]] <- suppressWarnings(tab(anova(f0, f1, test = tt)))
   }
+  ci <- function(m) list(rows = rownames(m), columns = colnames(m), lower = unname(m[, 1]),
+                         upper = unname(m[, 2]))
+  conf <- list(profile = suppressMessages(ci(confint(f1))),
+               profile90 = suppressMessages(ci(confint(f1, level = 0.9))),
+               wald = ci(confint.default(f1)))
   cases[[s$name]] <- list(family = s$family, link = s$link, offset = s$offset,
-                          small = s$small, big = s$big, sequential = seqs, nested = nest)
+                          small = s$small, big = s$big, sequential = seqs, nested = nest,
+                          confint = conf)
 }
 out <- list(header = list(R = R.version.string, jsonlite = as.character(packageVersion("jsonlite")),
+                          MASS = as.character(packageVersion("MASS")),
                           script = "tests/reference/make_glm_inference.R"),
             data = d, cases = cases)
 writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, na = "null", null = "null", pretty = FALSE),
