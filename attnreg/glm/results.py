@@ -360,6 +360,13 @@ class GlmResults:
 
         return confint(self, level, method)
 
+    def margins(self, at: str = "overall", dummy: bool = False) -> pd.DataFrame:
+        """Marginal effects dμ/dx with delta-method standard errors, as statsmodels'
+        ``get_margeff(at=, dummy=)`` (see :mod:`attnreg.glm.margins`)."""
+        from attnreg.glm.margins import margins
+
+        return margins(self, at, dummy)
+
     def analysis_of_deviance(self, *others: GlmResults, test: str | None = None) -> Any:
         """R's ``anova(glm, test=)`` (no ``others``) or ``anova(glm, *others, test=)``;
         :func:`attnreg.anova` calls it (see :mod:`attnreg.glm.anova`)."""

@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 
 import attnreg as ar
 from attnreg.exceptions import InferenceWarning, OptionError, RankDeficiencyWarning
-from tests.conftest import RTOL_R, RTOL_R_VCOV
+from tests.conftest import RTOL_EXACT, RTOL_R, RTOL_R_VCOV, RTOL_SM
 
 FIXTURE = Path(__file__).resolve().parents[1] / "reference" / "glm_inference_r.json"
 CASES = ("logit", "poisson_offset", "gamma_log")
@@ -113,3 +114,41 @@ def test_confint_errors_and_aliased() -> None:
         alias = ar.attnreg("yb ~ x + x2", data, method="logit")
     ci = alias.confint()
     assert ci.loc["x2"].isna().all() and ci.loc["x"].notna().all()
+
+
+# ------------------------------------------------------------------ marginal effects
+SM_MODELS = {"logit": ("yb", sm.Logit), "probit": ("yb", sm.Probit),
+             "poisson": ("deaths", sm.Poisson)}
+
+
+@pytest.mark.parametrize("dummy", [False, True])
+@pytest.mark.parametrize("at", ["overall", "mean"])
+@pytest.mark.parametrize("method", list(SM_MODELS))
+def test_margins_match_statsmodels(method: str, at: str, dummy: bool) -> None:
+    yname, model = SM_MODELS[method]
+    data = pd.DataFrame(fixture()["data"])
+    fit = ar.attnreg(f"{yname} ~ g + x + z", data, method=method)
+    ref = model(fit.design.y, fit.design.X).fit(disp=0, tol=1e-12, maxiter=100)
+    if method == "probit":  # statsmodels' Probit covariance is the observed information,
+        # a GLM's (R's vcov.glm) the expected one: give statsmodels' delta method ours
+        ref._results.cov_params = lambda: fit.vcov.to_numpy()
+    sm_me = ref.get_margeff(at=at, dummy=dummy)
+    ours = fit.margins(at=at, dummy=dummy)
+    assert list(ours.index) == fit.design.column_names[1:]
+    np.testing.assert_allclose(ours["dy/dx"], sm_me.margeff, rtol=RTOL_SM)
+    np.testing.assert_allclose(ours["std_err"], sm_me.margeff_se, rtol=RTOL_SM)
+    np.testing.assert_allclose(ours["p_value"], sm_me.pvalues, rtol=RTOL_SM)
+
+
+def test_margins_use_the_covariance_in_use() -> None:
+    data = pd.DataFrame(fixture()["data"])
+    fit = ar.attnreg("yb ~ g + x + z", data, method="logit")
+    robust = fit.with_vcov("HC0")
+    ref = sm.Logit(fit.design.y, fit.design.X).fit(disp=0, tol=1e-12, cov_type="HC0")
+    np.testing.assert_allclose(robust.margins()["std_err"], ref.get_margeff().margeff_se,
+                               rtol=RTOL_SM)
+    np.testing.assert_allclose(robust.margins()["dy/dx"], fit.margins()["dy/dx"],
+                               rtol=RTOL_EXACT)
+    with pytest.raises(OptionError, match="at must be 'overall' or 'mean'"):
+        fit.margins(at="median")
+    pickle.loads(pickle.dumps(fit.margins()))
