@@ -16,7 +16,7 @@ import statsmodels.api as sm
 
 import attnreg as ar
 from attnreg.exceptions import InferenceWarning, OptionError, RankDeficiencyWarning
-from tests.conftest import RTOL_EXACT, RTOL_R, RTOL_R_VCOV, RTOL_SM
+from tests.conftest import RTOL_EXACT, RTOL_FD, RTOL_R, RTOL_R_VCOV, RTOL_SM
 
 FIXTURE = Path(__file__).resolve().parents[1] / "reference" / "glm_inference_r.json"
 CASES = ("logit", "poisson_offset", "gamma_log")
@@ -152,3 +152,31 @@ def test_margins_use_the_covariance_in_use() -> None:
     with pytest.raises(OptionError, match="at must be 'overall' or 'mean'"):
         fit.margins(at="median")
     pickle.loads(pickle.dumps(fit.margins()))
+
+
+@pytest.mark.parametrize(("family", "link", "y"), [("Gamma", "log", "ygam"),
+                                                   ("Gamma", "inverse", "ygam"),
+                                                   ("binomial", "cloglog", "yb"),
+                                                   ("poisson", "sqrt", "deaths")])
+def test_margins_against_finite_differences(family: str, link: str, y: str) -> None:
+    data = pd.DataFrame(fixture()["data"])
+    fit = ar.attnreg(f"{y} ~ g + x + z", data, method="glm", family=family, link=link)
+    X, beta, cov = fit.design.X, fit.coef.to_numpy(), fit.vcov.to_numpy()
+    h = 1e-5
+
+    def average_effects(b: np.ndarray) -> np.ndarray:
+        """Mean over rows of dμ/dx_j, by central differences of μ in x_j (j ≥ 1)."""
+        out = []
+        for j in range(1, X.shape[1]):
+            step = np.zeros(X.shape[1])
+            step[j] = h
+            out.append(np.mean(fit.link.linkinv((X + step) @ b)
+                               - fit.link.linkinv((X - step) @ b)) / (2 * h))
+        return np.array(out)
+
+    jac = np.column_stack([(average_effects(beta + h * e) - average_effects(beta - h * e))
+                           / (2 * h) for e in np.eye(beta.size)])
+    ours = fit.margins()
+    np.testing.assert_allclose(ours["dy/dx"], average_effects(beta), rtol=RTOL_FD)
+    np.testing.assert_allclose(ours["std_err"], np.sqrt(np.diag(jac @ cov @ jac.T)),
+                               rtol=RTOL_FD)
