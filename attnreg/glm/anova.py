@@ -109,7 +109,7 @@ def _scale(fit: GlmResults) -> tuple[float, float]:
 
 def _sub_deviance(fit: GlmResults, cols: list[int]) -> tuple[float, int]:
     """Deviance and rank of the refit on the estimable columns among ``cols``."""
-    kept = [j for j in cols if j in set(fit.kept.tolist())]
+    kept = [j for j in cols if j in set(fit.kept.tolist())]  # R's glm.fit drops aliased too
     d = fit.design
     sub = irls(d.X[:, kept], d.y, fit.prior_weights, fit.offset, fit.family, fit.link,
                exact_r=fit.control == "R")
@@ -120,9 +120,8 @@ def _sequential(fit: GlmResults, test: str | None) -> AnovaTable:
     d = fit.design
     slices = list(d.design_info.term_name_slices.items())
     n_coef = d.n_coef
-    names, dfs, devs, resdf, resdev = ["NULL"], [math.nan], [math.nan], [float(fit.df_null)], \
-        [fit.null_deviance]
-    cols: list[int] = []
+    names, dfs, devs = ["NULL"], [math.nan], [math.nan]
+    resdf, resdev = [float(fit.df_null)], [fit.null_deviance]
     prev_rank = int(d.intercept)
     terms = [(nm, list(range(*sl.indices(n_coef)))) for nm, sl in slices if nm != "Intercept"]
     cols = [j for nm, sl in slices if nm == "Intercept" for j in range(*sl.indices(n_coef))]
