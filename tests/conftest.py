@@ -15,6 +15,7 @@ RTOL_R = 1e-8  # against R golden values written at full precision
 RTOL_R_VCOV = 1e-6  # sandwich/HAC against R
 ATOL_IDENTITY = 1e-10  # identities of the attention view (weights @ y = fitted, ...)
 RTOL_OFFSET = 1e-13  # against the exact solution of float64 data with large column offsets
+RTOL_FD = 1e-6  # a closed-form derivative against central finite differences (step 1e-5)
 RTOL_OPTIM = 1e-6  # two optimisers' minima of the same smooth objective (CUE GMM vs linearmodels)
 
 REPO = Path(__file__).resolve().parents[1]

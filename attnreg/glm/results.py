@@ -358,6 +358,31 @@ class GlmResults:
 
         return glm_summary(self)
 
+    def confint(self, level: float = 0.95, method: str = "profile") -> pd.DataFrame:
+        """R's ``confint(glm)``: profile-likelihood (MASS) or ``method="wald"`` intervals,
+        shape (n_coef, 2) (see :mod:`attnreg.glm.profile`)."""
+        from attnreg.glm.profile import confint
+
+        return confint(self, level, method)
+
+    def margins(self, at: str = "overall", dummy: bool = False) -> pd.DataFrame:
+        """Marginal effects dμ/dx with delta-method standard errors, as statsmodels'
+        ``get_margeff(at=, dummy=)`` (see :mod:`attnreg.glm.margins`)."""
+        from attnreg.glm.margins import margins
+
+        return margins(self, at, dummy)
+
+    def analysis_of_deviance(self, *others: GlmResults, test: str | None = None) -> Any:
+        """R's ``anova(glm, test=)`` (no ``others``) or ``anova(glm, *others, test=)``;
+        :func:`attnreg.anova` calls it (see :mod:`attnreg.glm.anova`)."""
+        from attnreg.glm.anova import deviance_anova
+
+        return deviance_anova(self, *others, test=test)
+
+    def anova(self, test: str | None = None) -> Any:
+        """R's sequential analysis of deviance, ``anova(glm, test=)``."""
+        return self.analysis_of_deviance(test=test)
+
     def __repr__(self) -> str:
         return (f"GlmResults(family={self.family_name!r}, link={self.link_name!r}, "
                 f"nobs={self.nobs}, deviance={self.deviance:.6g})")

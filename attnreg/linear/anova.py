@@ -96,7 +96,7 @@ class AnovaTable:
 
 # ------------------------------------------------------------------------ entry point
 
-def anova(*fits: Any, test: str = "F", type: int = 1) -> AnovaTable:
+def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
     """Analysis of variance of one fit, or a comparison of nested fits, as R's ``anova``.
 
     Parameters
@@ -105,7 +105,9 @@ def anova(*fits: Any, test: str = "F", type: int = 1) -> AnovaTable:
         One OLS/WLS fit: its table (``type`` 1, 2 or 3). Several: fits of the same response
         on the same rows (and weights), each nested in the next or containing it, compared
         in the order given as R's ``anova(m1, m2, m3)``.
-    test : {"F", "Chisq"}
+    test : {"F", "Chisq"}, optional
+        Default "F". GLMs (fits with an ``analysis_of_deviance`` method) go there: R's
+        ``anova(glm, test=)``, test None (no test), "Chisq", "LRT" or "F".
         Nested comparisons: the F test (each sum of squares over its df, divided by the
         residual variance of the biggest model, on that model's residual df) or the χ²
         test of the same sums of squares over that variance (R's column ``Pr(>Chi)``).
@@ -166,6 +168,12 @@ def anova(*fits: Any, test: str = "F", type: int = 1) -> AnovaTable:
     """
     if not fits:
         raise OptionError("anova needs at least one fit")
+    if all(callable(getattr(f, "analysis_of_deviance", None)) for f in fits):
+        if type != 1:
+            raise OptionError("type 2 and 3 tables are not available for GLMs (analysis of "
+                              f"deviance adds terms sequentially), however: {type=}")
+        return fits[0].analysis_of_deviance(*fits[1:], test=test)
+    test = "F" if test is None else test
     for i, obj in enumerate(fits):
         if not isinstance(obj, LinearFitContract):  # a LinearResults (no import cycle)
             raise OptionError(f"anova needs linear fits (attnreg(..., method='ols')), however "
