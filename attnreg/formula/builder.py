@@ -79,10 +79,12 @@ def model_arrays_public(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
 def _model_arrays_fast(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
     """The fast route (see the comment above :class:`_Built`)."""
     from attnreg.formula.factors import design_infos
+    from attnreg.formula.response import logical_response
 
     na = patsy.NAAction("drop")
     y_info, x_info = design_infos([desc.lhs_termlist, desc.rhs_termlist], lambda: iter([frame]),
                                   env, na)
+    y_info = logical_response(y_info)
     values, good, n_rows, index = _evaluate((y_info, x_info), frame, na)
     if good is None:
         rows = np.arange(n_rows, dtype=np.int64)

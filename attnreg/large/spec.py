@@ -258,8 +258,10 @@ def _incr_dbuilders(desc: Any, chunks: Any, env: Any, na: Any) -> tuple[Any, Any
     """``patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)``, the same design
     infos, with factors' levels found per distinct value (:mod:`attnreg.formula.factors`)."""
     from attnreg.formula.factors import design_infos
+    from attnreg.formula.response import logical_response
 
     y_info, x_info = design_infos([desc.lhs_termlist, desc.rhs_termlist], chunks, env, na)
+    y_info = logical_response(y_info)  # a logical response is 0/1, as in memory
     if len(y_info.column_names) == 0:
         raise patsy.PatsyError("model is missing required outcome variables")
     return y_info, x_info
