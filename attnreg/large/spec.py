@@ -98,8 +98,10 @@ class ChunkSpec:
 
     @property
     def column_names(self) -> list[str]:
-        """Design column names; the intercept is ``"(Intercept)"``."""
-        return ["(Intercept)" if c == "Intercept" else str(c) for c in self.x_info.column_names]
+        """Design column names; the intercept is ``"(Intercept)"``, ``poly()``'s as R's."""
+        from attnreg.formula.poly import r_column_names
+
+        return r_column_names(self.x_info)
 
     @property
     def response_name(self) -> str:
@@ -172,7 +174,7 @@ class _DesignShim:
 
 def formula_env(eval_env: Any = None) -> Any:
     """The scope formulas are evaluated in: ``eval_env`` plus attnreg's NaN-aware
-    ``center``, ``standardize`` and ``scale``.
+    ``center``, ``standardize`` and ``scale``, and R's ``poly`` (:mod:`attnreg.formula.poly`).
 
     Parameters
     ----------
@@ -185,12 +187,14 @@ def formula_env(eval_env: Any = None) -> Any:
     """
     import numpy as np
 
+    from attnreg.formula.poly import poly
     from attnreg.formula.transforms import center, scale, standardize
 
     env = eval_env if eval_env is not None else patsy.EvalEnvironment([{"np": np}])
     if not isinstance(env, patsy.EvalEnvironment):
         raise FormulaError(f"eval_env must be a patsy.EvalEnvironment, however: {type(env).__name__}")
-    return env.with_outer_namespace({"center": center, "standardize": standardize, "scale": scale})
+    return env.with_outer_namespace({"center": center, "standardize": standardize, "scale": scale,
+                                     "poly": poly})
 
 
 def _called(code: str) -> set[str]:
