@@ -48,6 +48,15 @@ def test_logical_response_is_the_zero_one_regression(lhs, method, opts) -> None:
     pickle.loads(pickle.dumps(fit))
 
 
+def test_logical_response_through_patsy_dmatrices(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attnreg.formula import design
+
+    monkeypatch.setattr(design, "_model_arrays", design._model_arrays_public)
+    fit = ar.attnreg("I(y > 0) ~ x + z", DATA)
+    _close(fit.coef, ar.attnreg("y01 ~ x + z", DATA).coef)
+    assert fit.design.response_name == "I(y > 0)"
+
+
 def test_logical_response_with_missing_values_drops_those_rows() -> None:
     df = DATA.assign(b=DATA.b.astype("boolean"))  # pandas nullable booleans
     df.loc[[4, 40, 200], "b"] = pd.NA

@@ -26,3 +26,11 @@ def test_logical_response_chunked_equals_in_memory(lhs, tmp_path) -> None:
         np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=RTOL_EXACT, atol=0)
     assert fit.nobs == mem.nobs
     assert fit.spec.response_name == lhs and lhs in str(fit.summary())
+
+
+def test_logical_response_on_dask_equals_in_memory() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    mem = ar.attnreg("y01 ~ x + z", DATA, method="ols")
+    fit = ar.attnreg("I(y > 0) ~ x + z", dd.from_pandas(DATA, npartitions=3))
+    np.testing.assert_allclose(fit.coef.to_numpy(), mem.coef.to_numpy(), rtol=RTOL_EXACT, atol=0)
+    assert fit.spec.response_name == "I(y > 0)"
