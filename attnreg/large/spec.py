@@ -6,7 +6,8 @@
 response and the predictors with every factor's levels (a level seen only in the last
 chunk is a level like any other, and levels are sorted as in memory) and the memorised
 statistics of ``center()``, ``standardize()`` and ``scale()`` (attnreg's NaN-aware
-transforms, whose running moments combine chunks exactly as Chan's formulas). With these,
+transforms, whose running moments combine chunks exactly as Chan's formulas) and of R's
+``poly(x, d)`` (centred power sums, :mod:`attnreg.formula.poly_moments`). With these,
 every chunk's design is the same rows of the design built in memory from the whole data.
 
 What needs more than one pass, or rows of other chunks, is refused with a
