@@ -64,25 +64,31 @@ def model_arrays(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
 
 def model_arrays_public(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
     """The public-API route: ``patsy.dmatrices`` on a positional index, then relabelled."""
+    from attnreg.formula.response import logical_response
+
     positional = frame.set_axis(pd.RangeIndex(len(frame)), axis=0)
     y_df, X_df = patsy.dmatrices(desc, positional, eval_env=env, NA_action="drop",
                                  return_type="dataframe")
     if len(y_df.columns) == 0:  # pragma: no cover - patsy raises this itself
         raise patsy.PatsyError("model is missing required outcome variables")
     rows = np.asarray(X_df.index, dtype=np.int64)
-    return _Built(y=np.ascontiguousarray(y_df.to_numpy(dtype=np.float64)),
-                  X=np.ascontiguousarray(X_df.to_numpy(dtype=np.float64)),
-                  labels=frame.index[rows], rows=rows,
-                  y_info=y_df.design_info, x_info=X_df.design_info)
+    y = y_df.to_numpy(dtype=np.float64)
+    y_info = logical_response(y_df.design_info)
+    if y_info is not y_df.design_info:  # a logical response: its True column is the 0/1
+        y = y[:, 1:]
+    return _Built(y=np.ascontiguousarray(y), X=np.ascontiguousarray(X_df.to_numpy(dtype=np.float64)),
+                  labels=frame.index[rows], rows=rows, y_info=y_info, x_info=X_df.design_info)
 
 
 def _model_arrays_fast(desc: Any, frame: pd.DataFrame, env: Any) -> _Built:
     """The fast route (see the comment above :class:`_Built`)."""
     from attnreg.formula.factors import design_infos
+    from attnreg.formula.response import logical_response
 
     na = patsy.NAAction("drop")
     y_info, x_info = design_infos([desc.lhs_termlist, desc.rhs_termlist], lambda: iter([frame]),
                                   env, na)
+    y_info = logical_response(y_info)
     values, good, n_rows, index = _evaluate((y_info, x_info), frame, na)
     if good is None:
         rows = np.arange(n_rows, dtype=np.int64)

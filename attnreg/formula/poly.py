@@ -6,7 +6,9 @@ constant. The fit remembers R's ``coefs`` (the recurrence's ``alpha`` and the sq
 ``norm2``), and new rows are built from them by the three-term recurrence, exactly as R's
 ``predict(poly_obj, newdata)`` (which ``lm``'s ``makepredictcall`` arranges): a prediction
 uses the training polynomials, not polynomials of the new rows. ``poly(x, d, raw=True)``
-is the plain powers ``x, x^2, ..., x^d``, which learn nothing.
+is the plain powers ``x, x^2, ..., x^d``, which learn nothing. Chunk by chunk (chunked
+and dask fits) the coefficients come from centred power sums merged across chunks
+(:mod:`attnreg.formula.poly_moments`), equal to the in-memory QR's to 1e-10 relative.
 
 Missing values are left out of the coefficients (R refuses them) and give missing rows, as
 the other stateful transforms (:mod:`attnreg.formula.transforms`) do. Like them, ``poly``
@@ -43,6 +45,7 @@ import pandas as pd
 import patsy
 
 from attnreg.exceptions import DataError, OptionError
+from attnreg.formula.poly_moments import PowerSums
 
 __all__ = ["poly", "r_column_names"]
 
@@ -134,7 +137,8 @@ class _Poly:
     """poly(x, degree=1, raw=False): R's ``stats::poly`` as a patsy stateful transform."""
 
     def __init__(self) -> None:
-        self._pieces: list[np.ndarray] = []
+        self._pieces: list[np.ndarray] = []  # the values, while only one chunk was seen
+        self._sums: PowerSums | None = None  # what more chunks merge into
         self.degree: int | None = None
         self.raw = False
         self.alpha: np.ndarray | None = None
@@ -145,14 +149,24 @@ class _Poly:
         self.raw = bool(raw)
         if not self.raw:
             arr = _as_vector(x)
-            self._pieces.append(arr[np.isfinite(arr)])
+            arr = arr[np.isfinite(arr)]
+            if self._sums is None and not self._pieces:  # one chunk (in memory): its QR
+                self._pieces.append(arr)
+                return
+            if self._sums is None:  # chunk by chunk: centred power sums, not the values
+                self._sums = PowerSums(self.degree)
+                self._sums.add(self._pieces.pop())
+            self._sums.add(arr)
 
     def memorize_finish(self) -> None:
         if not self.raw:
             assert self.degree is not None
-            values = np.concatenate(self._pieces) if self._pieces else np.zeros(0)
-            self.alpha, self.norm2 = orthogonal_coefs(values, self.degree)
-        self._pieces = []  # the statistics are kept, not the data
+            if self._sums is not None:
+                self.alpha, self.norm2 = self._sums.coefs()
+            else:
+                values = self._pieces[0] if self._pieces else np.zeros(0)
+                self.alpha, self.norm2 = orthogonal_coefs(values, self.degree)
+        self._pieces, self._sums = [], None  # the statistics are kept, not the data
 
     def transform(self, x: Any, degree: Any = 1, raw: Any = False) -> Any:
         if _check_degree(degree, raw) != self.degree or bool(raw) != self.raw:

@@ -6,7 +6,8 @@
 response and the predictors with every factor's levels (a level seen only in the last
 chunk is a level like any other, and levels are sorted as in memory) and the memorised
 statistics of ``center()``, ``standardize()`` and ``scale()`` (attnreg's NaN-aware
-transforms, whose running moments combine chunks exactly as Chan's formulas). With these,
+transforms, whose running moments combine chunks exactly as Chan's formulas) and of R's
+``poly(x, d)`` (centred power sums, :mod:`attnreg.formula.poly_moments`). With these,
 every chunk's design is the same rows of the design built in memory from the whole data.
 
 What needs more than one pass, or rows of other chunks, is refused with a
@@ -98,8 +99,10 @@ class ChunkSpec:
 
     @property
     def column_names(self) -> list[str]:
-        """Design column names; the intercept is ``"(Intercept)"``."""
-        return ["(Intercept)" if c == "Intercept" else str(c) for c in self.x_info.column_names]
+        """Design column names; the intercept is ``"(Intercept)"``, ``poly()``'s as R's."""
+        from attnreg.formula.poly import r_column_names
+
+        return r_column_names(self.x_info)
 
     @property
     def response_name(self) -> str:
@@ -172,7 +175,7 @@ class _DesignShim:
 
 def formula_env(eval_env: Any = None) -> Any:
     """The scope formulas are evaluated in: ``eval_env`` plus attnreg's NaN-aware
-    ``center``, ``standardize`` and ``scale``.
+    ``center``, ``standardize`` and ``scale``, and R's ``poly`` (:mod:`attnreg.formula.poly`).
 
     Parameters
     ----------
@@ -185,12 +188,14 @@ def formula_env(eval_env: Any = None) -> Any:
     """
     import numpy as np
 
+    from attnreg.formula.poly import poly
     from attnreg.formula.transforms import center, scale, standardize
 
     env = eval_env if eval_env is not None else patsy.EvalEnvironment([{"np": np}])
     if not isinstance(env, patsy.EvalEnvironment):
         raise FormulaError(f"eval_env must be a patsy.EvalEnvironment, however: {type(env).__name__}")
-    return env.with_outer_namespace({"center": center, "standardize": standardize, "scale": scale})
+    return env.with_outer_namespace({"center": center, "standardize": standardize, "scale": scale,
+                                     "poly": poly})
 
 
 def _called(code: str) -> set[str]:
@@ -258,8 +263,10 @@ def _incr_dbuilders(desc: Any, chunks: Any, env: Any, na: Any) -> tuple[Any, Any
     """``patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)``, the same design
     infos, with factors' levels found per distinct value (:mod:`attnreg.formula.factors`)."""
     from attnreg.formula.factors import design_infos
+    from attnreg.formula.response import logical_response
 
     y_info, x_info = design_infos([desc.lhs_termlist, desc.rhs_termlist], chunks, env, na)
+    y_info = logical_response(y_info)  # a logical response is 0/1, as in memory
     if len(y_info.column_names) == 0:
         raise patsy.PatsyError("model is missing required outcome variables")
     return y_info, x_info

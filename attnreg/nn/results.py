@@ -126,6 +126,8 @@ class NetworkResults(PredictorResults):
 
     def _response(self, newdata: Any) -> FloatArray:
         """The response of ``newdata``, evaluated as in the formula (NaN where missing)."""
+        from attnreg.formula.response import logical_response
+
         frame = newdata if isinstance(newdata, pd.DataFrame) else pd.DataFrame(dict(newdata))
         try:
             y_mat, _ = patsy.dmatrices(f"{self.design.response_name} ~ 0", frame,
@@ -134,7 +136,10 @@ class NetworkResults(PredictorResults):
         except patsy.PatsyError as exc:
             raise DataError(f"newdata: could not evaluate the response "
                             f"{self.design.response_name!r}: {exc}") from None
-        return np.asarray(y_mat, dtype=np.float64)[:, 0]
+        y = np.asarray(y_mat, dtype=np.float64)
+        info = y_mat.design_info
+        # a logical response: patsy's columns are [False, True]; the 0/1 response is True's
+        return y[:, 1] if logical_response(info) is not info else y[:, 0]
 
     def permutation_importance(self, newdata: Any = None, n_repeats: int = 5,
                                seed: int = 0) -> pd.DataFrame:
