@@ -167,7 +167,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     if by is not None:  # many series: attnreg.timeseries.panel
         from attnreg.timeseries.panel import forecast_by
 
-        return forecast_by(formula, data, method, by=by, eval_env=_capture_env(eval_env),
+        return forecast_by(forecast, formula, data, method, by=by, eval_env=_capture_env(eval_env),
                            scheme=scheme, start=start, window=window, horizon=horizon,
                            strategy=strategy, aci_gamma=aci_gamma, interval=interval,
                            level=level, min_errors=min_errors, refit_every=refit_every,

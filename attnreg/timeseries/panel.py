@@ -22,7 +22,7 @@ Pooled comparison with the prevailing mean (Pesaran & Timmermann-style pooling):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -85,9 +85,10 @@ def split_series(data: pd.DataFrame, by: str) -> dict[Any, pd.DataFrame]:
     return out
 
 
-def forecast_by(formula: str, data: pd.DataFrame, method: str, *, by: str, eval_env: Any,
-                **kw: Any) -> PanelForecasts:
-    """:func:`attnreg.forecast` of each series of ``data`` (see the module's notes).
+def forecast_by(run: Callable[..., Any], formula: str, data: pd.DataFrame, method: str, *,
+                by: str, eval_env: Any, **kw: Any) -> PanelForecasts:
+    """``run`` (:func:`attnreg.forecast`, passed in by it) on each series of ``data`` (see the
+    module's notes).
 
     Series run in parallel (:func:`attnreg.threads.parallel_map`) when attnreg's thread
     cap is not set and the method does not use torch, each series on one BLAS thread
@@ -96,7 +97,6 @@ def forecast_by(formula: str, data: pd.DataFrame, method: str, *, by: str, eval_
     """
     from attnreg.methods import get_method
     from attnreg.threads import get_threads, parallel_map, small_lapack
-    from attnreg.timeseries.forecast import forecast
 
     if not isinstance(kw.get("horizon", 1), (int, np.integer)):
         raise OptionError("forecast(by=...) takes one horizon (an integer), however: "
@@ -108,7 +108,7 @@ def forecast_by(formula: str, data: pd.DataFrame, method: str, *, by: str, eval_
 
     def one(item: tuple[Any, pd.DataFrame]) -> ForecastResults | Exception:
         try:
-            return forecast(formula, item[1], method, eval_env=eval_env, **kw)
+            return run(formula, item[1], method, eval_env=eval_env, **kw)
         except (DataError, OptionError) as err:
             return err
 
