@@ -211,15 +211,7 @@ def hat_and_weight_stats(sp: Spectrum, f: FloatArray,
             np.einsum("ij,ij->i", B, B, out=h[lo:hi])
             if not m:
                 continue
-            w = query @ B.T
-            if w_all is not None:
-                w *= sp.sqrt_w[None, lo:hi]
-                if base is not None:
-                    w += w_all[None, lo:hi] * base
-            elif base is not None:
-                w += base
-            lev += np.einsum("ij,ij->i", w, w)
-            neg += np.minimum(w, 0, out=w).sum(axis=1)
+            _add_weight_stats(query @ B.T, sp, lo, hi, base, w_all, neg, lev)
         return neg, lev
 
     # row segments as tasks of the worker threads (fixed by the shape: the same sums in the
@@ -280,16 +272,22 @@ def query_weight_stats(sp: Spectrum, f: FloatArray,
     Q[active] = (query * root).T  # ω = (U Q)', inactive components contributing exactly 0
     neg, lev = np.zeros(m), np.zeros(m)
     for lo, hi, UQ in sp.U.product_blocks(Q):
-        w = UQ.T  # (m, hi - lo)
-        if w_all is not None:
-            w *= sp.sqrt_w[None, lo:hi]
-            if base is not None:
-                w += w_all[None, lo:hi] * base
-        elif base is not None:
-            w += base
-        lev += np.einsum("ij,ij->i", w, w)
-        neg += np.minimum(w, 0, out=w).sum(axis=1)
+        _add_weight_stats(UQ.T, sp, lo, hi, base, w_all, neg, lev)  # UQ.T: (m, hi - lo)
     return h, neg, lev
+
+
+def _add_weight_stats(w: FloatArray, sp: Spectrum, lo: int, hi: int, base: float | None,
+                      w_all: FloatArray | None, neg: FloatArray, lev: FloatArray) -> None:
+    """Add the queries' Σω² and negative mass over training rows ``lo:hi`` to ``lev`` and
+    ``neg``; ``w`` (m, hi - lo) holds the centred weights and is overwritten."""
+    if w_all is not None:
+        w *= sp.sqrt_w[None, lo:hi]
+        if base is not None:
+            w += w_all[None, lo:hi] * base
+    elif base is not None:
+        w += base
+    lev += np.einsum("ij,ij->i", w, w)
+    neg += np.minimum(w, 0, out=w).sum(axis=1)
 
 
 def rss_of_filter(sp: Spectrum, f: FloatArray, fc: FloatArray | None = None) -> FloatArray:
