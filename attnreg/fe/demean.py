@@ -6,13 +6,13 @@ equations D'WD α = D'W v. By the Frisch–Waugh–Lovell theorem, least squares
 y on the residualised X gives the coefficients of the dummy-variable regression, and its
 residuals too.
 
-D'WD is never formed. One fixed effect is a group mean. For several, α is found by conjugate
-gradients preconditioned by the diagonal of D'WD (the weight of each level: the iteration is
-accelerated alternating projections), and the residual is refined: the normal equations'
-residual D'W r is recomputed from r itself after each solve, and a correction solved for,
-until every level's weighted sum of r is zero to the rounding of that sum. The stopping test
-is on that orthogonality, the quantity the coefficients depend on, never on an iteration count
-(which is only a cap, reported when reached).
+D'WD is never formed. One fixed effect is a group mean (taken twice: the second pass removes
+the first's rounding). For several, conjugate gradients on the normal equations (CGLS),
+preconditioned by the diagonal of D'WD (the weight of each level: the iteration is accelerated
+alternating projections), update the residual r itself, and D'W r is computed from r at every
+step, until every level's weighted sum of r is zero to the rounding of that sum. The stopping
+test is on that orthogonality, the quantity the coefficients depend on, never on an iteration
+count (which is only a cap, reported when reached). The effects α are accumulated alongside.
 
 References: Guimarães & Portugal (2010) and Gaure (2013) for alternating projections; Correia
 (2017, reghdfe) for conjugate-gradient acceleration.
@@ -131,10 +131,12 @@ class Demeaned:
         exact arithmetic, the rounding of those sums at convergence.
     floor : float
         The rounding floor of ``orthogonality`` (from the largest level's row count).
+    effects : ndarray, shape (n_levels_total, n_cols)
+        α, one value per level of every fixed effect (the first fixed effect's levels first),
+        with v − r = D α; one solution among many when the fixed effects share information
+        (normalise with :func:`attnreg.fe.effects.normalise`).
     iterations : int
-        Conjugate-gradient iterations, all refinement rounds together.
-    rounds : int
-        Refinement rounds.
+        Conjugate-gradient iterations (0 for one fixed effect).
     converged : bool
         Whether every column reached its floor (or stagnated within 16 times of it) before
         ``max_iter``.
@@ -143,8 +145,8 @@ class Demeaned:
     resid: FloatArray
     orthogonality: FloatArray
     floor: float
+    effects: FloatArray
     iterations: int
-    rounds: int
     converged: bool
 
 
@@ -186,14 +188,15 @@ def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
     floor = float(4 * _EPS * np.sqrt(np.bincount(np.concatenate(
         [c + o for c, o in zip(fe.codes, fe.offsets[:-1], strict=True)])).max()))
     if len(fe.codes) == 1:  # one fixed effect: the group means, then once more on the residual
-        r = V
+        r, alpha = V, np.zeros((D.shape[1], V.shape[1]))
         for _ in range(2):
-            r = r - (np.asarray(D.T @ (w[:, None] * r)) / level_weight[:, None])[fe.codes[0]]
+            means = np.asarray(D.T @ (w[:, None] * r)) / level_weight[:, None]
+            r, alpha = r - means[fe.codes[0]], alpha + means
         q = np.abs(np.asarray(D.T @ (w[:, None] * r))).max(axis=0) / scale
-        return Demeaned(resid=r, orthogonality=q, floor=floor, iterations=0, rounds=1,
+        return Demeaned(resid=r, orthogonality=q, floor=floor, effects=alpha, iterations=0,
                         converged=bool(np.all(q <= 16 * floor)))
-    r, q, its = _cgls(D, w, level_weight, V, scale, floor, max_iter)
-    return Demeaned(resid=r, orthogonality=q, floor=floor, iterations=its, rounds=1,
+    r, q, alpha, its = _cgls(D, w, level_weight, V, scale, floor, max_iter)
+    return Demeaned(resid=r, orthogonality=q, floor=floor, effects=alpha, iterations=its,
                     converged=bool(np.all(q <= 16 * floor)) and its < max_iter)
 
 
@@ -207,7 +210,7 @@ def _weights(weights: Any, n: int) -> FloatArray:
 
 
 def _cgls(D: sp.csr_matrix, w: FloatArray, diag: FloatArray, V: FloatArray, scale: FloatArray,
-          floor: float, max_iter: int) -> tuple[FloatArray, FloatArray, int]:
+          floor: float, max_iter: int) -> tuple[FloatArray, FloatArray, FloatArray, int]:
     """Least squares of each column of V on D by conjugate gradients on the normal equations
     (CGLS), with the columns of D scaled by the level weights (Jacobi preconditioning).
 
@@ -219,6 +222,7 @@ def _cgls(D: sp.csr_matrix, w: FloatArray, diag: FloatArray, V: FloatArray, scal
     """
     root = np.sqrt(diag)[:, None]
     r = V
+    alpha_sum = np.zeros((D.shape[1], V.shape[1]))  # α with V − r = D α
     s = np.asarray(D.T @ (w[:, None] * r))  # D'W r
     q = np.abs(s).max(axis=0) / scale
     best, since = q.copy(), np.zeros(q.size, dtype=np.int64)
@@ -228,10 +232,12 @@ def _cgls(D: sp.csr_matrix, w: FloatArray, diag: FloatArray, V: FloatArray, scal
     active = (q > floor) & (gamma > 0)
     it = 0
     while it < max_iter and active.any():
-        u = np.asarray(D @ (p / root))  # D M^-½ p, shape (n_obs, n_cols)
+        step = p / root  # M^-½ p: the update of α
+        u = np.asarray(D @ step)  # D M^-½ p, shape (n_obs, n_cols)
         uu = np.einsum("ij,ij,i->j", u, u, w)
         alpha = np.where(active & (uu > 0), gamma / np.where(uu > 0, uu, 1.0), 0.0)
         r = r - alpha * u
+        alpha_sum += alpha * step
         raw = np.asarray(D.T @ (w[:, None] * r))
         q_now = np.abs(raw).max(axis=0) / scale
         s = raw / root
@@ -245,4 +251,4 @@ def _cgls(D: sp.csr_matrix, w: FloatArray, diag: FloatArray, V: FloatArray, scal
         beta = np.where(active, gamma_new / np.where(gamma > 0, gamma, 1.0), 0.0)
         p = s + beta * p
         gamma = gamma_new
-    return r, q, it
+    return r, q, alpha_sum, it

@@ -15,7 +15,7 @@ import pytest
 
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
-from attnreg.fe import FixedEffects, demean
+from attnreg.fe import FixedEffects, components, demean, normalise, redundant_levels
 from tests.conftest import RTOL_EXACT
 
 
@@ -128,3 +128,34 @@ def test_bad_input_is_named() -> None:
         demean(np.ones(4), fe)
     with pytest.raises(DataError, match="positive finite"):
         demean(np.ones(3), fe, weights=[1.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("names", [["firm"], ["firm", "year"], ["firm", "year", "industry"]])
+def test_effects_reproduce_the_absorbed_part(names: list[str]) -> None:
+    df = panel(2)
+    fe = FixedEffects.from_columns([df[n] for n in names], names)
+    V = df[["y", "x1"]].to_numpy()
+    out = demean(V, fe, df["w"].to_numpy())
+    absorbed = fe.dummies @ out.effects
+    np.testing.assert_allclose(absorbed, V - out.resid, atol=RTOL_EXACT * np.abs(V).max())
+    normal = normalise(fe, out.effects)
+    np.testing.assert_allclose(fe.dummies @ normal, absorbed, atol=RTOL_EXACT * np.abs(V).max())
+    for k in range(1, len(names)):  # fixest's references: the first level of each later FE
+        assert np.all(normal[fe.offsets[k]] == 0.0)
+
+
+def test_redundant_levels_are_the_rank_deficiency_of_two_fixed_effects() -> None:
+    rng = np.random.default_rng(7)
+    a = np.concatenate([rng.integers(0, 12, 400), rng.integers(12, 20, 300), [20]])
+    b = np.concatenate([rng.integers(0, 6, 400), rng.integers(6, 9, 300), [9]])
+    fe = FixedEffects.from_columns([a, b])
+    n_comp, labels = components(fe)
+    assert n_comp == 3 and labels.size == fe.n_levels[1]
+    D = fe.dummies.toarray()
+    assert np.linalg.matrix_rank(D) == D.shape[1] - redundant_levels(fe)
+    out = demean(rng.normal(size=(a.size, 1)), fe)
+    normal = normalise(fe, out.effects)
+    second = normal[fe.offsets[1]:fe.offsets[2], 0]
+    for c in range(n_comp):  # one zero reference per connected component
+        assert second[np.flatnonzero(labels == c)[0]] == 0.0
+    assert redundant_levels(FixedEffects.from_columns([a])) == 0
