@@ -13,6 +13,7 @@ from typing import Any
 import patsy
 
 from attnreg.formula.design import NaAction, build_design
+from attnreg.formula.parts import split_formula
 from attnreg.formula.subset import resolve_subset
 from attnreg.exceptions import FormulaError, OptionError
 from attnreg.methods import METHODS as REGISTRY
@@ -135,6 +136,17 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     env = _capture_env(eval_env)
     given = front_door_options(lam, k, standardize, vcov, maxlags, tol, **options)
     from attnreg.large import FitRequest, chunked_backend, to_memory
+
+    parts = split_formula(formula) if isinstance(formula, str) else None
+    if parts is not None and parts.is_multipart:  # fixest's "y ~ x | fe | d ~ z"
+        request = FitRequest(formula, data, method, weights, subset, na_action, env, given)
+        if parts.endogenous is not None:
+            from attnreg.iv.formula import fit_iv_formula  # scipy's optimisers: only when used
+
+            return fit_iv_formula(request, parts)
+        from attnreg.fe.formula import fit_fe_formula
+
+        return fit_fe_formula(request, parts)
 
     backend = chunked_backend(data, given)  # larger than memory: files, arrow, polars, dask
     if backend is not None:
