@@ -18,7 +18,7 @@ from attnreg.formula.design import Design
 from attnreg.glm.families import FAMILIES, Family
 from attnreg.glm.irls import IrlsFit
 from attnreg.glm.links import LINKS, Link
-from attnreg.glm.offset import evaluate_offset
+from attnreg.glm.predict import glm_attention, predict_glm
 from attnreg.glm.separation import Separation
 
 __all__ = ["RESIDUAL_TYPES", "GlmResults"]
@@ -315,9 +315,9 @@ class GlmResults:
         """Fitted means of design rows ``X``, shape (n, n_coef), with no offset."""
         return self.link.linkinv(X[:, self.kept] @ self.fit.coef)
 
-    def predict(self, newdata: Any = None, type: str = "link",
-                offset: Any = None) -> pd.Series:
-        """Predictions on the link (η) or response (μ) scale.
+    def predict(self, newdata: Any = None, type: str = "link", offset: Any = None, *,
+                se_fit: bool = False, interval: str = "none", level: float = 0.95) -> Any:
+        """Predictions on the link (η) or response (μ) scale, with standard errors or intervals.
 
         Parameters
         ----------
@@ -327,30 +327,54 @@ class GlmResults:
         offset : str or array-like, optional
             The offset of ``newdata``; by default the fit's ``offset=`` (a column name or
             an expression) evaluated on ``newdata``. A vector offset must be given again.
+        se_fit : bool
+            Add R's ``se.fit`` (column ``se_fit``): on the link scale sqrt(x' V x) with V the
+            covariance in use, on the response scale by the delta method.
+        interval : {"none", "confidence"}
+            Add ``lwr`` and ``upr``: η ± q·se on the link scale, through the inverse link for
+            ``type="response"``; q normal for z tests, t(df_resid) otherwise.
+        level : float
+            Coverage of the interval.
 
         Returns
         -------
-        Series, shape (n_new,)
-        """
-        if type not in ("link", "response"):
-            raise OptionError(f"type must be 'link' or 'response', however: {type=}")
-        if newdata is None:
-            eta = self.fit.eta
-            labels = self.design.row_labels
-        else:
-            X, labels = self.design.rebuild(newdata)
-            eta = X[:, self.kept] @ self.fit.coef + self._new_offset(newdata, offset, len(labels))
-        out = eta if type == "link" else self.link.linkinv(eta)
-        return pd.Series(out, index=labels, name="fit")
+        Series, shape (n_new,), or DataFrame with ``fit`` and ``se_fit`` and/or ``lwr``, ``upr``
 
-    def _new_offset(self, newdata: Any, offset: Any, n: int) -> FloatArray:
-        spec = self.offset_spec if offset is None else offset
-        if spec is None:
-            return np.zeros(n)
-        if offset is None and not isinstance(spec, str):
-            raise OptionError("the fit's offset was a vector: give predict(newdata, offset=...) "
-                              "for the new rows")
-        return evaluate_offset(spec, pd.DataFrame(newdata), self.design.eval_env, "newdata")
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, attnreg as ar
+        >>> df = pd.DataFrame({"y": [0, 0, 1, 0, 1, 1, 0, 1], "x": np.arange(8.0)})
+        >>> fit = ar.attnreg("y ~ x", df, method="logit")
+        >>> band = fit.predict(pd.DataFrame({"x": [3.5]}), type="response", interval="confidence")
+        >>> list(band.columns), bool(0 < band["lwr"].iloc[0] < band["fit"].iloc[0] < band["upr"].iloc[0] < 1)
+        (['fit', 'lwr', 'upr'], True)
+        """
+        return predict_glm(self, newdata, type, offset, se_fit=se_fit, interval=interval,
+                           level=level)
+
+    def attention(self, newdata: Any = None, offset: Any = None, *,
+                  chunk_size: int | None = None) -> Any:
+        """The link-scale prediction as a weighted vote of the training rows.
+
+        ``η* = offset* + Σ_i ω_i z_i`` with z the working responses and ω from the final IRLS
+        weights (:mod:`attnreg.glm.predict`); ``weights @ y_train + base`` reproduces
+        ``predict(newdata)`` on the link scale. Nothing J×N is formed until ``weights`` is read.
+
+        Parameters
+        ----------
+        newdata : DataFrame or dict, optional
+            Query rows; the training rows when omitted.
+        offset : str or array-like, optional
+            As for :meth:`predict`.
+        chunk_size : int, optional
+            Queries per chunk.
+
+        Returns
+        -------
+        AttentionWeights
+            ``y_train`` holds the working responses, ``base`` the queries' offsets.
+        """
+        return glm_attention(self, newdata, offset, chunk_size=chunk_size)
 
     def summary(self) -> Any:
         """R's ``summary.glm``; ``str()`` prints as ``print(summary(glm(...)))``."""
