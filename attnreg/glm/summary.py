@@ -47,6 +47,13 @@ def glm_notes(res: GlmResults) -> tuple[str, ...]:
     if n_na:
         lines.append(f"  ({n_na} observation{'s' if n_na > 1 else ''} deleted due to "
                      "missingness)")
+    sep = res.separation
+    if sep:
+        n_sep = len(sep.rows)
+        fate = ("removed before the fit" if sep.dropped else
+                "kept: their estimates diverge")
+        lines.append(f"  ({n_sep} observation{'s' if n_sep > 1 else ''} separated by "
+                     f"{', '.join(sep.regressors) or 'the design'}, {fate}; see fit.separation)")
     lines += [f"AIC: {r_format([res.aic], 5)[0].strip()}", "",
               f"Number of Fisher Scoring iterations: {res.iterations}", ""]
     return tuple(lines)

@@ -140,3 +140,21 @@ def test_offsets_and_clusters_follow_the_rows_kept() -> None:
     assert_allclose(fit.coef[["(Intercept)", "x2"]], sub.coef, rtol=RTOL_R)
     assert_allclose(fit.std_err[["(Intercept)", "x2"]], sub.std_err, rtol=RTOL_R)
     assert_allclose(fit.null_deviance, sub.null_deviance, rtol=RTOL_R)
+
+
+def test_the_summary_reports_the_separated_rows() -> None:
+    rng = np.random.default_rng(11)
+    df = pd.DataFrame({"x": rng.normal(size=60)})
+    df["y"] = rng.poisson(2.0, size=60)
+    df["sep"] = 0.0
+    df.loc[[5, 6], ["y", "sep"]] = [0, 1.0]
+    with pytest.warns(SeparationWarning):
+        dropped = ar.attnreg("y ~ x + sep", df, method="poisson")
+    text = str(dropped.summary())
+    assert "  (2 observations separated by sep, removed before the fit; see fit.separation)" in text
+    assert text.index("Residual deviance") < text.index("separated by") < text.index("AIC")
+    with pytest.warns(SeparationWarning):
+        kept = ar.attnreg("y ~ x + sep", df, method="poisson", separation="warn")
+    assert "kept: their estimates diverge" in str(kept.summary())
+    clean = ar.attnreg("y ~ x", df, method="poisson")
+    assert "separated" not in str(clean.summary())
