@@ -93,6 +93,12 @@ class Estimator:
         The option chosen by a criterion inside every fit (``"lam"``, ``"k"``), if any.
     call_options : tuple of str
         Options shown in the R-style call string when given.
+    fit_chunks : callable, optional
+        ``fit_chunks(request, chunk, call)``: the method's own fit of data larger than memory
+        (an :class:`attnreg.large.FitRequest` whose rows options are checked, the chunked
+        path's options ``chunk_rows``/``progress``/``sep`` checked, and the call string), for a
+        method that is not a spectral filter of the accumulated R factor (which the chunked
+        backends fit themselves).
     """
 
     name: str
@@ -105,6 +111,7 @@ class Estimator:
     warm: Callable[[Any], dict[str, Any]] | None = field(default=None, repr=False)
     tuning: str | None = None
     call_options: tuple[str, ...] = ()
+    fit_chunks: Callable[[Any, dict[str, Any], str], Any] | None = field(default=None, repr=False)
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the options given (names and values) and return them resolved.
@@ -348,15 +355,25 @@ def _predict_glm(result: Any, X: FloatArray) -> FloatArray:
     return result.predict_matrix(X)
 
 
+def _fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> Any:
+    from attnreg.glm.chunked_results import fit_glm_chunks
+
+    return fit_glm_chunks(request, chunk, call)
+
+
 _GLM = Capabilities(weights=True)  # attnreg/glm: R's glm(), and three shortcuts
 register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, _check_glm,
-                   _fit_glm, _predict_glm, call_options=("family", "link", "offset")))
+                   _fit_glm, _predict_glm, call_options=("family", "link", "offset"),
+                   fit_chunks=_fit_glm_chunks))
 register(Estimator("logit", "glm", "logistic regression (binomial, logit link)", _GLM,
-                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",)))
+                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",),
+                   fit_chunks=_fit_glm_chunks))
 register(Estimator("probit", "glm", "probit regression (binomial, probit link)", _GLM,
-                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",)))
+                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",),
+                   fit_chunks=_fit_glm_chunks))
 register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _GLM,
-                   _check_glm, _fit_glm, _predict_glm, call_options=("link", "offset")))
+                   _check_glm, _fit_glm, _predict_glm, call_options=("link", "offset"),
+                   fit_chunks=_fit_glm_chunks))
 
 
 # ------------------------------------------------------------------------------ quantile regression

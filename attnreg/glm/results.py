@@ -97,6 +97,16 @@ class GlmResults:
         return self.design.n_obs
 
     @property
+    def n_deleted(self) -> int:
+        """Rows dropped for missing values."""
+        return int(self.design.dropped_labels.size)
+
+    @property
+    def n_clusters(self) -> int | None:
+        """Clusters of a cluster covariance (None without one)."""
+        return None if self.cluster is None else len(set(np.asarray(self.cluster).tolist()))
+
+    @property
     def rank(self) -> int:
         """Number of estimated coefficients."""
         return int(self.kept.size)

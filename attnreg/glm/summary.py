@@ -15,12 +15,13 @@ from attnreg.report.sections import Call, Coefficients, Lines
 from attnreg.report.summary import Summary
 
 if TYPE_CHECKING:
+    from attnreg.glm.chunked_results import ChunkedGlmResults
     from attnreg.glm.results import GlmResults
 
 __all__ = ["glm_notes", "glm_summary"]
 
 
-def glm_summary(res: GlmResults) -> Summary:
+def glm_summary(res: GlmResults | ChunkedGlmResults) -> Summary:
     """The summary of a GLM fit: call, coefficient table and R's notes."""
     z = "z" if res.z_tests else "t"
     table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
@@ -30,7 +31,7 @@ def glm_summary(res: GlmResults) -> Summary:
                              Lines(glm_notes(res), lead_blank=True)))
 
 
-def glm_notes(res: GlmResults) -> tuple[str, ...]:
+def glm_notes(res: GlmResults | ChunkedGlmResults) -> tuple[str, ...]:
     """The lines after the table: dispersion, deviances, AIC and iterations (R's layout)."""
     dev = r_format([res.null_deviance, res.deviance], 5)
     df = r_format([float(res.df_null), float(res.df_resid)], 7)
@@ -39,11 +40,11 @@ def glm_notes(res: GlmResults) -> tuple[str, ...]:
              f"    Null deviance: {dev[0]}  on {df[0]}  degrees of freedom",
              f"Residual deviance: {dev[1]}  on {df[1]}  degrees of freedom"]
     if res.robust is not None:
-        which = ("sandwich::vcovHC" if res.cluster is None else
-                 f"sandwich::vcovCL, {len(set(res.cluster.tolist()))} clusters")
+        which = ("sandwich::vcovHC" if res.n_clusters is None else
+                 f"sandwich::vcovCL, {res.n_clusters} clusters")
         lines[1:1] = ["", f"(Standard errors: {which}, type {res.robust}; z tests as "
                           "lmtest::coeftest)"]
-    n_na = int(res.design.dropped_labels.size)
+    n_na = res.n_deleted
     if n_na:
         lines.append(f"  ({n_na} observation{'s' if n_na > 1 else ''} deleted due to "
                      "missingness)")

@@ -724,7 +724,22 @@ def fit_request(request: Any) -> Any:
     and ``read_parquet=`` are this backend's own (``chunk_rows`` is ignored: the partitions are
     the chunks).
     """
+    from attnreg.large.fit import check_chunk_options, check_request_rows
+    from attnreg.methods import call_string, get_method
+
     options = dict(request.options)
+    own = get_method(request.method).fit_chunks
+    if own is not None:  # a method with its own passes (a GLM's IRLS): partitions streamed
+        _need_dask()
+        client, scheduler = options.pop("client", None), options.pop("scheduler", None)
+        for name in ("split_every", "read_parquet", "chunk_rows"):
+            options.pop(name, None)
+        chunk = check_chunk_options(options)
+        check_request_rows(request)
+        call = call_string(request.formula, request.method, options,
+                           weighted=request.weights is not None)
+        source = DaskSource(request.data, resolve_client(client), scheduler)
+        return own(dataclasses.replace(request, data=source, options=options), chunk, call)
     return fit_dask(request.formula, request.data, request.method, weights=request.weights,
                     subset=request.subset, na_action=request.na_action,
                     eval_env=request.eval_env, **options)

@@ -48,8 +48,8 @@ from attnreg.large.passes import GradientPart, centred_gradient_part, frames_of,
 from attnreg.large.spec import ChunkSpec, learn_spec
 from attnreg.large.sources import ChunkSource, as_source, check_sep
 
-__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "check_residuals",
-           "chunk_factor", "finish",
+__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "check_request_rows",
+           "check_residuals", "chunk_factor", "finish",
            "fit_chunked", "fit_from_factor", "refine", "spectrum_from_factor"]
 
 #: Options of the chunked path besides the method's own.
@@ -433,6 +433,21 @@ def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[st
     return finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
 
 
+def check_request_rows(request: Any) -> None:
+    """``weights``, ``subset`` and ``na_action`` of a chunked fit: a column, an expression, a
+    known action (OptionError naming the argument otherwise)."""
+    weights, subset = request.weights, request.subset
+    if weights is not None and not isinstance(weights, str):
+        raise OptionError("weights of a chunked fit must name a column of the data, however: "
+                          f"type(weights) is {type(weights).__name__}")
+    if subset is not None and not isinstance(subset, str):
+        raise OptionError("subset of a chunked fit must be an expression such as 'x > 0', "
+                          f"however: type(subset) is {type(subset).__name__}")
+    if request.na_action not in ("drop", "raise"):
+        raise OptionError(f"na_action must be one of 'drop', 'raise', however: "
+                          f"na_action={request.na_action!r}")
+
+
 def _check_vcov_chunked(checked: dict[str, Any]) -> None:
     """A covariance the chunk passes cannot compute, refused before the first pass."""
     from attnreg.large.results import check_chunked_vcov
@@ -453,23 +468,20 @@ def fit_request(request: Any) -> Any:
 
     options = dict(request.options)
     chunk = check_chunk_options(options)
+    own = get_method(request.method).fit_chunks
+    if own is not None:  # a method with its own passes (a GLM's IRLS)
+        check_request_rows(request)
+        call = call_string(request.formula, request.method, options,
+                           weighted=request.weights is not None)
+        return own(dataclasses.replace(request, options=options), chunk, call)
     if request.method not in RULES:
-        get_method(request.method)  # an unknown method: the registry's message
         raise OptionError(f"method {request.method!r} cannot be fitted chunk by chunk; chunked "
                           f"fits are {', '.join(map(repr, RULES))}")
     estimator = get_method(request.method)
     checked = estimator.check_options(options)
     _check_vcov_chunked(checked)
     weights, subset = request.weights, request.subset
-    if weights is not None and not isinstance(weights, str):
-        raise OptionError("weights of a chunked fit must name a column of the data, however: "
-                          f"type(weights) is {type(weights).__name__}")
-    if subset is not None and not isinstance(subset, str):
-        raise OptionError("subset of a chunked fit must be an expression such as 'x > 0', "
-                          f"however: type(subset) is {type(subset).__name__}")
-    if request.na_action not in ("drop", "raise"):
-        raise OptionError(f"na_action must be one of 'drop', 'raise', however: "
-                          f"na_action={request.na_action!r}")
+    check_request_rows(request)
     source = as_source(request.data, chunk_rows=chunk["chunk_rows"], sep=chunk["sep"])
     call = call_string(request.formula, request.method, options, weighted=weights is not None)
     return run_chunked(request.formula, source, estimator.name, checked, weights=weights,
