@@ -13,6 +13,7 @@ from typing import Any
 import patsy
 
 from attnreg.formula.design import NaAction, build_design
+from attnreg.formula.kept import option_columns
 from attnreg.formula.parts import split_formula
 from attnreg.formula.subset import resolve_subset
 from attnreg.exceptions import FormulaError, OptionError
@@ -157,9 +158,10 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     if weights is not None and not estimator.capabilities.weights:
         raise OptionError(f"weights are not supported by method {method!r}")
     names = formula_namespace()
+    keep = option_columns({**given, "subset": subset})  # columns named now are kept by the fit
     subset = resolve_subset(subset, data, env, names)  # "np.abs(x) < 1" sees what formulas see
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                          eval_env=env, extra_names=names)
+                          eval_env=env, extra_names=names, keep_columns=keep)
     call = call_string(design.formula, method, given, weighted=weights is not None)
     with user_threads(estimator.capabilities.torch):
         return estimator.fit_design(design, checked, call)

@@ -21,6 +21,10 @@ class OptionError(AttnregError, ValueError):
     """Raised when an argument has an invalid value; the message lists the valid ones."""
 
 
+class ColumnNotKeptError(DataError):
+    """Raised when a fit is asked for a data column it did not keep (e.g. after pickling)."""
+
+
 class NotComputedError(AttnregError, AttributeError):
     """Raised when a result was computed without a statistic (``params_only=True``) that is asked for."""
 

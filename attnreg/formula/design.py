@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +18,7 @@ from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.formula.builder import check_finite, design_rows
 from attnreg.formula.builder import model_arrays as _model_arrays
 from attnreg.formula.builder import model_arrays_public as _model_arrays_public  # noqa: F401
+from attnreg.formula.kept import kept_frame, kept_names, names_of
 from attnreg.formula.parse import check_names, expand_dot, parse
 from attnreg.formula.poly import r_column_names
 from attnreg.formula.frame import (
@@ -70,10 +71,17 @@ class Design:
     data : DataFrame or None
         The data the design was built from: the caller's own DataFrame (never a copy; a
         dict of columns is kept as the DataFrame made of it), so that covariances can look
-        up columns the formula does not use (cluster ids). Not compared by ``==``.
+        up columns the formula does not use (cluster ids). A pickle or a copy keeps only its
+        columns in ``kept_columns`` (every row). Not compared by ``==``.
     data_rows : ndarray of int, shape (n_obs,), or None
         Positions in ``data`` of the rows of ``X`` (after missing values, ``subset`` and
         weights of zero). Not compared by ``==``.
+    kept_columns : frozenset of str or None
+        The columns of ``data`` a pickle keeps: those the formula uses and those named when
+        fitting (weights, subset, cluster, time, offset); None keeps them all. Not compared.
+    data_complete : bool
+        Whether ``data`` has all the caller's columns (False after pickling or copying: a
+        column it lacks may be one the fit did not keep). Not compared by ``==``.
     """
 
     formula: str
@@ -92,6 +100,8 @@ class Design:
     zero_weight: ZeroWeightRows | None = field(default=None, repr=False)
     data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     data_rows: IntArray | None = field(default=None, repr=False, compare=False)
+    kept_columns: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    data_complete: bool = field(default=True, repr=False, compare=False)
 
     @property
     def n_obs(self) -> int:
@@ -149,16 +159,21 @@ class Design:
     def __getstate__(self) -> dict[str, Any]:
         """Pickle support: patsy's design info and the formula's scope as plain data.
 
-        See :mod:`attnreg.formula.spec`; the scope keeps only the names the formula uses.
+        See :mod:`attnreg.formula.spec`; the scope keeps only the names the formula uses,
+        and the data only its ``kept_columns`` (:mod:`attnreg.formula.kept`).
         """
         from attnreg.formula.spec import FormulaSpec
 
-        return {**self.__dict__, "design_info": FormulaSpec.from_design(self), "eval_env": None}
+        state = {**self.__dict__, "design_info": FormulaSpec.from_design(self), "eval_env": None}
+        if self.data is not None and self.kept_columns is not None and self.data_complete:
+            state.update(data=kept_frame(self.data, self.kept_columns), data_complete=False)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Rebuild the patsy design info and the formula's scope saved by :meth:`__getstate__`."""
         design_info, eval_env = state["design_info"].to_patsy()
-        self.__dict__.update({**state, "design_info": design_info, "eval_env": eval_env})
+        self.__dict__.update({"kept_columns": None, "data_complete": True, **state,
+                              "design_info": design_info, "eval_env": eval_env})
 
 
 @dataclass(frozen=True)
@@ -205,7 +220,8 @@ def _split_zero_weights(X: FloatArray, y: FloatArray, w: FloatArray,
 def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
                  weights: str | Any | None = None, subset: str | Any | None = None,
                  na_action: NaAction = "drop", eval_env: Any = None,
-                 extra_names: Mapping[str, Any] | None = None) -> Design:
+                 extra_names: Mapping[str, Any] | None = None,
+                 keep_columns: Iterable[str] = ()) -> Design:
     """Parse ``formula`` against ``data`` and build the model frame.
 
     Parameters
@@ -225,6 +241,9 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
         Where names not in ``data`` are looked up (the caller's scope).
     extra_names : mapping, optional
         Helper functions made available inside formulas (e.g. ``lag``).
+    keep_columns : iterable of str
+        Further columns a pickle of the design keeps (named by fitting options: cluster,
+        time, offset); it keeps the formula's, the weights' and the subset's columns too.
 
     Returns
     -------
@@ -262,8 +281,11 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
             uses[name] = uses.get(name, False) or outside
     keep = _subset_mask(frame, subset)
     frame = prepare_frame(frame, uses, "data")
+    named = set(uses).union(keep_columns, *(names_of(a) for a in (weights, subset)
+                                            if isinstance(a, str)))
     design = _build(formula, desc, frame, w_all, keep, na_action, env)
-    return dataclasses.replace(design, numeric_columns=numeric_columns(frame, uses), data=given)
+    return dataclasses.replace(design, numeric_columns=numeric_columns(frame, uses), data=given,
+                               kept_columns=kept_names(given, named))
 
 
 def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | None,

@@ -15,6 +15,7 @@ from scipy.linalg import solve_triangular
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
+from attnreg.formula.kept import not_kept_error
 from attnreg.glm.families import FAMILIES, Family
 from attnreg.glm.irls import IrlsFit
 from attnreg.glm.links import LINKS, Link
@@ -225,6 +226,8 @@ class GlmResults:
         """One cluster id per training row, from a column name or a vector."""
         d = self.design
         if isinstance(cluster, str):
+            if d.data is not None and not d.data_complete and cluster not in d.data.columns:
+                raise not_kept_error(cluster, "cluster")  # a pickled fit keeps some columns
             if (d.data is None or d.data_rows is None or d.data_rows.size != self.nobs
                     or cluster not in d.data.columns):
                 raise OptionError(f"cluster column {cluster!r} is not in the data; give a "

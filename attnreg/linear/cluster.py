@@ -47,6 +47,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, InferenceWarning, OptionError
 from attnreg.formula.frame import align_to_rows
+from attnreg.formula.kept import not_kept_error
 from attnreg.linear.inference import (
     CovarianceEstimator,
     MiddleInputs,
@@ -126,19 +127,22 @@ def _design_of(fit: Any) -> Any:
     return getattr(fit, "design", fit)
 
 
-def _data_and_rows(design: Any) -> tuple[pd.DataFrame | None, IntArray | None]:
-    """The data the design was built from and the positions of its fitted rows in it."""
+def _data_and_rows(design: Any) -> tuple[pd.DataFrame | None, IntArray | None, bool]:
+    """The data the design was built from, the positions of its fitted rows in it, and
+    whether that is the caller's whole frame (else only the columns the fit kept)."""
     data, rows = getattr(design, "data", None), getattr(design, "data_rows", None)
+    whole = bool(getattr(design, "data_complete", True))
     if data is None or rows is None or len(rows) != design.n_obs:
-        return None, None  # e.g. a forecast window: only ids of its own rows can be used
-    return data, rows
+        return None, None, True  # e.g. a forecast window: only ids of its own rows can be used
+    return data, rows, whole
 
 
 def _has_column(data: pd.DataFrame, name: str) -> bool:
     return name in data.columns or any(str(c) == name for c in data.columns)
 
 
-def _column(data: pd.DataFrame | None, name: str) -> Any:
+def _column(data: pd.DataFrame | None, name: str, whole: bool = True,
+            what: str = "cluster") -> Any:
     if data is None:
         raise DataError(f"cluster {name!r} is a column name, but this fit does not keep the data "
                         "it was fitted on; pass the cluster ids as an array of its rows")
@@ -147,29 +151,38 @@ def _column(data: pd.DataFrame | None, name: str) -> Any:
     matches = [c for c in data.columns if str(c) == name]
     if len(matches) == 1:
         return data[matches[0]]
+    if not whole:
+        raise not_kept_error(name, what)
     close = difflib.get_close_matches(name, [str(c) for c in data.columns], n=3)
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
     raise OptionError(f"cluster: data has no column {name!r}{hint}")
 
 
-def _dimensions(cluster: Any, data: pd.DataFrame | None) -> list[tuple[str, Any]]:
-    """(name, values) of each clustering dimension; values in data-row order."""
+def _dimensions(cluster: Any, data: pd.DataFrame | None, whole: bool = True,
+                what: str = "cluster") -> list[tuple[str, Any]]:
+    """(name, values) of each clustering dimension; values in data-row order. ``whole``:
+    ``data`` is the caller's frame, not only the columns the fit kept."""
+    def column(name: str) -> Any:
+        return _column(data, name, whole, what)
+
     if isinstance(cluster, str):
         if data is not None and _has_column(data, cluster):
-            return [(cluster, _column(data, cluster))]
+            return [(cluster, column(cluster))]
         parts = [p.strip() for p in cluster.split("+")]
         if len(parts) > 1 and all(parts):
-            return [(p, _column(data, p)) for p in parts]
-        return [(cluster.strip(), _column(data, cluster.strip()))]
+            return [(p, column(p)) for p in parts]
+        return [(cluster.strip(), column(cluster.strip()))]
     if isinstance(cluster, pd.DataFrame):
         return [(str(c), cluster[c]) for c in cluster.columns]
     if isinstance(cluster, (list, tuple)) and cluster:
         is_column = [isinstance(c, str) and data is not None and _has_column(data, c)
                      for c in cluster]
-        if all(isinstance(c, str) for c in cluster) and any(is_column):
-            return [(c, _column(data, c)) for c in cluster]  # names (an unknown one: error)
+        names = all(isinstance(c, str) for c in cluster)
+        if names and (any(is_column) or (not whole and data is not None
+                                         and len(cluster) != len(data))):
+            return [(c, column(c)) for c in cluster]  # names (an unknown one: error)
         if any(isinstance(c, (pd.Series, np.ndarray, list, tuple)) for c in cluster):
-            return [(c, _column(data, c)) if isinstance(c, str) else
+            return [(c, column(c)) if isinstance(c, str) else
                     (str(getattr(c, "name", None) or f"cluster{j + 1}"), c)
                     for j, c in enumerate(cluster)]
     if isinstance(cluster, np.ndarray) and cluster.ndim == 2:
@@ -274,10 +287,10 @@ def cluster_ids(fit: Any, cluster: Any, *, what: str = "cluster") -> ClusterIds:
     """
     check_cluster_argument(cluster, what)
     design = _design_of(fit)
-    data, rows = _data_and_rows(design)
+    data, rows, whole = _data_and_rows(design)
     labels = design.row_labels
     codes, levels, names = [], [], []
-    for name, values in _dimensions(cluster, data):
+    for name, values in _dimensions(cluster, data, whole, what):
         arr = _values_at_rows(name, values, data, rows, labels, what)
         code, level = _factorize(name, arr, labels, what)
         if len(level) < 2:
