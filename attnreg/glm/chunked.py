@@ -29,10 +29,11 @@ from attnreg.exceptions import DataError
 from attnreg.exceptions import DataError as ConvergenceError
 from attnreg.formula.frame import names_in
 from attnreg.glm.families import Family
+from attnreg.glm.irls import aliased_from_factor
 from attnreg.glm.links import Link
 from attnreg.glm.offset import evaluate_offset
 
-__all__ = ["ChunkData", "Pass", "chunked_irls", "final_pass"]
+__all__ = ["ChunkData", "Pass", "aliased_from_factor", "chunked_irls", "final_pass"]
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -180,22 +181,6 @@ def solve_step(T: FloatArray, kept: IntArray) -> tuple[FloatArray, FloatArray]:
         raise ConvergenceError("non-finite coefficients in an IRLS step; give other data or a "
                                "different link")
     return coef, R
-
-
-def aliased_from_factor(R: FloatArray, tol: float) -> IntArray:
-    """Columns that are (to ``tol``, relative to their norm) combinations of earlier kept ones,
-    from the R factor of √(prior weights) X: as :func:`attnreg.glm.irls.aliased_columns`."""
-    kept: list[int] = []
-    aliased: list[int] = []
-    for j in range(R.shape[1]):  # a loop over columns (a handful), not rows
-        norm = float(np.linalg.norm(R[:, j]))
-        sub = qr(R[:, [*kept, j]], mode="r", check_finite=False)[0]
-        rn = abs(float(sub[len(kept), len(kept)])) if sub.shape[0] > len(kept) else 0.0
-        if norm == 0 or rn < tol * norm:
-            aliased.append(j)
-        else:
-            kept.append(j)
-    return np.asarray(aliased, dtype=np.intp)
 
 
 def weights_factor(data: ChunkData) -> FloatArray:

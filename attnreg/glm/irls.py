@@ -13,15 +13,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from scipy.linalg import LinAlgError, cho_solve, cholesky, qr, solve_triangular
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError as ConvergenceError
+from attnreg.linear._tallqr import streaming_r
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
 
 __all__ = ["IrlsFit", "aliased_columns", "irls"]
 
+#: the largest spread of the Cholesky factor's diagonal (a lower bound on the condition
+#: number of √W X) at which a step is taken by the normal equations: their error, about
+#: cond² · eps ≤ 1e-6 relative, only moves an early iterate, never what is reported
+NORMAL_COND = 1e5
 EPS = float(np.finfo(np.float64).eps)
 
 
@@ -50,6 +55,9 @@ class IrlsFit:
         The last step was halved (R's ``boundary``).
     n_halved : int
         Steps truncated by halving (R warns "step size truncated" for each).
+    final_step : float
+        The last change of the coefficients, relative to their size (inf when the fit
+        stopped by R's rule alone): at rounding level once the optimum is reached.
     """
 
     coef: FloatArray
@@ -63,11 +71,14 @@ class IrlsFit:
     converged: bool
     boundary: bool
     n_halved: int = 0
+    final_step: float = float("inf")
 
 
 def aliased_columns(X: FloatArray, tol: float) -> IntArray:
     """Columns that are (to ``tol``, relative to their norm) combinations of earlier ones:
     R's limited-pivoting QR (``dqrdc2``) moves these to the end and reports NA for them.
+
+    One tall QR of ``X`` (:func:`aliased_from_factor` then works on its R alone).
 
     Parameters
     ----------
@@ -78,28 +89,54 @@ def aliased_columns(X: FloatArray, tol: float) -> IntArray:
     -------
     ndarray of int
     """
+    k = X.shape[1]
+    R = streaming_r(X, np.zeros(X.shape[0]), np.arange(k), np.zeros(k), None, 0.0)
+    return aliased_from_factor(np.triu(R[:k, :k]), tol)
+
+
+def aliased_from_factor(R: FloatArray, tol: float) -> IntArray:
+    """:func:`aliased_columns` from the R factor of the design (R'R = X'X), shape (p, p).
+
+    The part of column j outside the span of the earlier kept columns has the norm of the
+    last diagonal entry of the R of those columns and j, a QR of a few columns of R.
+    """
     kept: list[int] = []
     aliased: list[int] = []
-    q = np.zeros((X.shape[0], 0))
-    for j in range(X.shape[1]):  # a loop over columns (a handful), not rows
-        col = X[:, j]
-        norm = float(np.linalg.norm(col))
-        rest = col - q @ (q.T @ col)
-        rest = rest - q @ (q.T @ rest)  # twice is enough (Kahan-Parlett)
-        rn = float(np.linalg.norm(rest))
+    for j in range(R.shape[1]):  # a loop over columns (a handful), not rows
+        norm = float(np.linalg.norm(R[:, j]))
+        sub = qr(R[:, [*kept, j]], mode="r", check_finite=False)[0]
+        rn = abs(float(sub[len(kept), len(kept)])) if sub.shape[0] > len(kept) else 0.0
         if norm == 0 or rn < tol * norm:
             aliased.append(j)
-            continue
-        kept.append(j)
-        q = np.column_stack([q, rest / rn])
+        else:
+            kept.append(j)
     return np.asarray(aliased, dtype=np.intp)
+
+
+def _wls_normal(X: FloatArray, z: FloatArray, w: FloatArray
+                ) -> tuple[FloatArray, FloatArray] | None:
+    """:func:`_wls` by the normal equations (a Cholesky factor of X'WX, several times cheaper
+    than the tall QR), or None when their conditioning could cost more than a few digits of
+    a step (the diagonal of the factor spans more than :data:`NORMAL_COND`)."""
+    Xw = X * w[:, None]
+    try:
+        c = cholesky(Xw.T @ Xw, lower=False, check_finite=False)
+    except LinAlgError:
+        return None
+    d = np.abs(np.diag(c))
+    if d.size == 0 or not d.min() > d.max() / NORMAL_COND:
+        return None
+    return cho_solve((c, False), Xw.T @ (z * w), check_finite=False), c
 
 
 def _wls(X: FloatArray, z: FloatArray, w: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Coefficients of the weighted least-squares problem min ||w (z - X b)|| and the R of
-    the thin QR factorisation of ``w X``."""
-    q, r = np.linalg.qr(X * w[:, None])
-    return solve_triangular(r, q.T @ (z * w)), r
+    the thin QR factorisation of ``w X``: the R of [w X | w z] by the tall-skinny Householder
+    QR of the linear fits (Q never formed; its last column is Q'(w z))."""
+    k = X.shape[1]
+    R = streaming_r(X, z, np.arange(k), np.zeros(k), w, 0.0)
+    r = np.triu(R[:k, :k])
+    return solve_triangular(r, R[:k, k]), r
 
 
 class _Problem:
@@ -110,6 +147,8 @@ class _Problem:
         self.X, self.y, self.wt, self.offset = X, y, wt, offset
         self.family, self.link = family, link
         self.n_halved = 0
+        #: steps by the normal equations (the path to R's stopping rule; QR steps after it)
+        self.cheap = False
 
     def state(self, coef: FloatArray) -> tuple[FloatArray, FloatArray]:
         eta = self.X @ coef + self.offset
@@ -133,7 +172,8 @@ class _Problem:
         d = self.link.mu_eta(eta)
         z = eta - self.offset + (self.y - mu) / d
         w = np.sqrt(self.wt * d ** 2 / var)
-        coef, r = _wls(self.X, z, w)
+        solved = _wls_normal(self.X, z, w) if self.cheap else None
+        coef, r = solved if solved is not None else _wls(self.X, z, w)
         if not np.isfinite(coef).all():
             raise ConvergenceError("non-finite coefficients in an IRLS step; "
                                    "give other data or a different link")
@@ -182,6 +222,7 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
     IrlsFit
     """
     p = _Problem(X, y, wt, offset, family, link)
+    p.cheap = not exact_r  # R's own path is QR throughout
     mu = family.initialize(y, wt, link.name)
     eta = link.linkfun(mu)
     if not p.valid(eta, link.linkinv(eta)):
@@ -200,22 +241,27 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
             break
         dev_old, old = dev, coef
     iter_r = it
+    step = float("inf")
     if converged and not exact_r:
-        coef, eta, mu, r, w, dev, boundary, it = _to_optimum(p, coef, eta, mu, r, w, dev,
-                                                            boundary, it, maxit)
-    return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, converged, boundary, p.n_halved)
+        coef, eta, mu, r, w, dev, boundary, it, step = _to_optimum(p, coef, eta, mu, r, w, dev,
+                                                                  boundary, it, maxit)
+    return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, converged, boundary, p.n_halved,
+                   step)
 
 
 def _to_optimum(p: _Problem, coef: FloatArray, eta: FloatArray, mu: FloatArray, r: FloatArray,
                 w: FloatArray, dev: float, boundary: bool, it: int, maxit: int) -> tuple:
     """Further scoring steps until the coefficients stop changing at working precision (the
-    change is within a few ulps, or stops shrinking: the rounding floor)."""
-    last = np.inf
+    change is within a few ulps, or stops shrinking: the rounding floor). These are QR steps:
+    they decide what is reported, to the accuracy of the tall QR."""
+    p.cheap = False
+    last, step = np.inf, np.inf
     for _ in range(maxit):
         new, r_new, w_new = p.step(eta, mu)
         new, eta_new, mu_new, dev_new, halved = p.halve(new, coef, maxit)
         change = float(np.max(np.abs(new - coef), initial=0.0))
         scale = float(np.max(np.abs(new), initial=0.0))
+        step = change / max(scale, 1.0)
         if change >= last and change > 0:  # rounding noise: keep the previous step
             break
         coef, eta, mu, r, w, dev, boundary, it = new, eta_new, mu_new, r_new, w_new, dev_new, \
@@ -223,4 +269,4 @@ def _to_optimum(p: _Problem, coef: FloatArray, eta: FloatArray, mu: FloatArray, 
         if change <= 4 * EPS * scale:
             break
         last = change
-    return coef, eta, mu, r, w, dev, boundary, it
+    return coef, eta, mu, r, w, dev, boundary, it, step

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from attnreg._typing import FloatArray
+from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError, RankDeficiencyWarning
 from attnreg.formula.design import Design
@@ -18,7 +18,8 @@ from attnreg.glm.irls import IrlsFit, aliased_columns, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
-from attnreg.glm.separation import check_separation_mode, handle_separation
+from attnreg.threads import narrow_blas
+from attnreg.glm.separation import check_separation_mode, find_separation, handle_separation
 
 __all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
 
@@ -31,6 +32,9 @@ _VCOVS = ("classical", "HC0", "HC1", "cluster")
 #: The spectral family's front-door keywords (``attnreg.methods.SPECTRAL_KEYWORDS``).
 _SPECTRAL = ("lam", "k", "standardize", "maxlags", "tol")
 _FIXED_EPS = 10 * float(np.finfo(np.float64).eps)
+#: the largest last step (relative) of a fit that certifies itself free of separation: far
+#: above the rounding floor of a well-conditioned fit, far below the unit steps of a divergence
+_STEP_CERTIFIED = 1e-8
 
 
 def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -111,23 +115,73 @@ def _training_offset(spec: Any, design: Design) -> FloatArray:
     return values
 
 
-def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str) -> GlmResults:
-    """Fit a GLM to a built design with options from :func:`check_glm_options`."""
-    family, link = FAMILIES[options["family"]], LINKS[options["link"]]
-    design, separation = handle_separation(design, family.name,
-                                           options.get("separation", "drop"))
+def _irls_fit(design: Design, family: Any, link: Any, offset: FloatArray,
+              options: dict[str, Any]) -> tuple[IrlsFit, IntArray, IntArray]:
+    """IRLS on the design's columns that are not aliased: (fit, kept, aliased), no warnings."""
     wt = np.ones(design.n_obs) if design.weights is None else design.weights
-    offset = _training_offset(options["offset"], design)
     tol = min(1e-7, options["epsilon"] / 1000)  # R's glm.fit passes this to its QR
     aliased = aliased_columns(design.X * np.sqrt(wt)[:, None], tol)
     kept = np.setdiff1d(np.arange(design.n_coef), aliased)
+    fit = irls(design.X[:, kept], design.y, wt, offset, family, link, epsilon=options["epsilon"],
+               maxit=options["maxit"], exact_r=options["control"] == "R")
+    return fit, kept, aliased
+
+
+def _certified(fit: IrlsFit, family: str) -> bool:
+    """Whether the fit itself proves there is no separation.
+
+    The log-likelihood of a binomial or Poisson GLM with a full-rank design is strictly
+    concave while the fitted means are inside the family's range, and its maximum is finite
+    exactly when the data are not separated (Albert and Anderson; Santos Silva and Tenreyro
+    for Poisson). A fit that reaches a stationary point — the continuation to the optimum
+    stopped with a last step at rounding level — with every mean away from the boundary has
+    found that finite maximum: no separation, and the linear program need not run. Anything
+    else (R's rule alone, a step that did not shrink, a mean near 0 or 1) goes to the linear
+    program.
+    """
+    mu = fit.mu
+    tiny = 1e-10
+    inside = (mu > tiny).all() and (family != "binomial" or (mu < 1 - tiny).all())
+    return bool(fit.converged and fit.final_step <= _STEP_CERTIFIED and inside)
+
+
+def _fit_checked(design: Design, family: Any, link: Any, options: dict[str, Any]
+                 ) -> tuple[Design, Any, FloatArray, IrlsFit, IntArray, IntArray]:
+    """The fit with ``separation=`` applied: certified by the fit itself when it can be,
+    else checked by the linear program first (rows dropped, a warning or an error)."""
+    mode = options.get("separation", "drop")
+    checked = (mode != "none" and family.name in ("binomial", "poisson")
+               and options["control"] == "optimum" and np.isfinite(design.y).all()
+               and (design.y >= 0).all() and (family.name != "binomial" or (design.y <= 1).all()))
+    if checked:
+        offset = _training_offset(options["offset"], design)
+        try:
+            fit, kept, aliased = _irls_fit(design, family, link, offset, options)
+        except DataError:  # an invalid step: the linear program decides
+            fit = None
+        if fit is not None and _certified(fit, family.name):
+            none = find_separation(np.zeros((0, design.n_coef)), np.zeros(0), family.name,
+                                   design.column_names, design.row_labels[:0])
+            return design, none, offset, fit, kept, aliased
+    design, separation = handle_separation(design, family.name, mode)
+    offset = _training_offset(options["offset"], design)
+    fit, kept, aliased = _irls_fit(design, family, link, offset, options)
+    return design, separation, offset, fit, kept, aliased
+
+
+def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str) -> GlmResults:
+    """Fit a GLM to a built design with options from :func:`check_glm_options`."""
+    family, link = FAMILIES[options["family"]], LINKS[options["link"]]
+    with narrow_blas(design.n_coef):  # every product of the fit (see attnreg.threads)
+        design, separation, offset, fit, kept, aliased = _fit_checked(design, family, link,
+                                                                      options)
+    wt = np.ones(design.n_obs) if design.weights is None else design.weights
     if aliased.size:
         warn_user(f"{aliased.size} coefficient(s) not defined because of singularities "
                   f"(aliased columns: {', '.join(design.column_names[j] for j in aliased)})",
                   RankDeficiencyWarning)
     control = {"epsilon": options["epsilon"], "maxit": options["maxit"],
                "exact_r": options["control"] == "R"}
-    fit = irls(design.X[:, kept], design.y, wt, offset, family, link, **control)
     _warn_fit(fit, family.name)
     if design.intercept and np.any(offset != 0):  # R refits y ~ 1 with the offset
         null = irls(np.ones((design.n_obs, 1)), design.y, wt, offset, family, link,

@@ -158,3 +158,23 @@ def test_the_summary_reports_the_separated_rows() -> None:
     assert "kept: their estimates diverge" in str(kept.summary())
     clean = ar.attnreg("y ~ x", df, method="poisson")
     assert "separated" not in str(clean.summary())
+
+
+def test_a_fit_that_reaches_its_optimum_needs_no_linear_program(monkeypatch) -> None:
+    # a finite stationary point of the strictly concave likelihood proves there is no
+    # separation: the linear program is not run (and would fail the test if it were)
+    import attnreg.glm.registration as registration
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the linear program ran")
+
+    monkeypatch.setattr(registration, "handle_separation", refuse)
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"x": rng.normal(size=400), "z": rng.normal(size=400)})
+    df["y"] = (rng.random(400) < 1 / (1 + np.exp(-0.5 * df.x))).astype(float)
+    df["n"] = rng.poisson(np.exp(0.3 + 0.2 * df.z))
+    fit = ar.attnreg("y ~ x + z", df, method="logit")
+    assert fit.separation is not None and not fit.separation
+    assert not ar.attnreg("n ~ x + z", df, method="poisson").separation
+    with pytest.raises(AssertionError, match="linear program ran"):  # R's rule alone: checked
+        ar.attnreg("y ~ x + z", df, method="logit", control="R")
