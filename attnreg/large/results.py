@@ -42,6 +42,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning
 from attnreg.large.accumulate import RFactor
+from attnreg.large.hypotheses import ChunkedHypotheses
 from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
 from attnreg.linear.cluster_columns import ClusterCounts
@@ -57,12 +58,14 @@ def _plain(label: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class ChunkedResults(StudentInference, TidyGlance):
+class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
 
     ``tidy()`` and ``glance()`` are those of the in-memory fit
     (:class:`~attnreg.linear.tidy.TidyGlance`), and :func:`attnreg.etable` takes it as a
-    column; ``augment()``, which needs the rows, is not available.
+    column; ``wald_test()`` and ``t_test()`` are the in-memory fit's
+    (:class:`~attnreg.large.hypotheses.ChunkedHypotheses`), and :func:`attnreg.anova`
+    compares nested chunked fits; ``augment()``, which needs the rows, is refused.
 
     Attributes
     ----------

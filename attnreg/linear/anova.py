@@ -28,6 +28,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.anova_rss import check_summaries, nested_table
 from attnreg.linear.anova_wald import check_classical, wald_anova
 from attnreg.linear.scaling import column_exponents, multipliers
 from attnreg.report.ranova import anova_lines
@@ -189,6 +190,12 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
     if type not in (1, 2, 3) or isinstance(type, bool):
         raise OptionError(f"type must be 1 (sequential), 2 or 3, however: {type=}")
     if len(fits) == 1:
+        if not getattr(fits[0], "keeps_rows", True):
+            raise OptionError(
+                "the analysis of variance table of one chunked fit is not available: its "
+                "sequential and type II/III sums of squares need the QR of each sub-design "
+                "(the rows again); compare nested chunked fits, anova(small, big), from their "
+                "residual sums of squares, or test terms with fit.wald_test(term=[...])")
         if test != "F":
             raise OptionError("test applies to comparisons of nested fits; the table of one "
                               f"fit has F tests, however: {test=}")
@@ -200,6 +207,9 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
         raise OptionError("type applies to the table of one fit; nested fits are compared "
                           f"by their residual sums of squares, however: {type=}")
     check_classical(list(fits), "a comparison of nested fits")
+    if not all(getattr(f, "keeps_rows", True) for f in fits):
+        check_summaries(fits)  # fits that keep no rows (chunked): by their statistics
+        return _rss_table(list(fits), test)
     return _nested(list(fits), test)
 
 
@@ -345,31 +355,15 @@ def _nested(fits: list[LinearResults], test: str) -> AnovaTable:
         a, b = fits[i - 1], fits[i]
         small, big = (a, b) if a.df_resid >= b.df_resid else (b, a)
         _check_nested(small, big, i if small is a else i + 1, i + 1 if small is a else i)
+    return _rss_table(fits, test)
+
+
+def _rss_table(fits: list[Any], test: str) -> AnovaTable:
+    """The nested comparison from each fit's residual df and RSS (:mod:`anova_rss`)."""
     resdf = np.array([float(f.df_resid) for f in fits])
     rss = np.array([float(f.rss) for f in fits])
-    nan = math.nan
-    ddf = np.r_[nan, -np.diff(resdf)]
-    dss = np.r_[nan, -np.diff(rss)]
-    table = pd.DataFrame({"Res.Df": resdf, "RSS": rss, "Df": ddf, "Sum of Sq": dss},
-                         index=[str(i + 1) for i in range(len(fits))])
-    bigmodel = int(np.argmin(resdf))
-    scale = rss[bigmodel] / resdf[bigmodel] if resdf[bigmodel] > 0 else nan
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if test == "F":
-            F = (dss / ddf) / scale
-            F[(ddf == 0) | ~(F >= 0)] = nan
-            table["F"] = F
-            table["Pr(>F)"] = [float(stats.f.sf(f, abs(d), resdf[bigmodel]))
-                               if not math.isnan(f) else nan for f, d in zip(F, ddf, strict=True)]
-        else:
-            vals = dss / scale * np.sign(ddf)
-            vals[(ddf == 0) | ~(vals >= 0)] = nan
-            table["Pr(>Chi)"] = [float(stats.chi2.sf(v, abs(d))) if not math.isnan(v) else nan
-                                 for v, d in zip(vals, ddf, strict=True)]
-    width = len(str(len(fits)))
-    top = "\n".join(f"Model {str(i + 1).rjust(width)}: {f.design.formula}"
-                    for i, f in enumerate(fits))
-    return AnovaTable(table, ("Analysis of Variance Table\n", top), "nested")
+    formulas = [(f.design if getattr(f, "keeps_rows", True) else f.spec).formula for f in fits]
+    return AnovaTable(*nested_table(resdf, rss, formulas, test), "nested")
 
 
 def _check_comparable(first: LinearResults, fit: LinearResults, i: int) -> None:
