@@ -12,15 +12,15 @@ Per chunk, with Z = √w (X_kept − x̄) / d the centred, weighted, scaled colu
 R_z = U_R S Vᵀ of their R factor, the chunk's rows of the left singular vectors are
 U = Z V S⁻¹ (= Z R_z⁻¹ U_R, no inverse formed), the hat values h_i = w_i/Σw + Σ_k f_k U_ik²
 and the scores s_i = v_i [√w_i/Σw, U_i] (v the weighted residuals, divided by √(1 − h) for
-HC2 and by 1 − h for HC3). The meats are those of :mod:`attnreg.linear.inference` and
-:mod:`attnreg.linear.cluster`:
+HC2 and by 1 − h for HC3). A pass accumulates what a covariance's
+:class:`~attnreg.linear.scorestats.ScoreNeeds` asks for (the covariance itself, the middle
+matrix from these sums, is the registry's: :mod:`attnreg.large.covariance`):
 
-- HC0–HC3: Σ s_i s_iᵀ, accumulated per chunk;
-- HAC: Σ_l k_l (Γ_l + Γ_lᵀ) in row order: a partial keeps its first and last ``maxlags``
+- the cross-products Σ s_i s_iᵀ, accumulated per chunk, or with Bartlett lags
+  Σ_l k_l (Γ_l + Γ_lᵀ) in row order: a partial keeps its first and last ``maxlags``
   scores, so the lagged products across a chunk boundary are formed when partials merge;
-- cluster (one- and multi-way) and Driscoll–Kraay: score sums per cluster (per
-  intersection of the dimensions, per period), keyed by the cluster's value, so a cluster
-  spanning chunks is summed across them; the meats follow from the sums as in memory.
+- score sums per value of key columns (per cluster, per intersection of the dimensions,
+  per period), so a cluster spanning chunks is summed across them.
 
 Residual quantiles: the weighted residuals of the rows whose label hash is below
 2⁶⁴ · :data:`RESERVOIR_SIZE` / n are kept (a uniform sample of about that many rows, each
@@ -420,23 +420,18 @@ def frames_of(source: ChunkSource, spec: ChunkSpec, columns: list[str], label: s
             yield frame
 
 
-#: The accumulation ``pass_plan(res, kind)`` names: (residuals, cross-products).
-_KINDS = {"none": ("plain", False), "HC0": ("plain", True), "HC1": ("plain", True),
-          "HC2": ("HC2", True), "HC3": ("HC3", True), "HAC": ("plain", True),
-          "cluster": ("plain", False), "DK": ("plain", False)}
-
-
 def pass_plan(res: Any, kind: str = "none", maxlags: int = 0,
-              groups: tuple[tuple[str, ...], ...] = (), *, residuals: str | None = None,
+              groups: tuple[tuple[str, ...], ...] = (), *, residuals: str = "plain",
               cross: bool | None = None) -> PassPlan:
     """The :class:`PassPlan` of a chunked fit (see :mod:`passes`).
 
-    ``kind`` labels the pass; ``residuals`` and ``cross`` (what to accumulate) default to
-    those of a built-in covariance of that name (``"none"``: residual statistics only).
+    ``kind`` labels the pass (``"none"``: residual statistics only); what it accumulates is
+    given by a covariance's :class:`~attnreg.linear.scorestats.ScoreNeeds`
+    (:func:`attnreg.large.covariance.chunked_vcov`): the scores' ``residuals``, their
+    (``maxlags``-lagged) cross-products when ``cross`` (default: a labelled pass without
+    ``groups``) and their sums per value of the ``groups`` columns.
     """
-    default = _KINDS.get(kind, ("plain", False))
-    residuals = default[0] if residuals is None else residuals
-    cross = default[1] if cross is None else cross
+    cross = (kind != "none" and not groups) if cross is None else cross
     sp = res.spectrum
     coef = np.where(np.isnan(res.filtered.coef), 0.0, res.filtered.coef)
     G = sp.V / sp.s if sp.rank else np.zeros((sp.kept.size, 0))

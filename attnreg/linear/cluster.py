@@ -404,13 +404,10 @@ class _Cluster(CovarianceEstimator):
         S = group_score_sums(sp, v, ids.codes[:, 0], G)
         return S.T @ S
 
-    def check_streamed(self, options: dict[str, Any]) -> None:
-        """CR2 needs each cluster's block of the hat matrix: refused without the rows."""
-        if options.get("type") == "CR2":
-            raise OptionError("type='CR2' needs each cluster's block of the hat matrix, "
-                              "which a chunked fit does not form; use type='HC1' or 'HC0'")
+    streamed_refusal = ("type='CR2' needs each cluster's block of the hat matrix, which a "
+                        "chunked fit does not form; use type='HC1' or 'HC0'")
 
-    def bind_streamed(self, options: dict[str, Any], *, n_obs: int) -> VcovSpec:
+    def bind_streamed(self, options: dict[str, Any], *, n_obs: int | None) -> VcovSpec:
         bound = {**options, "cluster": column_names(options["cluster"])}
         return VcovSpec(self.name, options=tuple(sorted(bound.items())))
 
@@ -525,7 +522,7 @@ class _DriscollKraay(CovarianceEstimator):
         return VcovSpec(self.name, int(maxlags),
                         options=(("time", ids), ("type", options["type"])))
 
-    def bind_streamed(self, options: dict[str, Any], *, n_obs: int) -> VcovSpec:
+    def bind_streamed(self, options: dict[str, Any], *, n_obs: int | None) -> VcovSpec:
         names = column_names(options["time"], "time")
         if len(names) != 1:
             raise OptionError(f"time must be one column, however: time={options['time']!r}")

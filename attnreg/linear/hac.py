@@ -318,15 +318,9 @@ class HACEstimator(CovarianceEstimator):
                               f"({n_obs}), however: {maxlags=}")
         return VcovSpec("HAC", maxlags, options["adjust"], options=tuple(sorted(extra.items())))
 
-    def check_streamed(self, options: dict[str, Any]) -> None:
-        """A chunked fit's HAC is Bartlett with a fixed lag (the lagged cross-products of its
-        passes); kernels, bandwidth rules and prewhitening need the scores whole."""
-        if (options.get("kernel") is not None or options.get("prewhite")
-                or options.get("bandwidth") is not None
-                or isinstance(options.get("maxlags"), str)):
-            raise OptionError("a chunked fit's HAC is Bartlett with fixed maxlags, without "
-                              "prewhitening; kernel=, bandwidth=, prewhite= and "
-                              "maxlags='newey-west' need the fit in memory")
+    streamed_refusal = ("a chunked fit's HAC is Bartlett with fixed maxlags, without "
+                        "prewhitening; kernel=, bandwidth=, prewhite= and "
+                        "maxlags='newey-west' need the fit in memory")
 
     def score_needs(self, spec: VcovSpec) -> ScoreNeeds | None:
         """NeweyWest(lag = L, prewhite = FALSE): the Bartlett-lagged cross-products; None

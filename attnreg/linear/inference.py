@@ -8,6 +8,15 @@ prewhitening), :mod:`attnreg.linear.hc45` HC4, HC4m and HC5, and
 :mod:`attnreg.linear.cluster` the cluster-robust ones (``"cluster"``, ``"DK"``). A new
 covariance is one :func:`register_vcov` call.
 
+One layer for every fit: an estimator that states what it needs of the scores
+(:meth:`CovarianceEstimator.score_needs`: cross-products, lagged ones, sums per cluster or
+period; :mod:`attnreg.linear.scorestats`) and computes its middle matrix from them
+(:meth:`CovarianceEstimator.middle_from_scores`) serves the in-memory fit (the statistics
+from every row) and the chunked and dask fits (the statistics merged over their chunks,
+:mod:`attnreg.large.covariance`) with the same code. Estimators that need the rows whole
+(kernel HAC with bandwidth rules or prewhitening, HC4–HC5, CR2) override :meth:`middle`
+instead and are in-memory only.
+
 Every spectral fit is linear in the weighted response ỹ = sqrt(w) y:
 
     coef = M [c'ỹ ; U'ỹ],     c = sqrt(w)/Σw (intercept part),  U the left singular vectors,
@@ -149,9 +158,12 @@ class CovarianceEstimator:
     """One covariance estimator of the coefficients, as the spectral machinery uses it.
 
     A subclass sets :attr:`name` (and :attr:`aliases`, :attr:`option_names`) and
-    implements :meth:`middle` and :meth:`label`; :meth:`check` validates the options before
-    any work, :meth:`bind` resolves what needs the data (cluster ids, default lags), and
-    :meth:`df_inference` and :meth:`adjust_vcov` may be overridden. Register an instance
+    implements :meth:`score_needs` and :meth:`middle_from_scores` (then it works for
+    in-memory, chunked and dask fits), or :meth:`middle` alone (in-memory fits only), and
+    :meth:`label`; :meth:`check` validates the options before any work, :meth:`bind`
+    resolves what needs the data (cluster ids, default lags), :meth:`bind_streamed` and
+    :meth:`bind_stats` do that for a fit that keeps no rows (before and after its pass),
+    and :meth:`df_inference` and :meth:`adjust_vcov` may be overridden. Register an instance
     with :func:`register_vcov`.
 
     Examples
@@ -172,6 +184,9 @@ class CovarianceEstimator:
     #: Whether :meth:`middle` reads ``inputs.hat`` (the hat values are computed only then;
     #: otherwise ``inputs.hat`` is NaN).
     needs_hat: bool = True
+    #: Why options for which :meth:`score_needs` gives None are refused by a chunked fit
+    #: (empty: a message naming the covariances it computes).
+    streamed_refusal: str = ""
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         """Validate the options (no data needed); OptionError names the offending one."""
@@ -225,15 +240,19 @@ class CovarianceEstimator:
 
     def check_streamed(self, options: dict[str, Any]) -> None:
         """OptionError, before any pass over the rows, when the checked ``options`` need
-        every row (which a chunked fit cannot revisit), naming what to use instead."""
-        if not self.streamed:
-            usable = ", ".join(repr(e.name) for e in dict.fromkeys(VCOV_REGISTRY.values())
-                               if e.streamed)
-            raise OptionError(f"vcov {self.name!r} is not computed for a chunked fit (it "
-                              f"needs every row at once); use one of {usable} or fit the "
-                              "data in memory")
+        every row (which a chunked fit cannot revisit): :attr:`streamed_refusal`, or a
+        message naming the covariances to use instead."""
+        if self.streamed and self.score_needs(
+                self.bind_streamed(options, n_obs=None)) is not None:
+            return
+        if self.streamed_refusal:
+            raise OptionError(self.streamed_refusal)
+        usable = ", ".join(repr(e.name) for e in dict.fromkeys(VCOV_REGISTRY.values())
+                           if e.streamed)
+        raise OptionError(f"vcov {self.name!r} is not computed for a chunked fit (it needs "
+                          f"every row at once); use one of {usable} or fit the data in memory")
 
-    def bind_streamed(self, options: dict[str, Any], *, n_obs: int) -> VcovSpec:
+    def bind_streamed(self, options: dict[str, Any], *, n_obs: int | None) -> VcovSpec:
         """The :class:`VcovSpec` of checked ``options`` for a fit that keeps no rows (before
         its pass); :meth:`bind` without the design unless overridden (cluster ids are then
         the column names a pass reads)."""
