@@ -28,7 +28,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._tallqr import streaming_r
-from attnreg.linear.anova_rss import check_summaries, nested_table
+from attnreg.linear.anova_rss import check_summaries, formula_frame, nested_table
 from attnreg.linear.anova_wald import check_classical, wald_anova
 from attnreg.linear.scaling import column_exponents, multipliers
 from attnreg.report.ranova import anova_lines
@@ -102,10 +102,13 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
 
     Parameters
     ----------
-    *fits : LinearResults
-        One OLS/WLS fit: its table (``type`` 1, 2 or 3). Several: fits of the same response
-        on the same rows (and weights), each nested in the next or containing it, compared
-        in the order given as R's ``anova(m1, m2, m3)``.
+    *fits : LinearResults or ChunkedResults
+        One OLS/WLS fit: its table (``type`` 1, 2 or 3; a chunked fit's from its
+        accumulated R factor). Several: fits of the same response on the same rows (and
+        weights), each nested in the next or containing it, compared in the order given as
+        R's ``anova(m1, m2, m3)``; with a chunked or dask fit among them, by their
+        residual sums of squares, the rows checked by their number and total weight and
+        the nesting by coefficient names (:mod:`attnreg.linear.anova_rss`).
     test : {"F", "Chisq"}, optional
         Default "F". GLMs (fits with an ``analysis_of_deviance`` method) go there: R's
         ``anova(glm, test=)``, test None (no test), "Chisq", "LRT" or "F".
@@ -190,12 +193,6 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
     if type not in (1, 2, 3) or isinstance(type, bool):
         raise OptionError(f"type must be 1 (sequential), 2 or 3, however: {type=}")
     if len(fits) == 1:
-        if not getattr(fits[0], "keeps_rows", True):
-            raise OptionError(
-                "the analysis of variance table of one chunked fit is not available: its "
-                "sequential and type II/III sums of squares need the QR of each sub-design "
-                "(the rows again); compare nested chunked fits, anova(small, big), from their "
-                "residual sums of squares, or test terms with fit.wald_test(term=[...])")
         if test != "F":
             raise OptionError("test applies to comparisons of nested fits; the table of one "
                               f"fit has F tests, however: {test=}")
@@ -222,7 +219,10 @@ def type_name(obj: Any) -> str:
 def _r_factor(fit: LinearResults, cols: IntArray, centred: bool) -> FloatArray:
     """R of the QR of [sqrt(w) X[:, cols] | sqrt(w) y], shape (k+1, k+1), the columns (and
     y) centred at the weighted means when ``centred``; on the spectrum's rescaled response,
-    each column multiplied by a power of two first (exact)."""
+    each column multiplied by a power of two first (exact). A fit that keeps no rows (a
+    chunked fit) forms it from its accumulated R factor."""
+    if not getattr(fit, "keeps_rows", True):
+        return np.asarray(fit.sub_design_r(cols, centred))
     sp, X = fit.spectrum, fit.design.X
     center = sp.center if centred else np.zeros(X.shape[1])
     sqrt_w = sp.sqrt_w if sp.weighted else None
@@ -240,7 +240,7 @@ def _rss_of(fit: LinearResults, cols: IntArray) -> float:
 
 def _term_columns(fit: LinearResults) -> list[tuple[str, list[int]]]:
     """The formula's terms with their design columns, in design order."""
-    info = fit.design.design_info
+    info = fit._term_info
     n = len(fit.names)
     return [(name, list(range(*sl.indices(n)))) for name, sl in info.term_name_slices.items()]
 
@@ -263,7 +263,7 @@ def _check_perfect(fit: LinearResults, mss_s: float) -> None:
 
 
 def _heading_response(fit: LinearResults) -> str:
-    return f"Response: {fit.design.response_name}"
+    return f"Response: {formula_frame(fit).response_name}"
 
 
 # ------------------------------------------------------------------------ sequential
@@ -313,7 +313,7 @@ def _marginal(fit: LinearResults, type: int) -> AnovaTable:
     terms = _term_columns(fit)
     if not fit.vcov_spec.estimator.classical:
         return AnovaTable(*wald_anova(fit, type, terms))
-    factors = {t.name(): frozenset(t.factors) for t in fit.design.design_info.terms}
+    factors = {t.name(): frozenset(t.factors) for t in fit._term_info.terms}
     all_cols = [j for _, cols in terms for j in cols]
     full = _rss_of(fit, np.asarray(all_cols, dtype=np.int64))
     labels, ss_s, df = [], [], []
@@ -362,7 +362,7 @@ def _rss_table(fits: list[Any], test: str) -> AnovaTable:
     """The nested comparison from each fit's residual df and RSS (:mod:`anova_rss`)."""
     resdf = np.array([float(f.df_resid) for f in fits])
     rss = np.array([float(f.rss) for f in fits])
-    formulas = [(f.design if getattr(f, "keeps_rows", True) else f.spec).formula for f in fits]
+    formulas = [formula_frame(f).formula for f in fits]
     return AnovaTable(*nested_table(resdf, rss, formulas, test), "nested")
 
 

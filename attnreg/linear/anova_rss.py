@@ -31,7 +31,7 @@ from scipy import stats
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 
-__all__ = ["SAME_SUM_RTOL", "check_summaries", "nested_table"]
+__all__ = ["SAME_SUM_RTOL", "check_summaries", "formula_frame", "nested_table"]
 
 #: Σw of two fits of the same rows, summed in other orders (chunks), agrees to this
 SAME_SUM_RTOL = 1e-10
@@ -81,7 +81,7 @@ def nested_table(resdf: FloatArray, rss: FloatArray, formulas: Sequence[str],
     return table, ("Analysis of Variance Table\n", top)
 
 
-def _frame(fit: Any) -> Any:
+def formula_frame(fit: Any) -> Any:
     """What a fit knows of its formula: the in-memory design, or a chunked fit's spec."""
     return fit.design if getattr(fit, "keeps_rows", True) else fit.spec
 
@@ -94,9 +94,9 @@ def _estimable_names(fit: Any) -> list[str]:
 def check_summaries(fits: Sequence[Any]) -> None:
     """OptionError unless the fits model one response on as many rows of the same total
     weight, and each is nested in the next or contains it (by coefficient names)."""
-    first = _frame(fits[0])
+    first = formula_frame(fits[0])
     for i, fit in enumerate(fits[1:], start=2):
-        frame = _frame(fit)
+        frame = formula_frame(fit)
         if frame.response_name != first.response_name:
             raise OptionError(f"the fits have different responses: fit 1 models "
                               f"{first.response_name!r}, fit {i} models "
@@ -114,6 +114,6 @@ def check_summaries(fits: Sequence[Any]) -> None:
         if outside:
             raise OptionError(
                 f"the fits are not nested: coefficient(s) {', '.join(outside)} of fit "
-                f"{i_small} ({_frame(small).formula}) are not coefficients of fit {i_big} "
-                f"({_frame(big).formula}); fits that keep no rows (chunked) are nested when "
+                f"{i_small} ({formula_frame(small).formula}) are not coefficients of fit {i_big} "
+                f"({formula_frame(big).formula}); fits that keep no rows (chunked) are nested when "
                 "the smaller one's coefficients are among the bigger one's")

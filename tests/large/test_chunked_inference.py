@@ -2,7 +2,9 @@
 
 A covariance registered once works on both kinds of fit (its middle matrix computed from the
 score statistics the in-memory rows or the chunk passes give), and ``wald_test``,
-``t_test`` and ``anova`` of nested fits on chunked and dask fits equal the in-memory fit's.
+``t_test``, ``anova`` of nested fits and the analysis of variance tables of one fit
+(sequential, type II and III, from the accumulated R factor) on chunked and dask fits equal
+the in-memory fit's.
 
 Tolerances: under the classical covariance a chunked fit equals the in-memory fit to
 RTOL_EXACT (tests/large/test_chunked.py: both are float64 closed forms of one
@@ -190,14 +192,36 @@ def test_anova_of_dask_fits_equals_the_in_memory_table() -> None:
     assert w.df == wm.df == (2.0, 39.0)  # G − 1 = 39 clusters' df, as in memory
 
 
+@pytest.mark.parametrize("formula", [FORMULA + " + z:C(g)", "y ~ x + z - 1"])
+@pytest.mark.parametrize("opts", [{}, {"weights": "w"}], ids=["ols", "wls"])
+def test_anova_table_of_one_chunked_fit_equals_the_in_memory_one(formula, opts) -> None:
+    rows = ROWS.assign(x=ROWS.x + 50.0)  # an offset: type III's uncentred sub-designs
+    mem = ar.attnreg(formula, rows, **opts)
+    fit = ar.attnreg(formula, rows, chunk_rows=CHUNK, **opts)
+    for type in (1, 2, 3):  # sums of squares from the accumulated R factor alone
+        a, am = fit.anova(type=type), mem.anova(type=type)
+        assert a.kind == am.kind and a.heading == am.heading
+        assert list(a.table.index) == list(am.table.index)
+        np.testing.assert_allclose(a.table.to_numpy(), am.table.to_numpy(), rtol=RTOL_EXACT)
+    robust = ar.anova(fit.with_vcov("HC1"), type=2)  # Wald F tests under the covariance
+    np.testing.assert_allclose(robust.table.to_numpy(),
+                               ar.anova(mem.with_vcov("HC1"), type=2).table.to_numpy(),
+                               rtol=RTOL_ROBUST)
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.RankDeficiencyWarning")
+def test_sequential_table_of_a_rank_deficient_chunked_fit_drops_the_aliased_column() -> None:
+    rows = ROWS.assign(x2=2.0 * ROWS.x)
+    mem = ar.attnreg("y ~ x + x2 + z", rows)
+    fit = ar.attnreg("y ~ x + x2 + z", rows, chunk_rows=CHUNK)
+    a, am = fit.anova(), mem.anova()
+    assert list(a.table.index) == list(am.table.index) == ["x", "z", "Residuals"]
+    np.testing.assert_allclose(a.table.to_numpy(), am.table.to_numpy(), rtol=RTOL_EXACT)
+
+
 def test_anova_refusals_say_why_and_what_to_do() -> None:
     _, small = _fits(SMALL)
     _, big = _fits()
-    with pytest.raises(OptionError, match=r"table of one chunked fit is not available.*"
-                                          r"anova\(small, big\).*wald_test\(term="):
-        ar.anova(big)
-    with pytest.raises(OptionError, match=r"table of one chunked fit"):
-        big.anova()
     other = ar.attnreg("y ~ z", ROWS, chunk_rows=CHUNK)
     with pytest.raises(OptionError, match=r"not nested: coefficient\(s\) x of fit 1 \(y ~ x\) "
                                           r"are not coefficients of fit 2 \(y ~ z\)"):
