@@ -247,3 +247,17 @@ def test_augment_is_refused_with_what_to_use_instead() -> None:
                                           r".*keeps only .* not its rows; use "
                                           r"fit\.predict\(rows\)"):
         fit.augment()
+
+
+def test_tests_and_tables_of_an_unpickled_chunked_fit() -> None:
+    """What the tests and tables read (the terms, the R factor, the covariance's middle
+    matrix and its cluster counts) travels with the pickle: no rows are read again."""
+    mem, fit = _fits()
+    fit = fit.with_vcov("cluster", cluster="firm")
+    back = pickle.loads(pickle.dumps(fit))
+    assert back.source is None  # a fit of data in memory keeps no source when pickled
+    w = back.wald_test(term="C(g)")
+    assert w.statistic == fit.wald_test(term="C(g)").statistic
+    assert w.covariance == mem.with_vcov("cluster", cluster="firm").vcov_spec.label()
+    np.testing.assert_array_equal(back.anova(type=3).table.to_numpy(),
+                                  fit.anova(type=3).table.to_numpy())
