@@ -222,7 +222,8 @@ def _r_factor(fit: LinearResults, cols: IntArray, centred: bool) -> FloatArray:
     each column multiplied by a power of two first (exact). A fit that keeps no rows (a
     chunked fit) forms it from its accumulated R factor."""
     if not getattr(fit, "keeps_rows", True):
-        return np.asarray(fit.sub_design_r(cols, centred))
+        chunked: Any = fit
+        return np.asarray(chunked.sub_design_r(cols, centred))
     sp, X = fit.spectrum, fit.design.X
     center = sp.center if centred else np.zeros(X.shape[1])
     sqrt_w = sp.sqrt_w if sp.weighted else None
