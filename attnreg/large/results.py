@@ -336,8 +336,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     @cached_property
     def f_test(self) -> Any:
         """Overall F test: R's F (classical), or the Wald F under a robust covariance."""
-        from attnreg.linear.cluster import wald_from_vcov
-        from attnreg.linear.inference import vcov_scaled, wald_f
+        from attnreg.linear.coefficients import slopes_wald
         from attnreg.linear.results import FTest
 
         df1, df2 = self.df_model, self.df_resid
@@ -350,13 +349,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
                 return FTest(math.inf, float(df1), float(df2), 0.0)
             stat = ((tss - rss) / df1) / (rss / df2)
             return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
-        Vz, E = self._vcov_z
-        raw, _ = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
-        if np.array_equal(raw, Vz, equal_nan=True):
-            stat, q = wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
-        else:
-            stat, q = wald_from_vcov(Vz, E, self.filtered.coef,
-                                     np.asarray(self.spectrum.kept, dtype=np.int64))
+        stat, q = slopes_wald(self)  # the in-memory fit's Wald F of the slopes
         df2 = self.df_inference
         return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
 
@@ -368,7 +361,12 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
 
         Parameters
         ----------
-        kind : {"classical", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "DK"}
+        kind : str
+            A covariance of :data:`~attnreg.linear.inference.VCOV_REGISTRY` that is computed
+            from score statistics (:mod:`attnreg.large.covariance`): ``"classical"``,
+            ``"HC0"``–``"HC3"``, ``"HAC"`` (Bartlett, fixed lag), ``"cluster"`` (``"HC1"``
+            or ``"HC0"``), ``"DK"``, and any registered one that implements
+            :meth:`~attnreg.linear.inference.CovarianceEstimator.score_needs`.
         maxlags : int, optional
             HAC / Driscoll–Kraay lags (HAC default floor(4 (n/100)^(2/9)), DK floor(T^(1/4))).
         adjust : bool
@@ -388,8 +386,9 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
         Raises
         ------
         OptionError
-            Unknown covariance or option (named, before any work); ``type="CR2"`` (needs
-            each cluster's block of the hat matrix); no source to read.
+            Unknown covariance or option (named, before any work); one that needs every
+            row at once (HC4–HC5, HAC kernels or prewhitening, ``type="CR2"``: each
+            cluster's block of the hat matrix); no source to read.
         """
         from attnreg.large.covariance import chunked_vcov
 
