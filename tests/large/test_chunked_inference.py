@@ -108,6 +108,16 @@ def test_a_covariance_registered_once_works_in_memory_and_chunked(toy_registry) 
     np.testing.assert_array_equal(back.std_err, toy_fit.std_err)
 
 
+def test_a_registered_covariance_on_a_dask_fit(toy_registry) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    fit = ar.attnreg(FORMULA, dd.from_pandas(ROWS, npartitions=3), scheduler="sync",
+                     vcov="toy_doubled_hc0")  # the pass's plan holds no estimator
+    mem = ar.attnreg(FORMULA, ROWS).with_vcov("toy_doubled_hc0")
+    np.testing.assert_allclose(fit.std_err, mem.std_err, rtol=RTOL_EXACT)
+    assert fit.wald_test(term="C(g)").statistic == pytest.approx(
+        mem.wald_test(term="C(g)").statistic, rel=RTOL_ROBUST)
+
+
 def test_a_covariance_that_needs_every_row_is_refused_before_the_pass(toy_registry) -> None:
     mem, fit = _fits()
     assert np.isfinite(mem.with_vcov("toy_rows_only").std_err).all()
@@ -115,6 +125,9 @@ def test_a_covariance_that_needs_every_row_is_refused_before_the_pass(toy_regist
                                           r"chunked fit \(it needs every row at once\); use "
                                           r"one of 'classical', .*'toy_doubled_hc0'"):
         fit.with_vcov("toy_rows_only")
+    with pytest.raises(OptionError, match=r"vcov 'toy_rows_only' is not computed for a "
+                                          r"chunked fit"):
+        ar.attnreg(FORMULA, ROWS, chunk_rows=CHUNK, vcov="toy_rows_only")
 
 
 # ------------------------------------------------------------------ Wald and t tests
