@@ -435,7 +435,7 @@ def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[st
 
 def _check_vcov_chunked(checked: dict[str, Any]) -> None:
     """A covariance the chunk passes cannot compute, refused before the first pass."""
-    from attnreg.large.results import check_chunked_vcov
+    from attnreg.large.covariance import check_chunked_vcov
     from attnreg.linear.inference import check_vcov_options, get_vcov
 
     vcov = checked.get("vcov", "classical")
