@@ -450,7 +450,7 @@ def check_request_rows(request: Any) -> None:
 
 def _check_vcov_chunked(checked: dict[str, Any]) -> None:
     """A covariance the chunk passes cannot compute, refused before the first pass."""
-    from attnreg.large.results import check_chunked_vcov
+    from attnreg.large.covariance import check_chunked_vcov
     from attnreg.linear.inference import check_vcov_options, get_vcov
 
     vcov = checked.get("vcov", "classical")

@@ -12,15 +12,15 @@ Per chunk, with Z = √w (X_kept − x̄) / d the centred, weighted, scaled colu
 R_z = U_R S Vᵀ of their R factor, the chunk's rows of the left singular vectors are
 U = Z V S⁻¹ (= Z R_z⁻¹ U_R, no inverse formed), the hat values h_i = w_i/Σw + Σ_k f_k U_ik²
 and the scores s_i = v_i [√w_i/Σw, U_i] (v the weighted residuals, divided by √(1 − h) for
-HC2 and by 1 − h for HC3). The meats are those of :mod:`attnreg.linear.inference` and
-:mod:`attnreg.linear.cluster`:
+HC2 and by 1 − h for HC3). A pass accumulates what a covariance's
+:class:`~attnreg.linear.scorestats.ScoreNeeds` asks for (the covariance itself, the middle
+matrix from these sums, is the registry's: :mod:`attnreg.large.covariance`):
 
-- HC0–HC3: Σ s_i s_iᵀ, accumulated per chunk;
-- HAC: Σ_l k_l (Γ_l + Γ_lᵀ) in row order: a partial keeps its first and last ``maxlags``
+- the cross-products Σ s_i s_iᵀ, accumulated per chunk, or with Bartlett lags
+  Σ_l k_l (Γ_l + Γ_lᵀ) in row order: a partial keeps its first and last ``maxlags``
   scores, so the lagged products across a chunk boundary are formed when partials merge;
-- cluster (one- and multi-way) and Driscoll–Kraay: score sums per cluster (per
-  intersection of the dimensions, per period), keyed by the cluster's value, so a cluster
-  spanning chunks is summed across them; the meats follow from the sums as in memory.
+- score sums per value of key columns (per cluster, per intersection of the dimensions,
+  per period), so a cluster spanning chunks is summed across them.
 
 Residual quantiles: the weighted residuals of the rows whose label hash is below
 2⁶⁴ · :data:`RESERVOIR_SIZE` / n are kept (a uniform sample of about that many rows, each
@@ -52,6 +52,7 @@ from attnreg.formula.builder import check_finite
 from attnreg.large.accumulate import ChunkDesign, Incomplete, chunk_columns, chunk_design
 from attnreg.large.columns import ChunkColumns
 from attnreg.linear._tallqr import column_span
+from attnreg.linear.scorestats import residual_scale
 from attnreg.large.sources import ChunkSource
 from attnreg.large.spec import ChunkSpec
 
@@ -86,13 +87,17 @@ class PassPlan:
     sum_w : float
     intercept : bool
     kind : str
-        ``"none"`` (residual statistics only), ``"HC0"``–``"HC3"``, ``"HAC"``, ``"cluster"``
-        or ``"DK"``.
+        What the pass is for, in words (its progress label: ``"none"`` for residual
+        statistics only, else the covariance's name).
     maxlags : int
-        HAC lags.
+        Bartlett lags of the cross-products.
     groups : tuple of tuple of str
-        Cluster: the key columns of each intersection of the dimensions (one-way: one), DK:
-        the time column.
+        The key columns of each intersection whose score sums are wanted (one-way
+        clustering: one; Driscoll–Kraay: the time column).
+    residuals : {"plain", "HC2", "HC3"}
+        The residuals of the scores (:data:`attnreg.linear.scorestats.RESIDUAL_SCALES`).
+    cross : bool
+        Whether the (lagged) cross-products of the scores are accumulated.
     sample_below : int
         Rows whose label hash is at most this are kept for the residual quantiles
         (2⁶⁴ − 1: every row).
@@ -111,6 +116,13 @@ class PassPlan:
     maxlags: int = 0
     groups: tuple[tuple[str, ...], ...] = ()
     sample_below: int = 2**64 - 1
+    residuals: str = "plain"
+    cross: bool = False
+
+    @property
+    def scores(self) -> bool:
+        """Whether the pass forms the scores (for cross-products or group sums)."""
+        return self.cross or bool(self.groups)
 
     @property
     def width(self) -> int:
@@ -355,7 +367,7 @@ def _chunk_part(plan: PassPlan, frame: pd.DataFrame, chunk: ChunkDesign) -> Meat
     width = plan.width
     if chunk.n_obs == 0:
         return MeatPart.empty(width, plan.maxlags)
-    rw, hat, basis = chunk_scores(plan, chunk, basis=plan.kind != "none")
+    rw, hat, basis = chunk_scores(plan, chunk, basis=plan.scores)
     if plan.sample_below >= 2**64 - 1:
         sample = rw.copy()
     else:
@@ -365,20 +377,21 @@ def _chunk_part(plan: PassPlan, frame: pd.DataFrame, chunk: ChunkDesign) -> Meat
                     resid_max=float(rw.max()), sample=(sample,), hat_max=float(hat[i]),
                     hat_max_label=chunk.labels[i], meat=np.zeros((width, width)),
                     head=np.zeros((0, width)), tail=np.zeros((0, width)), maxlags=plan.maxlags)
-    kind = plan.kind
-    if kind == "none":
+    if not plan.scores:
         return part
     assert basis is not None
-    if kind in ("HC0", "HC1", "HC2", "HC3"):
-        v = rw / np.sqrt(1.0 - hat) if kind == "HC2" else rw / (1.0 - hat) if kind == "HC3" else rw
+    v = residual_scale(plan.residuals, rw, hat)
+    if plan.cross and not plan.maxlags and not plan.groups:
         scores = np.multiply(basis, v[:, None], out=basis)
         return replace(part, meat=scores.T @ scores)
-    scores = basis * rw[:, None]  # a copy: the scratch basis is reused
-    if kind == "HAC":
+    scores = basis * v[:, None]  # a copy: the scratch basis is reused
+    if plan.cross:
         L = plan.maxlags
-        return replace(part, meat=_lagged(scores, L), head=scores[:L].copy(),
+        part = replace(part, meat=_lagged(scores, L), head=scores[:L].copy(),
                        tail=scores[max(0, scores.shape[0] - L):].copy())
-    # cluster / DK: score sums per key
+    if not plan.groups:
+        return part
+    # score sums per key
     sums = []
     for cols in plan.groups:
         keys_frame = {}
@@ -408,8 +421,17 @@ def frames_of(source: ChunkSource, spec: ChunkSpec, columns: list[str], label: s
 
 
 def pass_plan(res: Any, kind: str = "none", maxlags: int = 0,
-              groups: tuple[tuple[str, ...], ...] = ()) -> PassPlan:
-    """The :class:`PassPlan` of a chunked fit for a covariance ``kind`` (see :mod:`passes`)."""
+              groups: tuple[tuple[str, ...], ...] = (), *, residuals: str = "plain",
+              cross: bool | None = None) -> PassPlan:
+    """The :class:`PassPlan` of a chunked fit (see :mod:`passes`).
+
+    ``kind`` labels the pass (``"none"``: residual statistics only); what it accumulates is
+    given by a covariance's :class:`~attnreg.linear.scorestats.ScoreNeeds`
+    (:func:`attnreg.large.covariance.chunked_vcov`): the scores' ``residuals``, their
+    (``maxlags``-lagged) cross-products when ``cross`` (default: a labelled pass without
+    ``groups``) and their sums per value of the ``groups`` columns.
+    """
+    cross = (kind != "none" and not groups) if cross is None else cross
     sp = res.spectrum
     coef = np.where(np.isnan(res.filtered.coef), 0.0, res.filtered.coef)
     G = sp.V / sp.s if sp.rank else np.zeros((sp.kept.size, 0))
@@ -418,7 +440,7 @@ def pass_plan(res: Any, kind: str = "none", maxlags: int = 0,
     return PassPlan(spec=res.spec, coef=coef, kept=sp.kept, center=sp.center,
                     scale=sp.scale[sp.kept], G=G, f=res.filtered.f, sum_w=sp.sum_w,
                     intercept=sp.intercept is not None, kind=kind, maxlags=maxlags,
-                    groups=groups, sample_below=int(below))
+                    groups=groups, sample_below=int(below), residuals=residuals, cross=cross)
 
 
 def run_pass(plan: PassPlan, source: ChunkSource, *, progress: bool = False) -> MeatPart:

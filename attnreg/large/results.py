@@ -40,75 +40,17 @@ from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
-from attnreg.exceptions import InferenceWarning, OptionError
+from attnreg.exceptions import InferenceWarning
 from attnreg.large.accumulate import RFactor
+from attnreg.large.hypotheses import ChunkedHypotheses
 from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
+from attnreg.linear.cluster_columns import ClusterCounts
+from attnreg.linear.scorestats import ScoreStats
 from attnreg.linear.tidy import TidyGlance
 from attnreg.linear.tstats import StudentInference
 
 __all__ = ["ChunkedResults", "ClusterCounts"]
-
-_HC = ("HC0", "HC1", "HC2", "HC3")
-
-
-@dataclass(frozen=True)
-class ClusterCounts:
-    """What the covariance labels and degrees of freedom need of the clusters of a chunked fit.
-
-    Attributes
-    ----------
-    names : tuple of str
-        The cluster (or time) columns.
-    n_clusters : tuple of int
-        Clusters per dimension.
-    """
-
-    names: tuple[str, ...]
-    n_clusters: tuple[int, ...]
-
-    @property
-    def n_dims(self) -> int:
-        """Number of dimensions."""
-        return len(self.names)
-
-
-def _cluster_columns(cluster: Any, what: str = "cluster") -> tuple[str, ...]:
-    if isinstance(cluster, str):
-        names = tuple(p.strip() for p in cluster.split("+"))
-    elif isinstance(cluster, (list, tuple)) and all(isinstance(c, str) for c in cluster):
-        names = tuple(cluster)
-    else:
-        raise OptionError(f"{what} of a chunked fit must name columns of the data ('firm', "
-                          f"'firm + year' or a list of names), however: type({what}) is "
-                          f"{type(cluster).__name__}")
-    if not names or not all(names):
-        raise OptionError(f"{what} must name at least one column, however: {what}={cluster!r}")
-    return names
-
-
-def check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
-    """OptionError for a covariance (or HAC option) the chunk passes do not compute."""
-    if checked.get("df") == math.inf:
-        raise OptionError("df=np.inf (z and chi-squared tests) is not available for a chunked "
-                          "fit; fit the data in memory, or use the t statistics' p-values")
-    if name not in ("classical", *_HC, "HAC", "cluster", "DK"):
-        raise OptionError(f"vcov {name!r} is not computed for a chunked fit; use one of "
-                          "'HC0'-'HC3', 'HAC', 'cluster', 'DK' or fit the data in memory")
-    if name == "HAC" and (checked.get("kernel") is not None or checked.get("prewhite")
-                          or checked.get("bandwidth") is not None
-                          or isinstance(checked.get("maxlags"), str)):
-        raise OptionError("a chunked fit's HAC is Bartlett with fixed maxlags, without "
-                          "prewhitening; kernel=, bandwidth=, prewhite= and maxlags='newey-west' "
-                          "need the fit in memory")
-
-
-def _intersections(names: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    import itertools
-
-    return tuple(s for size in range(1, len(names) + 1)
-                 for s in itertools.combinations(names, size))
-
 
 def _plain(label: Any) -> Any:
     """A row label as Python prints it (``123`` rather than ``np.int64(123)``)."""
@@ -116,12 +58,14 @@ def _plain(label: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class ChunkedResults(StudentInference, TidyGlance):
+class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
 
     ``tidy()`` and ``glance()`` are those of the in-memory fit
     (:class:`~attnreg.linear.tidy.TidyGlance`), and :func:`attnreg.etable` takes it as a
-    column; ``augment()``, which needs the rows, is not available.
+    column; ``wald_test()`` and ``t_test()`` are the in-memory fit's
+    (:class:`~attnreg.large.hypotheses.ChunkedHypotheses`), and :func:`attnreg.anova`
+    compares nested chunked fits; ``augment()``, which needs the rows, is refused.
 
     Attributes
     ----------
@@ -341,16 +285,28 @@ class ChunkedResults(StudentInference, TidyGlance):
 
     # ------------------------------------------------------------ inference
     @cached_property
+    def score_stats(self) -> ScoreStats:
+        """The fit's sizes and residual variance, as the covariance estimators read them
+        (:class:`~attnreg.linear.scorestats.ScoreStats` without score sums: those come from
+        the pass of :meth:`with_vcov`)."""
+        sp = self.spectrum
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sigma2 = float(np.sqrt(self.rss / self.df_resid)) ** 2 if self.df_resid > 0 \
+                else float("nan")
+        return ScoreStats(n_obs=self.nobs, df_resid=float(self.df_resid), sigma2=sigma2,
+                          sum_w=float(sp.sum_w), intercept=sp.intercept is not None,
+                          rank=int(sp.rank))
+
+    @cached_property
     def _middle(self) -> FloatArray:
+        """The middle matrix of the covariance in use: computed by :meth:`with_vcov`'s pass,
+        or (a covariance of σ² alone, e.g. the classical one) from :attr:`score_stats`."""
         sp = self.spectrum
         if not self._df_ok:
             return np.full((1 + sp.rank,) * 2, np.nan)
-        if self.vcov_spec.estimator.classical or self.middle_robust is None:
-            sigma2 = float(np.sqrt(self.rss / self.df_resid)) ** 2
-            middle = np.eye(1 + sp.rank) * sigma2
-            middle[0, 0] = sigma2 / sp.sum_w if sp.intercept is not None else 0.0
-            return middle
-        return self.middle_robust
+        if self.middle_robust is not None:
+            return self.middle_robust
+        return self.vcov_spec.estimator.middle_from_scores(self.vcov_spec, self.score_stats)
 
     @cached_property
     def _vcov_z(self) -> tuple[FloatArray, IntArray]:
@@ -380,8 +336,7 @@ class ChunkedResults(StudentInference, TidyGlance):
     @cached_property
     def f_test(self) -> Any:
         """Overall F test: R's F (classical), or the Wald F under a robust covariance."""
-        from attnreg.linear.cluster import wald_from_vcov
-        from attnreg.linear.inference import vcov_scaled, wald_f
+        from attnreg.linear.coefficients import slopes_wald
         from attnreg.linear.results import FTest
 
         df1, df2 = self.df_model, self.df_resid
@@ -394,13 +349,7 @@ class ChunkedResults(StudentInference, TidyGlance):
                 return FTest(math.inf, float(df1), float(df2), 0.0)
             stat = ((tss - rss) / df1) / (rss / df2)
             return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
-        Vz, E = self._vcov_z
-        raw, _ = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
-        if np.array_equal(raw, Vz, equal_nan=True):
-            stat, q = wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
-        else:
-            stat, q = wald_from_vcov(Vz, E, self.filtered.coef,
-                                     np.asarray(self.spectrum.kept, dtype=np.int64))
+        stat, q = slopes_wald(self)  # the in-memory fit's Wald F of the slopes
         df2 = self.df_inference
         return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
 
@@ -412,7 +361,12 @@ class ChunkedResults(StudentInference, TidyGlance):
 
         Parameters
         ----------
-        kind : {"classical", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "DK"}
+        kind : str
+            A covariance of :data:`~attnreg.linear.inference.VCOV_REGISTRY` that is computed
+            from score statistics (:mod:`attnreg.large.covariance`): ``"classical"``,
+            ``"HC0"``–``"HC3"``, ``"HAC"`` (Bartlett, fixed lag), ``"cluster"`` (``"HC1"``
+            or ``"HC0"``), ``"DK"``, and any registered one that implements
+            :meth:`~attnreg.linear.inference.CovarianceEstimator.score_needs`.
         maxlags : int, optional
             HAC / Driscoll–Kraay lags (HAC default floor(4 (n/100)^(2/9)), DK floor(T^(1/4))).
         adjust : bool
@@ -432,100 +386,14 @@ class ChunkedResults(StudentInference, TidyGlance):
         Raises
         ------
         OptionError
-            Unknown covariance or option (named, before any work); ``type="CR2"`` (needs
-            each cluster's block of the hat matrix); no source to read.
+            Unknown covariance or option (named, before any work); one that needs every
+            row at once (HC4–HC5, HAC kernels or prewhitening, ``type="CR2"``: each
+            cluster's block of the hat matrix); no source to read.
         """
-        from attnreg.large.passes import pass_plan, run_pass
-        from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov
+        from attnreg.large.covariance import chunked_vcov
 
-        checked = check_vcov_options(kind, maxlags=maxlags, adjust=adjust, **options)
-        name = get_vcov(kind).name
-        check_chunked_vcov(name, checked)
-        source = self.source if data is None else self._reread(data)
-        if source is None:
-            if name == "classical" and self.stats is not None:
-                return self._with(vcov_spec=VcovSpec("classical"), middle_robust=None)
-            raise OptionError(f"with_vcov({kind!r}) reads the rows again, but this fit does not "
-                              f"keep its source ({self.source_description}): pass data=")
-        groups: tuple[tuple[str, ...], ...] = ()
-        L = 0
-        if name == "HAC":
-            L = checked["maxlags"]
-            if L is None:
-                L = int(np.floor(4 * (self.nobs / 100.0) ** (2.0 / 9.0)))
-            if self.nobs <= L:
-                raise OptionError(f"maxlags must be smaller than the number of observations "
-                                  f"({self.nobs}), however: maxlags={L}")
-        elif name == "cluster":
-            if checked["type"] == "CR2":
-                raise OptionError("type='CR2' needs each cluster's block of the hat matrix, "
-                                  "which a chunked fit does not form; use type='HC1' or 'HC0'")
-            groups = _intersections(_cluster_columns(checked["cluster"]))
-        elif name == "DK":
-            groups = (_cluster_columns(checked["time"], "time"),)
-            if len(groups[0]) != 1:
-                raise OptionError(f"time must be one column, however: time={checked['time']!r}")
-        plan_kind = name if name != "classical" else "none"
-        for g in groups:
-            for col in g:
-                if col not in source.columns:
-                    raise OptionError(f"{name} column {col!r} is not a column of the data "
-                                      f"({source.description})")
-        plan = pass_plan(self, plan_kind, L, groups)
-        part = run_pass(plan, source, progress=progress)
-        base = self._with(stats=part)  # the exact RSS of this pass
-        df = base.df_resid
-        n = base.nobs
-        if name == "classical":
-            return base._with(vcov_spec=VcovSpec("classical"), middle_robust=None)
-        if name in _HC:
-            meat = np.array(part.meat)
-            if name == "HC1":
-                meat *= n / df if df > 0 else np.nan
-            return base._with(vcov_spec=VcovSpec(name), middle_robust=meat)
-        if name == "HAC":
-            meat = np.array(part.meat)
-            if checked["adjust"]:
-                meat *= n / df if df > 0 else np.nan
-            return base._with(vcov_spec=VcovSpec("HAC", int(L), bool(checked["adjust"])),
-                              middle_robust=meat)
-        if name == "cluster":
-            width = plan.width
-            meat = np.zeros((width, width))
-            counts = {}
-            for cols, sums in zip(groups, part.sums, strict=True):
-                S = sums.to_numpy()
-                G = S.shape[0]
-                if len(cols) == 1:
-                    counts[cols[0]] = G
-                adj = G / (G - 1.0) if checked["cadjust"] and G > 1 else 1.0
-                meat += (-1) ** (len(cols) + 1) * adj * (S.T @ S)
-            if checked["type"] == "HC1":
-                meat *= (n - 1.0) / df if df > 0 else np.nan
-            names = groups[0] if len(groups) == 1 else tuple(g[0] for g in groups if len(g) == 1)
-            ids = ClusterCounts(names, tuple(counts[c] for c in names))
-            bound = {**checked, "cluster": ids}
-            return base._with(vcov_spec=VcovSpec("cluster", options=tuple(sorted(bound.items()))),
-                              middle_robust=meat)
-        # Driscoll–Kraay: HAC over the per-period sums, periods in sorted order
-        sums = part.sums[0].sort_index()
-        S = sums.to_numpy()
-        T = S.shape[0]
-        L = checked["maxlags"] if checked["maxlags"] is not None else int(np.floor(T ** 0.25))
-        if L >= T:
-            raise OptionError(f"maxlags must be smaller than the number of periods ({T}), "
-                              f"however: maxlags={L}")
-        meat = S.T @ S
-        for lag in range(1, L + 1):
-            gamma = S[lag:].T @ S[:-lag]
-            meat += (1.0 - lag / (L + 1.0)) * (gamma + gamma.T)
-        if checked["type"] != "HC0":
-            factor = n / df if checked["type"] == "HC1" else T / (T - 1.0) * (n - 1.0) / df
-            meat *= factor if df > 0 else np.nan
-        ids = ClusterCounts(groups[0], (T,))
-        return base._with(vcov_spec=VcovSpec("DK", int(L), options=(("time", ids),
-                                                                    ("type", checked["type"]))),
-                          middle_robust=meat)
+        return chunked_vcov(self, kind, maxlags=maxlags, adjust=adjust, data=data,  # type: ignore[no-any-return]
+                            progress=progress, **options)
 
     def _with(self, **changes: Any) -> ChunkedResults:
         """A copy with fields changed (cached statistics recomputed)."""

@@ -28,6 +28,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.anova_rss import check_summaries, formula_frame, nested_table
 from attnreg.linear.anova_wald import check_classical, wald_anova
 from attnreg.linear.scaling import column_exponents, multipliers
 from attnreg.report.ranova import anova_lines
@@ -101,10 +102,13 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
 
     Parameters
     ----------
-    *fits : LinearResults
-        One OLS/WLS fit: its table (``type`` 1, 2 or 3). Several: fits of the same response
-        on the same rows (and weights), each nested in the next or containing it, compared
-        in the order given as R's ``anova(m1, m2, m3)``.
+    *fits : LinearResults or ChunkedResults
+        One OLS/WLS fit: its table (``type`` 1, 2 or 3; a chunked fit's from its
+        accumulated R factor). Several: fits of the same response on the same rows (and
+        weights), each nested in the next or containing it, compared in the order given as
+        R's ``anova(m1, m2, m3)``; with a chunked or dask fit among them, by their
+        residual sums of squares, the rows checked by their number and total weight and
+        the nesting by coefficient names (:mod:`attnreg.linear.anova_rss`).
     test : {"F", "Chisq"}, optional
         Default "F". GLMs (fits with an ``analysis_of_deviance`` method) go there: R's
         ``anova(glm, test=)``, test None (no test), "Chisq", "LRT" or "F".
@@ -200,6 +204,9 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
         raise OptionError("type applies to the table of one fit; nested fits are compared "
                           f"by their residual sums of squares, however: {type=}")
     check_classical(list(fits), "a comparison of nested fits")
+    if not all(getattr(f, "keeps_rows", True) for f in fits):
+        check_summaries(fits)  # fits that keep no rows (chunked): by their statistics
+        return _rss_table(list(fits), test)
     return _nested(list(fits), test)
 
 
@@ -212,7 +219,11 @@ def type_name(obj: Any) -> str:
 def _r_factor(fit: LinearResults, cols: IntArray, centred: bool) -> FloatArray:
     """R of the QR of [sqrt(w) X[:, cols] | sqrt(w) y], shape (k+1, k+1), the columns (and
     y) centred at the weighted means when ``centred``; on the spectrum's rescaled response,
-    each column multiplied by a power of two first (exact)."""
+    each column multiplied by a power of two first (exact). A fit that keeps no rows (a
+    chunked fit) forms it from its accumulated R factor."""
+    if not getattr(fit, "keeps_rows", True):
+        chunked: Any = fit
+        return np.asarray(chunked.sub_design_r(cols, centred))
     sp, X = fit.spectrum, fit.design.X
     center = sp.center if centred else np.zeros(X.shape[1])
     sqrt_w = sp.sqrt_w if sp.weighted else None
@@ -230,7 +241,7 @@ def _rss_of(fit: LinearResults, cols: IntArray) -> float:
 
 def _term_columns(fit: LinearResults) -> list[tuple[str, list[int]]]:
     """The formula's terms with their design columns, in design order."""
-    info = fit.design.design_info
+    info = fit._term_info
     n = len(fit.names)
     return [(name, list(range(*sl.indices(n)))) for name, sl in info.term_name_slices.items()]
 
@@ -253,7 +264,7 @@ def _check_perfect(fit: LinearResults, mss_s: float) -> None:
 
 
 def _heading_response(fit: LinearResults) -> str:
-    return f"Response: {fit.design.response_name}"
+    return f"Response: {formula_frame(fit).response_name}"
 
 
 # ------------------------------------------------------------------------ sequential
@@ -303,7 +314,7 @@ def _marginal(fit: LinearResults, type: int) -> AnovaTable:
     terms = _term_columns(fit)
     if not fit.vcov_spec.estimator.classical:
         return AnovaTable(*wald_anova(fit, type, terms))
-    factors = {t.name(): frozenset(t.factors) for t in fit.design.design_info.terms}
+    factors = {t.name(): frozenset(t.factors) for t in fit._term_info.terms}
     all_cols = [j for _, cols in terms for j in cols]
     full = _rss_of(fit, np.asarray(all_cols, dtype=np.int64))
     labels, ss_s, df = [], [], []
@@ -345,31 +356,15 @@ def _nested(fits: list[LinearResults], test: str) -> AnovaTable:
         a, b = fits[i - 1], fits[i]
         small, big = (a, b) if a.df_resid >= b.df_resid else (b, a)
         _check_nested(small, big, i if small is a else i + 1, i + 1 if small is a else i)
+    return _rss_table(fits, test)
+
+
+def _rss_table(fits: list[Any], test: str) -> AnovaTable:
+    """The nested comparison from each fit's residual df and RSS (:mod:`anova_rss`)."""
     resdf = np.array([float(f.df_resid) for f in fits])
     rss = np.array([float(f.rss) for f in fits])
-    nan = math.nan
-    ddf = np.r_[nan, -np.diff(resdf)]
-    dss = np.r_[nan, -np.diff(rss)]
-    table = pd.DataFrame({"Res.Df": resdf, "RSS": rss, "Df": ddf, "Sum of Sq": dss},
-                         index=[str(i + 1) for i in range(len(fits))])
-    bigmodel = int(np.argmin(resdf))
-    scale = rss[bigmodel] / resdf[bigmodel] if resdf[bigmodel] > 0 else nan
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if test == "F":
-            F = (dss / ddf) / scale
-            F[(ddf == 0) | ~(F >= 0)] = nan
-            table["F"] = F
-            table["Pr(>F)"] = [float(stats.f.sf(f, abs(d), resdf[bigmodel]))
-                               if not math.isnan(f) else nan for f, d in zip(F, ddf, strict=True)]
-        else:
-            vals = dss / scale * np.sign(ddf)
-            vals[(ddf == 0) | ~(vals >= 0)] = nan
-            table["Pr(>Chi)"] = [float(stats.chi2.sf(v, abs(d))) if not math.isnan(v) else nan
-                                 for v, d in zip(vals, ddf, strict=True)]
-    width = len(str(len(fits)))
-    top = "\n".join(f"Model {str(i + 1).rjust(width)}: {f.design.formula}"
-                    for i, f in enumerate(fits))
-    return AnovaTable(table, ("Analysis of Variance Table\n", top), "nested")
+    formulas = [formula_frame(f).formula for f in fits]
+    return AnovaTable(*nested_table(resdf, rss, formulas, test), "nested")
 
 
 def _check_comparable(first: LinearResults, fit: LinearResults, i: int) -> None:

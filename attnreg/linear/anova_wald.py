@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
+from attnreg.linear.anova_rss import formula_frame
 from attnreg.linear.satterthwaite import is_satterthwaite
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ _RANK_TOL = 1e-9
 
 def _relatives(fit: LinearResults, name: str) -> list[str]:
     """The terms whose factors strictly contain those of ``name`` (car's ``relatives``)."""
-    factors = {t.name(): frozenset(t.factors) for t in fit.design.design_info.terms}
+    factors = {t.name(): frozenset(t.factors) for t in fit._term_info.terms}
     return [n for n, f in factors.items() if n != name and factors[name] < f]
 
 
@@ -120,7 +121,7 @@ def wald_anova(fit: LinearResults, type: int,
     df, df2, F, P = (list(col) for col in zip(*rows, strict=True)) if rows else ([], [], [], [])
     roman = "II" if type == 2 else "III"
     heading = [f"Analysis of Deviance Table (Type {roman} tests)\n",
-               f"Response: {fit.design.response_name}"]
+               f"Response: {formula_frame(fit).response_name}"]
     if is_satterthwaite(fit.vcov_spec):  # HTZ: a denominator df per row, no residual row
         table = pd.DataFrame({"Df": df, "Den.Df": df2, "F": F, "Pr(>F)": P}, index=labels)
         heading.append(f"HTZ Wald F tests (clubSandwich); covariance: {fit.vcov_spec.label()}")

@@ -34,7 +34,6 @@ chosen λ or k.
 from __future__ import annotations
 
 import difflib
-import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -55,8 +54,8 @@ from attnreg.linear.inference import (
     check_lags,
     register_vcov,
 )
-from attnreg.linear._blocks import indicator as _indicator
-from attnreg.linear._blocks import scores_c as _scores_c
+from attnreg.linear.cluster_columns import ClusterCounts, column_names
+from attnreg.linear.scorestats import ScoreNeeds, ScoreStats, group_score_sums, subsets
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["CLUSTER_TYPES", "DK_TYPES", "ClusterIds", "cluster_codes", "cluster_ids",
@@ -346,54 +345,6 @@ def factorize_ids(cluster: Any, labels: pd.Index, what: str = "cluster") -> tupl
     return _factorize(str(getattr(cluster, "name", None) or what), arr, labels, what)
 
 
-# ------------------------------------------------------------------------------ score sums
-
-def group_score_sums(sp: Spectrum, v: FloatArray, codes: IntArray, n_groups: int) -> FloatArray:
-    """Score sums s_g = Σ_{i∈g} v_i [c_i, U_i], shape (n_groups, 1 + rank).
-
-    ``v`` is a vector of (weighted, rescaled) residuals, shape (n_obs,); computed block by
-    block of U as sparse indicator products.
-    """
-    c = _scores_c(sp)
-    out = np.zeros((n_groups, 1 + sp.rank))
-    for start, stop, U in sp.U.blocks():
-        ind = _indicator(codes[start:stop], n_groups, v[start:stop])
-        out[:, 0] += ind @ c[start:stop]
-        out[:, 1:] += ind @ U
-    return out
-
-
-def _intersections(codes: IntArray) -> list[tuple[int, IntArray, int]]:
-    """(sign, codes, G) of every non-empty subset of the dimensions (CGM inclusion–exclusion)."""
-    p = codes.shape[1]
-    out = []
-    for size in range(1, p + 1):
-        for subset in itertools.combinations(range(p), size):
-            if size == 1:
-                sub = codes[:, subset[0]]
-                n_groups = int(sub.max()) + 1
-            else:
-                _, sub = np.unique(codes[:, list(subset)], axis=0, return_inverse=True)
-                sub = sub.reshape(-1).astype(np.int64)
-                n_groups = int(sub.max()) + 1
-            out.append(((-1) ** (size + 1), sub, n_groups))
-    return out
-
-
-def cluster_meat(sp: Spectrum, v: FloatArray, ids: ClusterIds, *, cadjust: bool) -> FloatArray:
-    """Σ_S sign_S · a_S · Σ_g s_g s_g' over the intersections S of the dimensions.
-
-    a_S = G_S/(G_S − 1) with ``cadjust`` (sandwich's default), else 1.
-    """
-    k = 1 + sp.rank
-    meat = np.zeros((k, k))
-    for sign, codes, n_groups in _intersections(ids.codes):
-        S = group_score_sums(sp, v, codes, n_groups)
-        adj = n_groups / (n_groups - 1.0) if cadjust and n_groups > 1 else 1.0
-        meat += sign * adj * (S.T @ S)
-    return meat
-
-
 # ------------------------------------------------------------------------------ estimators
 
 _DF_CHOICES = ("cluster", "residual", "satterthwaite")
@@ -455,20 +406,50 @@ class _Cluster(CovarianceEstimator):
         return VcovSpec(self.name, options=tuple(sorted(bound.items())))
 
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
-        ids: ClusterIds = spec.option("cluster")
-        kind = spec.option("type")
-        if kind == "CR2":
-            from attnreg.linear.cr2 import cr2_residuals  # (cr2 imports this module)
+        if spec.option("type") != "CR2":
+            return super().middle(sp, spec, inputs)
+        from attnreg.linear.cr2 import cr2_residuals  # (cr2 imports this module)
 
-            f = np.ones(sp.rank) if inputs.f is None else inputs.f
-            G = ids.n_clusters[0]
-            v = cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G)
-            S = group_score_sums(sp, v, ids.codes[:, 0], G)
-            return S.T @ S
-        meat = cluster_meat(sp, inputs.resid_w, ids, cadjust=spec.option("cadjust"))
-        if kind == "HC1":
-            df = inputs.df_resid
-            meat *= (sp.n_obs - 1.0) / df if df > 0 else np.nan
+        ids: ClusterIds = spec.option("cluster")
+        f = np.ones(sp.rank) if inputs.f is None else inputs.f
+        G = ids.n_clusters[0]
+        v = cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G)
+        S = group_score_sums(sp, v, ids.codes[:, 0], G)
+        return S.T @ S
+
+    streamed_refusal = ("type='CR2' needs each cluster's block of the hat matrix, which a "
+                        "chunked fit does not form; use type='HC1' or 'HC0'")
+
+    def bind_streamed(self, options: dict[str, Any], *, n_obs: int | None) -> VcovSpec:
+        bound = {**options, "cluster": column_names(options["cluster"])}
+        return VcovSpec(self.name, options=tuple(sorted(bound.items())))
+
+    def bind_stats(self, spec: VcovSpec, stats: ScoreStats) -> VcovSpec:
+        names = spec.option("cluster")
+        counts = ClusterCounts(names, tuple(S.shape[0] for S in stats.sums[:len(names)]))
+        bound = {**dict(spec.options), "cluster": counts}
+        return VcovSpec(self.name, options=tuple(sorted(bound.items())))
+
+    def score_needs(self, spec: VcovSpec) -> ScoreNeeds | None:
+        """Score sums per cluster of each intersection of the dimensions (CR2: None)."""
+        if spec.option("type") == "CR2":
+            return None
+        keys = spec.option("cluster")
+        return ScoreNeeds(groups=subsets(len(keys.names) if hasattr(keys, "names")
+                                         else len(keys)), keys=keys)
+
+    def middle_from_scores(self, spec: VcovSpec, stats: ScoreStats) -> FloatArray:
+        """Σ_S (−1)^(|S|+1) a_S Σ_g s_g s_g' over the intersections S (CGM), a_S =
+        G_S/(G_S − 1) with ``cadjust``; HC1 times (n − 1)/df_resid."""
+        k = 1 + stats.rank
+        meat = np.zeros((k, k))
+        for dims, S in zip(self.score_needs(spec).groups, stats.sums, strict=True):  # type: ignore[union-attr]
+            n_groups = S.shape[0]
+            adj = n_groups / (n_groups - 1.0) if spec.option("cadjust") and n_groups > 1 else 1.0
+            meat += (-1) ** (len(dims) + 1) * adj * (S.T @ S)
+        if spec.option("type") == "HC1":
+            df = stats.df_resid
+            meat *= (stats.n_obs - 1.0) / df if df > 0 else np.nan
         return meat
 
     def adjust_vcov(self, spec: VcovSpec, Vz: FloatArray, E: IntArray) -> FloatArray:
@@ -554,16 +535,37 @@ class _DriscollKraay(CovarianceEstimator):
         return VcovSpec(self.name, int(maxlags),
                         options=(("time", ids), ("type", options["type"])))
 
-    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
-        ids: ClusterIds = spec.option("time")
-        T = ids.n_clusters[0]
-        S = group_score_sums(sp, inputs.resid_w, ids.codes[:, 0], T)  # periods in sorted order
+    def bind_streamed(self, options: dict[str, Any], *, n_obs: int | None) -> VcovSpec:
+        names = column_names(options["time"], "time")
+        if len(names) != 1:
+            raise OptionError(f"time must be one column, however: time={options['time']!r}")
+        return VcovSpec(self.name, options["maxlags"],
+                        options=(("time", names), ("type", options["type"])))
+
+    def bind_stats(self, spec: VcovSpec, stats: ScoreStats) -> VcovSpec:
+        T = stats.sums[0].shape[0]
+        maxlags = spec.maxlags if spec.maxlags is not None else int(np.floor(T ** 0.25))
+        if maxlags >= T:
+            raise OptionError(f"maxlags must be smaller than the number of periods ({T}), "
+                              f"however: maxlags={maxlags}")
+        counts = ClusterCounts(spec.option("time"), (T,))
+        return VcovSpec(self.name, int(maxlags),
+                        options=(("time", counts), ("type", spec.option("type"))))
+
+    def score_needs(self, spec: VcovSpec) -> ScoreNeeds:
+        """The score sums per period, periods in sorted order."""
+        return ScoreNeeds(groups=((0,),), keys=spec.option("time"), ordered=True)
+
+    def middle_from_scores(self, spec: VcovSpec, stats: ScoreStats) -> FloatArray:
+        """The Bartlett long-run covariance of the per-period sums, with plm's factor."""
+        S = stats.sums[0]
+        T = S.shape[0]
         meat = S.T @ S
         maxlags = spec.maxlags or 0
         for lag in range(1, maxlags + 1):
             gamma = S[lag:].T @ S[:-lag]
             meat += (1.0 - lag / (maxlags + 1.0)) * (gamma + gamma.T)
-        kind, n, df = spec.option("type"), sp.n_obs, inputs.df_resid
+        kind, n, df = spec.option("type"), stats.n_obs, stats.df_resid
         if kind != "HC0":
             factor = n / df if kind == "HC1" else T / (T - 1.0) * (n - 1.0) / df
             meat *= factor if df > 0 else np.nan

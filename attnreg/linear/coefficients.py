@@ -32,7 +32,23 @@ from attnreg.linear.inference import (
 from attnreg.linear.scaling import out_of_range
 
 
-__all__ = ["CoefficientInference"]
+__all__ = ["CoefficientInference", "slopes_wald"]
+
+
+def slopes_wald(fit: Any) -> tuple[float, int]:
+    """The joint Wald statistic of a spectral fit's slopes under its covariance, and q.
+
+    From the components' covariance (:func:`~attnreg.linear.inference.wald_f`), or from
+    the coefficients' covariance itself where the estimator corrected it afterwards (the
+    eigenvalue fix of a multi-way cluster covariance). ``fit`` is an in-memory or a chunked
+    fit (its ``spectrum``, ``filtered``, ``_middle`` and ``_vcov_z``).
+    """
+    Vz, E = fit._vcov_z
+    raw, _ = vcov_scaled(fit.spectrum, fit.filtered.f, len(fit.names), fit._middle)
+    if np.array_equal(raw, Vz, equal_nan=True):
+        return wald_f(fit.spectrum, fit.filtered.f, fit.filtered.coef, fit._middle)
+    slopes = np.asarray(fit.spectrum.kept, dtype=np.int64)
+    return wald_from_vcov(Vz, E, fit.filtered.coef, slopes)
 
 
 class CoefficientInference(StudentInference, LinearFitContract):
@@ -59,18 +75,9 @@ class CoefficientInference(StudentInference, LinearFitContract):
         return self.vcov_spec.estimator.adjust_vcov(self.vcov_spec, Vz, E), E
 
     def _wald(self) -> tuple[float, int]:
-        """The joint Wald statistic of the slopes under the covariance in use, and q.
-
-        From the components' covariance (:func:`~attnreg.linear.inference.wald_f`), or from
-        the coefficients' covariance itself where the estimator corrected it afterwards
-        (the eigenvalue fix of a multi-way cluster covariance).
-        """
-        Vz, E = self._vcov_z
-        raw, _ = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
-        if np.array_equal(raw, Vz, equal_nan=True):
-            return wald_f(self.spectrum, self.filtered.f, self.filtered.coef, self._middle)
-        slopes = np.asarray(self.spectrum.kept, dtype=np.int64)
-        return wald_from_vcov(Vz, E, self.filtered.coef, slopes)
+        """The joint Wald statistic of the slopes under the covariance in use, and q
+        (:func:`slopes_wald`)."""
+        return slopes_wald(self)
 
     @cached_property
     def _cr2_parts(self) -> Any:

@@ -40,10 +40,10 @@ from attnreg.linear.inference import (
     CovarianceEstimator,
     MiddleInputs,
     VcovSpec,
-    _meat,
     check_lags,
     register_vcov,
 )
+from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["KERNELS", "HACEstimator", "bw_andrews", "bw_newey_west", "hac_bandwidth",
@@ -318,13 +318,28 @@ class HACEstimator(CovarianceEstimator):
                               f"({n_obs}), however: {maxlags=}")
         return VcovSpec("HAC", maxlags, options["adjust"], options=tuple(sorted(extra.items())))
 
+    streamed_refusal = ("a chunked fit's HAC is Bartlett with fixed maxlags, without "
+                        "prewhitening; kernel=, bandwidth=, prewhite= and "
+                        "maxlags='newey-west' need the fit in memory")
+
+    def score_needs(self, spec: VcovSpec) -> ScoreNeeds | None:
+        """NeweyWest(lag = L, prewhite = FALSE): the Bartlett-lagged cross-products; None
+        (the scores whole) for kernels, bandwidth rules and prewhitening."""
+        if spec.maxlags is None or int(spec.option("prewhite", 0)):
+            return None
+        return ScoreNeeds(cross=True, maxlags=int(spec.maxlags))
+
+    def middle_from_scores(self, spec: VcovSpec, stats: ScoreStats) -> FloatArray:
+        assert stats.cross is not None
+        middle = np.array(stats.cross)
+        if spec.adjust:
+            middle *= stats.n_obs / stats.df_resid if stats.df_resid > 0 else np.nan
+        return middle
+
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
+        if self.score_needs(spec) is not None:
+            return super().middle(sp, spec, inputs)
         prewhite = int(spec.option("prewhite", 0))
-        if spec.maxlags is not None and not prewhite:  # NeweyWest(lag = L, prewhite = FALSE)
-            middle = _meat(sp, inputs.resid_w, spec.maxlags)
-            if spec.adjust:
-                middle *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
-            return middle
         S = _scores(sp, inputs.resid_w)
         R, recolour = _prewhiten(S, prewhite) if prewhite > 0 else (S, None)
         omega = _long_run(R, _lag_weights(sp, spec, R))

@@ -21,9 +21,9 @@ from attnreg.linear.inference import (
     CovarianceEstimator,
     MiddleInputs,
     VcovSpec,
-    _meat,
     register_vcov,
 )
+from attnreg.linear.scorestats import cross_products
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["HC4M_GAMMA", "HC5_K", "leverage_exponent"]
@@ -67,7 +67,7 @@ class LeverageHC(CovarianceEstimator):
         delta = leverage_exponent(self.name, inputs.hat)
         with np.errstate(divide="ignore", invalid="ignore"):
             scaled = inputs.resid_w / (1.0 - inputs.hat) ** (delta / 2.0)
-        return _meat(sp, scaled, 0)
+        return cross_products(sp, scaled, 0)
 
     def label(self, spec: VcovSpec) -> str:
         return f"heteroskedasticity-robust {self.name}"

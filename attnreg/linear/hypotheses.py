@@ -229,6 +229,11 @@ class _Combination:
 class Hypotheses(LinearFitContract):
     """Wald and t tests of linear restrictions, and anova (a mixin of ``LinearResults``)."""
 
+    @property
+    def _term_info(self) -> Any:
+        """The formula's patsy ``DesignInfo`` (its terms and their columns)."""
+        return self.design.design_info
+
     # ------------------------------------------------------------ restrictions
     def _restrictions(self, hypothesis: Any, rhs: Any,
                       term: str | Sequence[str] | None) -> tuple[FloatArray, FloatArray]:
@@ -291,7 +296,7 @@ class Hypotheses(LinearFitContract):
         terms = [term] if isinstance(term, str) else list(term)
         if not terms or not all(isinstance(t, str) for t in terms):
             raise OptionError(f"term must be a term name or a list of them, however: {term!r}")
-        slices = dict(self.design.design_info.term_name_slices)
+        slices = dict(self._term_info.term_name_slices)
         if "Intercept" in slices:
             slices["(Intercept)"] = slices["Intercept"]
         compact = {"".join(n.split()): n for n in slices}
@@ -302,7 +307,7 @@ class Hypotheses(LinearFitContract):
             if key is None:
                 import difflib
 
-                listed = [n for n in self.design.design_info.term_names]
+                listed = [n for n in self._term_info.term_names]
                 close = difflib.get_close_matches(t, listed, n=3, cutoff=0.5)
                 hint = f"; close matches: {', '.join(close)}" if close else ""
                 raise OptionError(f"term {t!r} is not a term of the formula{hint} (its terms "

@@ -8,6 +8,15 @@ prewhitening), :mod:`attnreg.linear.hc45` HC4, HC4m and HC5, and
 :mod:`attnreg.linear.cluster` the cluster-robust ones (``"cluster"``, ``"DK"``). A new
 covariance is one :func:`register_vcov` call.
 
+One layer for every fit: an estimator that states what it needs of the scores
+(:meth:`CovarianceEstimator.score_needs`: cross-products, lagged ones, sums per cluster or
+period; :mod:`attnreg.linear.scorestats`) and computes its middle matrix from them
+(:meth:`CovarianceEstimator.middle_from_scores`) serves the in-memory fit (the statistics
+from every row) and the chunked and dask fits (the statistics merged over their chunks,
+:mod:`attnreg.large.covariance`) with the same code. Estimators that need the rows whole
+(kernel HAC with bandwidth rules or prewhitening, HC4–HC5, CR2) override :meth:`middle`
+instead and are in-memory only.
+
 Every spectral fit is linear in the weighted response ỹ = sqrt(w) y:
 
     coef = M [c'ỹ ; U'ỹ],     c = sqrt(w)/Σw (intercept part),  U the left singular vectors,
@@ -51,6 +60,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.scaling import binary_exponents
+from attnreg.linear.scorestats import ScoreNeeds, ScoreStats, memory_stats
 
 #: The covariance estimators by name (and alias): one :class:`CovarianceEstimator` each.
 #: A new covariance is one :func:`register_vcov` call, never another string comparison.
@@ -148,9 +158,12 @@ class CovarianceEstimator:
     """One covariance estimator of the coefficients, as the spectral machinery uses it.
 
     A subclass sets :attr:`name` (and :attr:`aliases`, :attr:`option_names`) and
-    implements :meth:`middle` and :meth:`label`; :meth:`check` validates the options before
-    any work, :meth:`bind` resolves what needs the data (cluster ids, default lags), and
-    :meth:`df_inference` and :meth:`adjust_vcov` may be overridden. Register an instance
+    implements :meth:`score_needs` and :meth:`middle_from_scores` (then it works for
+    in-memory, chunked and dask fits), or :meth:`middle` alone (in-memory fits only), and
+    :meth:`label`; :meth:`check` validates the options before any work, :meth:`bind`
+    resolves what needs the data (cluster ids, default lags), :meth:`bind_streamed` and
+    :meth:`bind_stats` do that for a fit that keeps no rows (before and after its pass),
+    and :meth:`df_inference` and :meth:`adjust_vcov` may be overridden. Register an instance
     with :func:`register_vcov`.
 
     Examples
@@ -171,6 +184,9 @@ class CovarianceEstimator:
     #: Whether :meth:`middle` reads ``inputs.hat`` (the hat values are computed only then;
     #: otherwise ``inputs.hat`` is NaN).
     needs_hat: bool = True
+    #: Why options for which :meth:`score_needs` gives None are refused by a chunked fit
+    #: (empty: a message naming the covariances it computes).
+    streamed_refusal: str = ""
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         """Validate the options (no data needed); OptionError names the offending one."""
@@ -190,8 +206,62 @@ class CovarianceEstimator:
         return VcovSpec(self.name, options=tuple(sorted(options.items())))
 
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
-        """Covariance of [c'ỹ ; U'ỹ] / y_scale, shape (1 + rank, 1 + rank)."""
-        raise NotImplementedError
+        """Covariance of [c'ỹ ; U'ỹ] / y_scale, shape (1 + rank, 1 + rank).
+
+        By default :meth:`middle_from_scores` of the statistics :meth:`score_needs` asks for,
+        computed from every row (:func:`~attnreg.linear.scorestats.memory_stats`); an
+        estimator that needs the rows themselves (a VAR of the scores, blocks of the hat
+        matrix) overrides it.
+        """
+        needs = self.score_needs(spec)
+        if needs is None:
+            raise NotImplementedError(f"vcov {self.name!r} implements neither middle() nor "
+                                      "score_needs()")
+        stats = memory_stats(sp, needs, sigma2=inputs.sigma2, resid_w=inputs.resid_w,
+                             hat=inputs.hat, df_resid=inputs.df_resid)
+        return self.middle_from_scores(spec, stats)
+
+    # ---------------------------------------------------------------- score statistics
+    def score_needs(self, spec: VcovSpec) -> ScoreNeeds | None:
+        """What :meth:`middle_from_scores` needs of the scores under ``spec``
+        (:class:`~attnreg.linear.scorestats.ScoreNeeds`), or None when the covariance needs
+        every row (then only :meth:`middle` computes it, and a chunked fit refuses it)."""
+        return None
+
+    def middle_from_scores(self, spec: VcovSpec, stats: ScoreStats) -> FloatArray:
+        """The middle matrix, shape (1 + rank, 1 + rank), from the score statistics that
+        :meth:`score_needs` asked for (in memory or merged over chunks)."""
+        raise NotImplementedError(f"vcov {self.name!r} is computed from the rows (middle())")
+
+    @property
+    def streamed(self) -> bool:
+        """Whether a fit that keeps only score statistics (chunked, dask) can use it."""
+        return type(self).score_needs is not CovarianceEstimator.score_needs
+
+    def check_streamed(self, options: dict[str, Any]) -> None:
+        """OptionError, before any pass over the rows, when the checked ``options`` need
+        every row (which a chunked fit cannot revisit): :attr:`streamed_refusal`, or a
+        message naming the covariances to use instead."""
+        if self.streamed and self.score_needs(
+                self.bind_streamed(options, n_obs=None)) is not None:
+            return
+        if self.streamed_refusal:
+            raise OptionError(self.streamed_refusal)
+        usable = ", ".join(repr(e.name) for e in dict.fromkeys(VCOV_REGISTRY.values())
+                           if e.streamed)
+        raise OptionError(f"vcov {self.name!r} is not computed for a chunked fit (it needs "
+                          f"every row at once); use one of {usable} or fit the data in memory")
+
+    def bind_streamed(self, options: dict[str, Any], *, n_obs: int | None) -> VcovSpec:
+        """The :class:`VcovSpec` of checked ``options`` for a fit that keeps no rows (before
+        its pass); :meth:`bind` without the design unless overridden (cluster ids are then
+        the column names a pass reads)."""
+        return self.bind(options, n_obs=n_obs)
+
+    def bind_stats(self, spec: VcovSpec, stats: ScoreStats) -> VcovSpec:
+        """``spec`` completed with what the pass found (the number of clusters or periods, a
+        lag chosen from them); unchanged unless overridden."""
+        return spec
 
     def label(self, spec: VcovSpec) -> str:
         """Short description used in reports."""
@@ -303,9 +373,12 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
 class _Classical(CovarianceEstimator):
     name, classical, needs_hat = "classical", True, False
 
-    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
-        middle = np.eye(1 + sp.rank) * inputs.sigma2
-        middle[0, 0] = inputs.sigma2 / sp.sum_w if sp.intercept is not None else 0.0
+    def score_needs(self, spec: VcovSpec) -> ScoreNeeds:
+        return ScoreNeeds()  # σ² and Σw alone
+
+    def middle_from_scores(self, spec: VcovSpec, stats: ScoreStats) -> FloatArray:
+        middle = np.eye(1 + stats.rank) * stats.sigma2
+        middle[0, 0] = stats.sigma2 / stats.sum_w if stats.intercept else 0.0
         return middle
 
     def label(self, spec: VcovSpec) -> str:
@@ -319,10 +392,14 @@ class _HC(CovarianceEstimator):
         self.name = name
         self.needs_hat = name in ("HC2", "HC3")
 
-    def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
-        middle = _meat(sp, _residual_scale(self.name, inputs.resid_w, inputs.hat), 0)
+    def score_needs(self, spec: VcovSpec) -> ScoreNeeds:
+        return ScoreNeeds(residuals=self.name if self.needs_hat else "plain", cross=True)
+
+    def middle_from_scores(self, spec: VcovSpec, stats: ScoreStats) -> FloatArray:
+        assert stats.cross is not None
+        middle = np.array(stats.cross)
         if self.name == "HC1":
-            middle *= sp.n_obs / inputs.df_resid if inputs.df_resid > 0 else np.nan
+            middle *= stats.n_obs / stats.df_resid if stats.df_resid > 0 else np.nan
         return middle
 
     def label(self, spec: VcovSpec) -> str:
@@ -519,39 +596,3 @@ def wald_f(sp: Spectrum, f: FloatArray, coef: FloatArray,
                       InferenceWarning)
         return float("nan"), q
     return float(a @ sla.cho_solve(factor, a)) / q, q
-
-
-def _residual_scale(kind: str, resid_w: FloatArray, hat: FloatArray) -> FloatArray:
-    if kind == "HC2":
-        return resid_w / np.sqrt(1.0 - hat)
-    if kind == "HC3":
-        return resid_w / (1.0 - hat)
-    return resid_w
-
-
-def _meat(sp: Spectrum, e: FloatArray, maxlags: int) -> FloatArray:
-    """Σ_l k_l (Γ_l + Γ_l') of the scores s_i = e_i [c_i, U_i], in row blocks (Bartlett k_l).
-
-    Without lags the cross-products are accumulated block by block (nothing n_obs × rank is
-    held); HAC needs products across block boundaries, so the scores are formed whole.
-    """
-    c = sp.sqrt_w / sp.sum_w if sp.intercept is not None else np.zeros(sp.n_obs)
-    k = 1 + sp.rank
-    if maxlags == 0:
-        S = np.zeros((k, k))
-        for start, stop, U in sp.U.blocks():
-            block = np.empty((stop - start, k))
-            block[:, 0] = c[start:stop] * e[start:stop]
-            np.multiply(U, e[start:stop, None], out=block[:, 1:])
-            S += block.T @ block
-        return S
-    scores = np.empty((sp.n_obs, k))
-    scores[:, 0] = c * e
-    for start, stop, U in sp.U.blocks():
-        np.multiply(U, e[start:stop, None], out=scores[start:stop, 1:])
-    S = scores.T @ scores
-    for lag in range(1, maxlags + 1):
-        gamma = scores[lag:].T @ scores[:-lag]
-        S += (1.0 - lag / (maxlags + 1.0)) * (gamma + gamma.T)
-    return S
-
