@@ -33,7 +33,7 @@ import numpy as np
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
-from attnreg.linear.rules import RULES
+from attnreg.linear.rules import RULES, SpectralRule
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Estimator", "call_string",
            "get_method", "method_names", "register"]
@@ -62,6 +62,18 @@ class Capabilities:
         The forecasting engine's rank-one updating path (expanding and rolling windows).
     torch : bool
         Fitted with torch (the ``device``/``threads`` options apply).
+    linear : bool
+        A fit is a :class:`~attnreg.linear.results.LinearResults` (coefficients, per-row
+        residuals and hat values, a spectrum of the design): the summary, every covariance,
+        the tests, tidy/glance/augment, the bootstrap, influence and diagnostics, Gaussian
+        predictive intervals, the coefficient path and iterated forecasts apply. What the
+        fit can do beyond that its :class:`~attnreg.linear.rules.SpectralRule` says
+        (``rule.least_squares``: exact hat values, anova, the pairs bootstrap).
+    attention : bool
+        A fit has attention weights over its training rows (``attention_of``).
+    intercept_free : bool
+        A fit's own methods (``attention_of``) take the predictor columns without the
+        design's intercept column.
     """
 
     weights: bool = False
@@ -70,6 +82,9 @@ class Capabilities:
     rolling: bool = False
     updating: bool = False
     torch: bool = False
+    linear: bool = False
+    attention: bool = False
+    intercept_free: bool = False
 
 
 Checker = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -93,6 +108,11 @@ class Estimator:
         The option chosen by a criterion inside every fit (``"lam"``, ``"k"``), if any.
     call_options : tuple of str
         Options shown in the R-style call string when given.
+    rule : SpectralRule or None
+        The spectral declaration of a linear method (its filter, whether it is penalised and
+        by which tuning parameter), for the paths that fit the rule themselves: the chunked
+        and dask fits and the forecasting engine's updating path. None: the estimator's own
+        ``fit`` is the only way to fit it.
     """
 
     name: str
@@ -105,6 +125,20 @@ class Estimator:
     warm: Callable[[Any], dict[str, Any]] | None = field(default=None, repr=False)
     tuning: str | None = None
     call_options: tuple[str, ...] = ()
+    rule: SpectralRule | None = field(default=None, repr=False)
+
+    @property
+    def least_squares(self) -> bool:
+        """Whether the method declares unpenalised least squares (its rule says so)."""
+        return self.rule is not None and self.rule.least_squares
+
+    def require_rule(self, what: str) -> SpectralRule:
+        """The method's spectral rule; OptionError naming ``what`` when it declares none."""
+        if self.rule is None:
+            raise OptionError(f"{what} fits the method's spectral rule itself, however method "
+                              f"{self.name!r} declares none (Estimator(rule=...)); use "
+                              "attnreg() for it")
+        return self.rule
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the options given (names and values) and return them resolved.
@@ -257,9 +291,9 @@ def _predict_spectral(result: Any, X: FloatArray) -> FloatArray:
 for _rule in RULES.values():  # the spectral family: one entry per method in linear/rules.py
     register(Estimator(_rule.name, "spectral", _rule.title,
                        Capabilities(weights=True, wide=_rule.penalized, vcov=True, rolling=True,
-                                    updating=_rule.updating),
+                                    updating=_rule.updating, linear=True, attention=True),
                        _check_spectral, _fit_spectral, _predict_spectral, tuning=_rule.tuning,
-                       call_options=() if _rule.tuning is None else (_rule.tuning,)))
+                       call_options=() if _rule.tuning is None else (_rule.tuning,), rule=_rule))
 
 
 # ------------------------------------------------------------------------------ softmax
@@ -292,7 +326,8 @@ def _predict_softmax(result: Any, X: FloatArray) -> FloatArray:
 
 
 register(Estimator("softmax", "softmax", "softmax attention regression (L-BFGS)",
-                   Capabilities(torch=True), _check_softmax, _fit_softmax, _predict_softmax,
+                   Capabilities(torch=True, attention=True, intercept_free=True),
+                   _check_softmax, _fit_softmax, _predict_softmax,
                    warm=lambda result: {"warm_start": result.fit}))
 
 

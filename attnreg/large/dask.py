@@ -702,7 +702,7 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
         factor = accumulate_dask_factor(spec, source)
         res = fit_from_factor(spec, factor, estimator.name, checked, call=call, source=source)
         sp = res.spectrum
-        if estimator.name == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
+        if res.rule.refine and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
             res = refine(res, source)  # each step's gradient on the workers
         res = finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
     except AttnregError as exc:

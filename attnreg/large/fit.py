@@ -147,11 +147,11 @@ def spectrum_from_factor(factor: RFactor, method: str, *, standardize: bool,
     recomputed in the passes), so the spectrum's ``U`` holds no rows.
     """
     from attnreg.linear.left_vectors import LeftVectors
-    from attnreg.linear.rules import RULES
     from attnreg.linear.scaling import column_norms, unit_weights
     from attnreg.linear.spectral import Spectrum, _scales, _scaled_r, _small_svd
+    from attnreg.methods import get_method
 
-    rule = RULES[method]
+    rule = get_method(method).require_rule("the chunked fit")
     scaling: Any = "norm" if not rule.penalized else ("sd" if standardize else "none")
     n, p = factor.n_obs, factor.n_coef
     intercept = 0 if factor.intercept else None
@@ -229,7 +229,7 @@ def fit_from_factor(spec: ChunkSpec, factor: RFactor, method: str = "ols",
     from attnreg.linear.spectral import ALIAS_TOL
     from attnreg.methods import get_method
 
-    rule = RULES[get_method(method, tuple(RULES)).name]
+    rule = get_method(method, tuple(RULES)).require_rule("the chunked fit")
     opts = dict(options) if options is not None else get_method(method).check_options({})
     tuning = opts.get("tuning")
     if tuning == "loo":
@@ -428,7 +428,7 @@ def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[st
     factor = accumulate_factor(spec, source, progress=progress)
     res = fit_from_factor(spec, factor, method, checked, call=call, source=source)
     sp = res.spectrum
-    if method == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
+    if res.rule.refine and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
         res = refine(res, source, progress=progress)
     return finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
 

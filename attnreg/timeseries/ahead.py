@@ -95,7 +95,7 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
         Indexed by (horizon, target); columns origin, forecast, lower, upper, n_train.
     """
     plan = parts[0].plan
-    spectral = get_method(plan.method).family == "spectral"
+    spectral = get_method(plan.method).capabilities.linear
     run_kind = "empirical" if plan.interval == "aci" else plan.interval
     kind = interval or run_kind or ("gaussian" if spectral else "empirical")
     if kind not in ("gaussian", "empirical"):
