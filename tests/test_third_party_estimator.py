@@ -10,10 +10,12 @@ printed text equal once the method's name and call are swapped.
 
 from __future__ import annotations
 
+import ast
 import pickle
 import re
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,7 @@ import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
 from attnreg.linear.handover import least_squares_results
 from attnreg.methods import METHODS, Capabilities, Estimator, register
-from tests.conftest import RTOL_EXACT
+from tests.conftest import REPO, RTOL_EXACT
 
 #: forecasts and rolling fits of the built-in OLS take the rank-one updating path, the
 #: third-party method refits every window: they agree to the updating path's accuracy
@@ -256,6 +258,44 @@ def test_an_operation_on_the_method_equals_the_built_in_ols(operation: str, lsts
 
 def test_the_registry_is_unchanged_after_the_module() -> None:
     assert LSTSQ.name not in METHODS or METHODS[LSTSQ.name] is LSTSQ
+
+
+# ------------------------------------------------------------------ the guide's page
+
+GUIDE = REPO / "docs" / "guide" / "estimators.md"
+DEFINITIONS = ("check_lstsq", "fit_lstsq", "predict_lstsq", "LSTSQ")
+
+
+def _definitions(source: str) -> dict[str, str]:
+    """The estimator's functions and declaration in ``source``, type hints left out."""
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef):
+            node.returns = None
+            for arg in node.args.args:
+                arg.annotation = None
+            out[node.name] = ast.dump(node)
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = ast.dump(node)
+    return {name: out[name] for name in DEFINITIONS if name in out}
+
+
+def test_the_guide_page_registers_this_estimator_and_runs() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.S)
+    ours = _definitions(Path(__file__).read_text())
+    assert _definitions("\n".join(blocks)) == ours and len(ours) == len(DEFINITIONS)
+    before = dict(METHODS)
+    METHODS.pop(LSTSQ.name, None)  # the page registers it (the module's fixture may have)
+    namespace: dict[str, Any] = {"__name__": "__guide__"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for index, code in enumerate(blocks):
+                exec(compile(code, f"{GUIDE.name} block {index}", "exec"), namespace)
+    finally:
+        METHODS.clear()
+        METHODS.update(before)
+    assert "Residual standard error" in str(namespace["fit"].summary())
 
 
 # ------------------------------------------------------------------ the hand-over is checked
