@@ -100,7 +100,10 @@ class Estimator:
     ----------
     name : str
         The ``method=`` string.
-    family : {"spectral", "softmax", "network", "quantreg"}
+    family : str
+        A label grouping methods (``"spectral"``, ``"softmax"``, ``"network"``, ``"glm"``,
+        ``"quantreg"``, or a third party's own; ``method_names(family)`` lists them). What a
+        fit can do is decided by ``capabilities`` and ``rule``, never by the family.
     title : str
         One line for help texts.
     capabilities : Capabilities

@@ -102,7 +102,8 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
         raise OptionError(f"interval must be 'gaussian' or 'empirical', however: {interval=!r}")
     if kind == "gaussian" and not spectral:
         raise OptionError(f"interval='gaussian' needs a linear fit (ols, ridge, pcr), not "
-                          f"method {plan.method!r}: use interval='empirical'")
+                          f"method {plan.method!r} (it declares no linear capability): use "
+                          "interval='empirical'")
     from attnreg.timeseries.arlags import forecast_level as _level
 
     level = plan.level if level is None else _level(level)
