@@ -200,9 +200,11 @@ def register(estimator: Estimator) -> Estimator:
 
 def method_names(capability: str | None = None) -> tuple[str, ...]:
     """Registered method names, optionally only those with a capability (a field of
-    :class:`Capabilities`, or a family name)."""
+    :class:`Capabilities`, ``"rule"`` for those declaring a spectral rule, or a family name)."""
     if capability is None:
         return tuple(METHODS)
+    if capability == "rule":  # the methods the chunked fits and the updating path can fit
+        return tuple(n for n, e in METHODS.items() if e.rule is not None)
     families = {e.family for e in METHODS.values()}
     if capability in families:
         return tuple(n for n, e in METHODS.items() if e.family == capability)

@@ -3,7 +3,8 @@
 The estimator below is the one in docs/guide/estimators.md: numpy's ``lstsq`` computes the
 coefficients, :func:`attnreg.linear.handover.least_squares_results` hands them over, and
 :func:`attnreg.methods.register` adds the method (removed again after the module, so the
-registry other tests see is unchanged). Each operation is one test item comparing the
+registry other tests see is unchanged); it declares its rule (unpenalised least squares), so
+the chunked fit applies too. Each operation is one test item comparing the
 third-party fit with the built-in OLS on the same data: the numbers to RTOL_EXACT, the
 printed text equal once the method's name and call are swapped.
 """
@@ -26,6 +27,7 @@ from numpy.testing import assert_allclose
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
 from attnreg.linear.handover import least_squares_results
+from attnreg.linear.rules import least_squares_rule
 from attnreg.methods import METHODS, Capabilities, Estimator, register
 from tests.conftest import REPO, RTOL_EXACT
 
@@ -58,7 +60,7 @@ def predict_lstsq(result: Any, X: np.ndarray) -> np.ndarray:
 
 LSTSQ = Estimator("lstsq", "third-party", "least squares by numpy's lstsq",
                   Capabilities(vcov=True, rolling=True, linear=True, attention=True),
-                  check_lstsq, fit_lstsq, predict_lstsq)
+                  check_lstsq, fit_lstsq, predict_lstsq, rule=least_squares_rule("lstsq"))
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +190,11 @@ def _rolling(method: str, data: pd.DataFrame) -> pd.DataFrame:
     return ar.rolling(FORMULA, data, window=30, method=method).coef
 
 
+def _chunked(method: str, data: pd.DataFrame) -> list[Any]:
+    fit = ar.attnreg(FORMULA, data.drop(columns="g"), method=method, chunk_rows=16)
+    return [fit.coef, fit.with_vcov("HC1").std_err, str(fit.summary())]
+
+
 def _sklearn(method: str, data: pd.DataFrame) -> list[Any]:
     X, y = data[["x1", "x2"]].to_numpy(), data["y"].to_numpy()
     model = ar.AttnRegressor(method=method).fit(X, y)
@@ -215,7 +222,7 @@ ON_FIT: dict[str, Callable[..., Any]] = {
 }
 ON_METHOD: dict[str, Callable[[str, pd.DataFrame], Any]] = {
     "forecast": _forecast, "forecast-iterated": _iterated, "rolling": _rolling,
-    "AttnRegressor": _sklearn,
+    "chunked": _chunked, "AttnRegressor": _sklearn,
 }
 NEEDS_DATA = {"anova", "predict", "attention"}
 

@@ -225,11 +225,10 @@ def fit_from_factor(spec: ChunkSpec, factor: RFactor, method: str = "ols",
     from attnreg.large.results import ChunkedResults
     from attnreg.linear.filters import apply_filter
     from attnreg.linear.inference import make_vcov_spec
-    from attnreg.linear.rules import RULES
     from attnreg.linear.spectral import ALIAS_TOL
-    from attnreg.methods import get_method
+    from attnreg.methods import get_method, method_names
 
-    rule = get_method(method, tuple(RULES)).require_rule("the chunked fit")
+    rule = get_method(method, method_names("rule")).require_rule("the chunked fit")
     opts = dict(options) if options is not None else get_method(method).check_options({})
     tuning = opts.get("tuning")
     if tuning == "loo":
@@ -391,10 +390,9 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
     >>> fit.vcov_spec.kind, fit.nobs
     ('HC1', 200)
     """
-    from attnreg.linear.rules import RULES
-    from attnreg.methods import get_method
+    from attnreg.methods import get_method, method_names
 
-    estimator = get_method(method, tuple(RULES))
+    estimator = get_method(method, method_names("rule"))
     vcov_options: dict[str, Any] = {k: options.pop(k) for k in ("maxlags", "cluster", "type", "cadjust", "df",
                                                  "fix", "time", "adjust") if k in options}
     given: dict[str, Any] = {**options, **vcov_options}
@@ -448,16 +446,15 @@ def fit_request(request: Any) -> Any:
 
     Every option is checked before any data is read.
     """
-    from attnreg.linear.rules import RULES
-    from attnreg.methods import call_string, get_method
+    from attnreg.methods import call_string, get_method, method_names
 
     options = dict(request.options)
     chunk = check_chunk_options(options)
-    if request.method not in RULES:
-        get_method(request.method)  # an unknown method: the registry's message
-        raise OptionError(f"method {request.method!r} cannot be fitted chunk by chunk; chunked "
-                          f"fits are {', '.join(map(repr, RULES))}")
-    estimator = get_method(request.method)
+    estimator = get_method(request.method)  # an unknown method: the registry's message
+    if estimator.rule is None:
+        raise OptionError(f"method {request.method!r} cannot be fitted chunk by chunk: it "
+                          "declares no spectral rule (Estimator(rule=...)) for the chunk passes "
+                          f"to apply; chunked fits are {', '.join(map(repr, method_names('rule')))}")
     checked = estimator.check_options(options)
     _check_vcov_chunked(checked)
     weights, subset = request.weights, request.subset

@@ -121,7 +121,9 @@ def least_squares_rule(name: str, label: str | None = None, title: str = "") -> 
     What an estimator registered from outside the package hands over with its coefficients
     (:func:`attnreg.linear.handover.least_squares_results`): with it, every operation of a
     linear fit applies (exact hat values, the leave-one-out closed forms, anova, the pairs
-    bootstrap, Gaussian predictive intervals).
+    bootstrap, Gaussian predictive intervals). Given to the estimator as well
+    (``Estimator(rule=...)``), it lets the chunked and dask fits apply the rule themselves,
+    with the same extended-precision refinement as OLS.
 
     Parameters
     ----------
@@ -139,4 +141,4 @@ def least_squares_rule(name: str, label: str | None = None, title: str = "") -> 
     ('lstsq', True, False)
     """
     return SpectralRule(name, label or name, title or f"{name}: unpenalised least squares",
-                        _all_ones)
+                        _all_ones, refine=True)
