@@ -85,3 +85,10 @@ def test_a_refusal_names_the_missing_capability(ridge: object, operation: str) -
             "pairs": lambda: ridge.bootstrap("pairs", reps=9)}[operation]  # type: ignore[attr-defined]
     with pytest.raises(OptionError, match=r"method 'ridge' has no exact hat values"):
         call()
+
+
+def test_a_chunked_fit_needs_a_declared_rule() -> None:
+    df = pd.DataFrame({"x": np.arange(30.0), "y": np.sqrt(np.arange(30.0))})
+    with pytest.raises(OptionError, match=r"method 'softmax' cannot be fitted chunk by chunk: "
+                                          r"it declares no spectral rule"):
+        ar.attnreg("y ~ x", df, method="softmax", chunk_rows=10)

@@ -12,10 +12,12 @@ printed text equal once the method's name and call are swapped.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import pickle
 import re
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
 from attnreg.linear.handover import least_squares_results
 from attnreg.linear.rules import least_squares_rule
-from attnreg.methods import METHODS, Capabilities, Estimator, register
+from attnreg.methods import METHODS, Capabilities, Estimator, get_method, register
 from tests.conftest import REPO, RTOL_EXACT
 
 #: forecasts and rolling fits of the built-in OLS take the rank-one updating path, the
@@ -63,13 +65,22 @@ LSTSQ = Estimator("lstsq", "third-party", "least squares by numpy's lstsq",
                   check_lstsq, fit_lstsq, predict_lstsq, rule=least_squares_rule("lstsq"))
 
 
+@contextmanager
+def registered(estimator: Estimator) -> Iterator[str]:
+    """``estimator`` registered inside the block, the registry as it was after it."""
+    before = dict(METHODS)
+    register(estimator)
+    try:
+        yield estimator.name
+    finally:
+        METHODS.clear()
+        METHODS.update(before)
+
+
 @pytest.fixture(scope="module")
 def lstsq() -> Iterator[str]:
-    before = dict(METHODS)
-    register(LSTSQ)
-    yield LSTSQ.name
-    METHODS.clear()
-    METHODS.update(before)
+    with registered(LSTSQ) as name:
+        yield name
 
 
 @pytest.fixture(scope="module")
@@ -263,8 +274,12 @@ def test_an_operation_on_the_method_equals_the_built_in_ols(operation: str, lsts
     _compare(ours, theirs, RTOL_INCREMENTAL)
 
 
-def test_the_registry_is_unchanged_after_the_module() -> None:
-    assert LSTSQ.name not in METHODS or METHODS[LSTSQ.name] is LSTSQ
+def test_the_registry_is_restored_after_the_block() -> None:
+    other = dataclasses.replace(LSTSQ, name="lstsq_again")
+    with registered(other):
+        assert get_method("lstsq_again") is other
+    with pytest.raises(OptionError, match=r"method must be one of .*method='lstsq_again'"):
+        get_method("lstsq_again")
 
 
 # ------------------------------------------------------------------ the guide's page
