@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -129,11 +128,6 @@ class Estimator:
     tuning: str | None = None
     call_options: tuple[str, ...] = ()
     rule: SpectralRule | None = field(default=None, repr=False)
-
-    @property
-    def least_squares(self) -> bool:
-        """Whether the method declares unpenalised least squares (its rule says so)."""
-        return self.rule is not None and self.rule.least_squares
 
     def require_rule(self, what: str) -> SpectralRule:
         """The method's spectral rule; OptionError naming ``what`` when it declares none."""
@@ -250,43 +244,16 @@ def call_string(formula: str, method: str, options: Mapping[str, Any], *,
 
 # ------------------------------------------------------------------------------ spectral
 
-def _vcov_option_names() -> tuple[str, ...]:
-    """Options of the registered covariances besides ``maxlags`` (``cluster=``, ``time=``, ...)."""
-    from attnreg.linear.inference import VCOV_REGISTRY
-
-    names = {n for e in VCOV_REGISTRY.values() for n in e.option_names}
-    return tuple(sorted(names - {"maxlags", "adjust"}))
-
-
 def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.linear.inference import check_vcov_options
-    from attnreg.linear.spectral import ALIAS_TOL
-    from attnreg.linear.fit import check_tuning
+    from attnreg.linear.registration import check_spectral_options
 
-    lam, k, std = options.pop("lam", None), options.pop("k", None), options.pop("standardize", None)
-    vcov, maxlags = options.pop("vcov", "classical"), options.pop("maxlags", None)
-    vcov_options = {n: options.pop(n) for n in _vcov_option_names() if n in options}
-    tol = options.pop("tol", ALIAS_TOL)
-    if options:
-        raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(sorted(options))}")
-    tuning = check_tuning(name, lam, k)
-    if std is not None and not isinstance(std, bool):
-        raise OptionError(f"standardize must be True or False, however: standardize={std!r}")
-    if not isinstance(tol, numbers.Real) or not 0 <= float(tol) < 1:
-        raise OptionError(f"tol must be in [0, 1), however: {tol=}")
-    check_vcov_options(vcov, maxlags=maxlags, **vcov_options)  # validated before any work
-    return {"tuning": tuning, "standardize": RULES[name].penalized if std is None else std,
-            "vcov": vcov, "maxlags": maxlags, "vcov_options": vcov_options, "tol": float(tol)}
+    return check_spectral_options(name, options)
 
 
 def _fit_spectral(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.linear.inference import make_vcov_spec
-    from attnreg.linear.fit import fit_spectral_design
+    from attnreg.linear.registration import fit_spectral_options
 
-    spec = make_vcov_spec(options["vcov"], maxlags=options["maxlags"], n_obs=design.n_obs,
-                          design=design, **options.get("vcov_options", {}))
-    return fit_spectral_design(design, name, options["tuning"], standardize=options["standardize"],
-                               tol=options["tol"], call=call, vcov_spec=spec)
+    return fit_spectral_options(name, design, options, call)
 
 
 def _predict_spectral(result: Any, X: FloatArray) -> FloatArray:

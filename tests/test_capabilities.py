@@ -66,7 +66,7 @@ def test_a_comparison_is_found(tmp_path: Path, line: str) -> None:
 def test_the_registry_declares_the_capabilities() -> None:
     assert method_names("linear") == ("ols", "ridge", "pcr")
     assert method_names("attention") == ("ols", "ridge", "pcr", "softmax")
-    assert [get_method(m).least_squares for m in ("ols", "ridge", "pcr")] == [True, False, False]
+    assert [get_method(m).rule.least_squares for m in ("ols", "ridge", "pcr")] == [True, False, False]
     assert get_method("softmax").rule is None and get_method("ridge").rule.tuning == "lam"
 
 

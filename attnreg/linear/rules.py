@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import OptionError
 from attnreg.linear.selection import Selection, select_k, select_lambda
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.filters import ols_filter, pcr_filter, ridge_filter
@@ -93,12 +92,6 @@ class SpectralRule:
         Breusch-Godfrey, RESET), the restricted fit and the refit on resampled rows (pairs
         bootstrap) hold."""
         return self.tuning is None
-
-    def require_least_squares(self, what: str) -> None:
-        """OptionError naming ``what`` unless the method is unpenalised least squares."""
-        if not self.least_squares:
-            raise OptionError(f"method {self.name!r} has no exact hat values (it is penalised "
-                              f"by {self.tuning}, not unpenalised least squares): {what}")
 
     def fixed(self, value: float) -> Selection:
         """The selection record of a tuning value given by the caller."""
