@@ -44,9 +44,9 @@ from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.large.accumulate import RFactor
 from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
-from attnreg.linear.rules import SpectralRule
 from attnreg.linear.tidy import TidyGlance
 from attnreg.linear.tstats import StudentInference
+from attnreg.linear.rules import SpectralRule
 from attnreg.methods import get_method
 
 __all__ = ["ChunkedResults", "ClusterCounts"]
