@@ -213,8 +213,9 @@ def fit_network_formula(formula: str, data: Any, *, method: str = "block", weigh
     >>> fit.predict(df.head(3)).shape, fit.n_params > 0
     ((3,), True)
     """
-    if method not in ("block", "ftt"):
-        raise OptionError(f"method must be 'block' or 'ftt', however: {method=}")
+    networks = method_names("network")  # the network family's methods, from the registry
+    if method not in networks:
+        raise OptionError(f"method must be {' or '.join(map(repr, networks))}, however: {method=}")
     env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
     return attnreg(formula, data, method, weights=weights, subset=subset,
                    na_action=na_action, eval_env=env, **options)

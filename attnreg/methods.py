@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -33,7 +32,7 @@ import numpy as np
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
-from attnreg.linear.rules import RULES
+from attnreg.linear.rules import RULES, SpectralRule
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Estimator", "call_string",
            "get_method", "method_names", "register"]
@@ -62,6 +61,18 @@ class Capabilities:
         The forecasting engine's rank-one updating path (expanding and rolling windows).
     torch : bool
         Fitted with torch (the ``device``/``threads`` options apply).
+    linear : bool
+        A fit is a :class:`~attnreg.linear.results.LinearResults` (coefficients, per-row
+        residuals and hat values, a spectrum of the design): the summary, every covariance,
+        the tests, tidy/glance/augment, the bootstrap, influence and diagnostics, Gaussian
+        predictive intervals, the coefficient path and iterated forecasts apply. What the
+        fit can do beyond that its :class:`~attnreg.linear.rules.SpectralRule` says
+        (``rule.least_squares``: exact hat values, anova, the pairs bootstrap).
+    attention : bool
+        A fit has attention weights over its training rows (``attention_of``).
+    intercept_free : bool
+        A fit's own methods (``attention_of``) take the predictor columns without the
+        design's intercept column.
     """
 
     weights: bool = False
@@ -70,6 +81,9 @@ class Capabilities:
     rolling: bool = False
     updating: bool = False
     torch: bool = False
+    linear: bool = False
+    attention: bool = False
+    intercept_free: bool = False
 
 
 Checker = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -85,7 +99,10 @@ class Estimator:
     ----------
     name : str
         The ``method=`` string.
-    family : {"spectral", "softmax", "network", "quantreg"}
+    family : str
+        A label grouping methods (``"spectral"``, ``"softmax"``, ``"network"``, ``"glm"``,
+        ``"quantreg"``, or a third party's own; ``method_names(family)`` lists them). What a
+        fit can do is decided by ``capabilities`` and ``rule``, never by the family.
     title : str
         One line for help texts.
     capabilities : Capabilities
@@ -99,6 +116,11 @@ class Estimator:
         path's options ``chunk_rows``/``progress``/``sep`` checked, and the call string), for a
         method that is not a spectral filter of the accumulated R factor (which the chunked
         backends fit themselves).
+    rule : SpectralRule or None
+        The spectral declaration of a linear method (its filter, whether it is penalised and
+        by which tuning parameter), for the paths that fit the rule themselves: the chunked
+        and dask fits and the forecasting engine's updating path. None: the estimator's own
+        ``fit`` is the only way to fit it.
     """
 
     name: str
@@ -112,6 +134,15 @@ class Estimator:
     tuning: str | None = None
     call_options: tuple[str, ...] = ()
     fit_chunks: Callable[[Any, dict[str, Any], str], Any] | None = field(default=None, repr=False)
+    rule: SpectralRule | None = field(default=None, repr=False)
+
+    def require_rule(self, what: str) -> SpectralRule:
+        """The method's spectral rule; OptionError naming ``what`` when it declares none."""
+        if self.rule is None:
+            raise OptionError(f"{what} fits the method's spectral rule itself, however method "
+                              f"{self.name!r} declares none (Estimator(rule=...)); use "
+                              "attnreg() for it")
+        return self.rule
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the options given (names and values) and return them resolved.
@@ -170,9 +201,11 @@ def register(estimator: Estimator) -> Estimator:
 
 def method_names(capability: str | None = None) -> tuple[str, ...]:
     """Registered method names, optionally only those with a capability (a field of
-    :class:`Capabilities`, or a family name)."""
+    :class:`Capabilities`, ``"rule"`` for those declaring a spectral rule, or a family name)."""
     if capability is None:
         return tuple(METHODS)
+    if capability == "rule":  # the methods the chunked fits and the updating path can fit
+        return tuple(n for n, e in METHODS.items() if e.rule is not None)
     families = {e.family for e in METHODS.values()}
     if capability in families:
         return tuple(n for n, e in METHODS.items() if e.family == capability)
@@ -218,43 +251,16 @@ def call_string(formula: str, method: str, options: Mapping[str, Any], *,
 
 # ------------------------------------------------------------------------------ spectral
 
-def _vcov_option_names() -> tuple[str, ...]:
-    """Options of the registered covariances besides ``maxlags`` (``cluster=``, ``time=``, ...)."""
-    from attnreg.linear.inference import VCOV_REGISTRY
-
-    names = {n for e in VCOV_REGISTRY.values() for n in e.option_names}
-    return tuple(sorted(names - {"maxlags", "adjust"}))
-
-
 def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.linear.inference import check_vcov_options
-    from attnreg.linear.spectral import ALIAS_TOL
-    from attnreg.linear.fit import check_tuning
+    from attnreg.linear.registration import check_spectral_options
 
-    lam, k, std = options.pop("lam", None), options.pop("k", None), options.pop("standardize", None)
-    vcov, maxlags = options.pop("vcov", "classical"), options.pop("maxlags", None)
-    vcov_options = {n: options.pop(n) for n in _vcov_option_names() if n in options}
-    tol = options.pop("tol", ALIAS_TOL)
-    if options:
-        raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(sorted(options))}")
-    tuning = check_tuning(name, lam, k)
-    if std is not None and not isinstance(std, bool):
-        raise OptionError(f"standardize must be True or False, however: standardize={std!r}")
-    if not isinstance(tol, numbers.Real) or not 0 <= float(tol) < 1:
-        raise OptionError(f"tol must be in [0, 1), however: {tol=}")
-    check_vcov_options(vcov, maxlags=maxlags, **vcov_options)  # validated before any work
-    return {"tuning": tuning, "standardize": RULES[name].penalized if std is None else std,
-            "vcov": vcov, "maxlags": maxlags, "vcov_options": vcov_options, "tol": float(tol)}
+    return check_spectral_options(name, options)
 
 
 def _fit_spectral(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.linear.inference import make_vcov_spec
-    from attnreg.linear.fit import fit_spectral_design
+    from attnreg.linear.registration import fit_spectral_options
 
-    spec = make_vcov_spec(options["vcov"], maxlags=options["maxlags"], n_obs=design.n_obs,
-                          design=design, **options.get("vcov_options", {}))
-    return fit_spectral_design(design, name, options["tuning"], standardize=options["standardize"],
-                               tol=options["tol"], call=call, vcov_spec=spec)
+    return fit_spectral_options(name, design, options, call)
 
 
 def _predict_spectral(result: Any, X: FloatArray) -> FloatArray:
@@ -264,9 +270,9 @@ def _predict_spectral(result: Any, X: FloatArray) -> FloatArray:
 for _rule in RULES.values():  # the spectral family: one entry per method in linear/rules.py
     register(Estimator(_rule.name, "spectral", _rule.title,
                        Capabilities(weights=True, wide=_rule.penalized, vcov=True, rolling=True,
-                                    updating=_rule.updating),
+                                    updating=_rule.updating, linear=True, attention=True),
                        _check_spectral, _fit_spectral, _predict_spectral, tuning=_rule.tuning,
-                       call_options=() if _rule.tuning is None else (_rule.tuning,)))
+                       call_options=() if _rule.tuning is None else (_rule.tuning,), rule=_rule))
 
 
 # ------------------------------------------------------------------------------ softmax
@@ -299,7 +305,8 @@ def _predict_softmax(result: Any, X: FloatArray) -> FloatArray:
 
 
 register(Estimator("softmax", "softmax", "softmax attention regression (L-BFGS)",
-                   Capabilities(torch=True), _check_softmax, _fit_softmax, _predict_softmax,
+                   Capabilities(torch=True, attention=True, intercept_free=True),
+                   _check_softmax, _fit_softmax, _predict_softmax,
                    warm=lambda result: {"warm_start": result.fit}))
 
 

@@ -135,9 +135,7 @@ def plot_selection(fit: Any, ax: Any = None) -> Any:
     if sel is None or sel.grid.size == 0:
         raise OptionError("plot_selection needs a ridge or PCR fit with lam/k chosen by 'gcv' "
                           "or 'loo'")
-    from attnreg.linear.rules import RULES
-
-    rule = RULES[fit.method]
+    rule = fit.rule
     ax = _axes(ax)
     ax.plot(sel.grid, sel.scores, marker="." if rule.counts else None)
     ax.axvline(sel.value, color="tab:red", ls="--", lw=1)
@@ -272,9 +270,10 @@ def coefficient_contributions(fit: Any, newdata: Any, i: int = 0) -> Any:
     import pandas as pd
 
     design = getattr(fit, "design", None)
-    from attnreg.methods import method_names
+    from attnreg.methods import METHODS
 
-    if getattr(fit, "method", None) not in method_names("spectral") or design is None:
+    estimator = METHODS.get(str(getattr(fit, "method", None)))
+    if estimator is None or not estimator.capabilities.linear or design is None:
         raise OptionError("the coefficient view needs an OLS, ridge or PCR fit")
     if not design.intercept:
         raise OptionError("the centred coefficient view needs a model with an intercept")

@@ -143,7 +143,7 @@ class AttnRegressor(RegressorMixin, BaseEstimator):
         from attnreg.methods import get_method
 
         estimator = get_method(self.method)
-        method, spectral = estimator.name, estimator.family == "spectral"
+        method, spectral = estimator.name, estimator.capabilities.linear
         X, y = _validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         options = dict(self.options or {})
         kwargs: dict[str, Any] = {}

@@ -76,7 +76,7 @@ def public_objects() -> dict[str, Any]:
     import attnreg.large as large
     import attnreg.methods as methods
     import attnreg.plots as plots
-    from attnreg.linear import inference
+    from attnreg.linear import handover, inference, rules
 
     out: dict[str, Any] = {f"attnreg.{n}": getattr(ar, n) for n in ar.__all__ if n != "__version__"}
     out["attnreg.AttnRegressor"] = ar.AttnRegressor
@@ -85,6 +85,9 @@ def public_objects() -> dict[str, Any]:
             if inspect.isclass(v) and v.__module__ == exc.__name__}
     out |= {f"attnreg.methods.{n}": getattr(methods, n)
             for n in ("register", "method_names", "get_method", "Estimator", "Capabilities")}
+    out["attnreg.linear.handover.least_squares_results"] = handover.least_squares_results
+    out["attnreg.linear.rules.least_squares_rule"] = rules.least_squares_rule
+    out["attnreg.linear.rules.SpectralRule"] = rules.SpectralRule
     out["attnreg.linear.inference.register_vcov"] = inference.register_vcov
     out["attnreg.linear.inference.CovarianceEstimator"] = inference.CovarianceEstimator
     out["attnreg.large.register_backend"] = large.register_backend

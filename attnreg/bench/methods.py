@@ -73,9 +73,10 @@ def _formula_method(method: str) -> Fitter:
     def fit(X: FloatArray, y: FloatArray, X_new: FloatArray, seed: int, device: str,
             progress: bool) -> Any:
         from attnreg.api import attnreg
+        from attnreg.methods import get_method
 
         opts: dict[str, Any] = {}
-        if method == "softmax":
+        if get_method(method).capabilities.torch:  # the stochastic fits: seed, device, progress
             opts = {"seed": seed, "device": device, "progress": progress}
         return attnreg("y ~ .", data=_frame(X, y), method=method, **opts).predict(_frame(X_new))
 

@@ -663,14 +663,13 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
     """
     from attnreg.large.fit import check_residuals, finish, fit_from_factor, refine
     from attnreg.linear.refinement import REFINE_COND
-    from attnreg.linear.rules import RULES
-    from attnreg.methods import get_method
+    from attnreg.methods import get_method, method_names
 
     _need_dask()
     if not is_dask_frame(data):
         raise OptionError(f"data must be a dask DataFrame, however: type(data) is "
                           f"{type(data).__module__}.{type(data).__name__}")
-    estimator = get_method(method, tuple(RULES))
+    estimator = get_method(method, method_names("rule"))
     vcov_keys = ("maxlags", "cluster", "type", "cadjust", "df", "fix", "time", "adjust")
     vcov_options: dict[str, Any] = {k: options.pop(k) for k in vcov_keys if k in options}
     for name in ("chunk_rows",):
@@ -702,7 +701,7 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
         factor = accumulate_dask_factor(spec, source)
         res = fit_from_factor(spec, factor, estimator.name, checked, call=call, source=source)
         sp = res.spectrum
-        if estimator.name == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
+        if res.rule.refine and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
             res = refine(res, source)  # each step's gradient on the workers
         res = finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
     except AttnregError as exc:

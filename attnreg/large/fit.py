@@ -147,11 +147,11 @@ def spectrum_from_factor(factor: RFactor, method: str, *, standardize: bool,
     recomputed in the passes), so the spectrum's ``U`` holds no rows.
     """
     from attnreg.linear.left_vectors import LeftVectors
-    from attnreg.linear.rules import RULES
     from attnreg.linear.scaling import column_norms, unit_weights
     from attnreg.linear.spectral import Spectrum, _scales, _scaled_r, _small_svd
+    from attnreg.methods import get_method
 
-    rule = RULES[method]
+    rule = get_method(method).require_rule("the chunked fit")
     scaling: Any = "norm" if not rule.penalized else ("sd" if standardize else "none")
     n, p = factor.n_obs, factor.n_coef
     intercept = 0 if factor.intercept else None
@@ -225,11 +225,10 @@ def fit_from_factor(spec: ChunkSpec, factor: RFactor, method: str = "ols",
     from attnreg.large.results import ChunkedResults
     from attnreg.linear.filters import apply_filter
     from attnreg.linear.inference import make_vcov_spec
-    from attnreg.linear.rules import RULES
     from attnreg.linear.spectral import ALIAS_TOL
-    from attnreg.methods import get_method
+    from attnreg.methods import get_method, method_names
 
-    rule = RULES[get_method(method, tuple(RULES)).name]
+    rule = get_method(method, method_names("rule")).require_rule("the chunked fit")
     opts = dict(options) if options is not None else get_method(method).check_options({})
     tuning = opts.get("tuning")
     if tuning == "loo":
@@ -391,10 +390,9 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
     >>> fit.vcov_spec.kind, fit.nobs
     ('HC1', 200)
     """
-    from attnreg.linear.rules import RULES
-    from attnreg.methods import get_method
+    from attnreg.methods import get_method, method_names
 
-    estimator = get_method(method, tuple(RULES))
+    estimator = get_method(method, method_names("rule"))
     vcov_options: dict[str, Any] = {k: options.pop(k) for k in ("maxlags", "cluster", "type", "cadjust", "df",
                                                  "fix", "time", "adjust") if k in options}
     given: dict[str, Any] = {**options, **vcov_options}
@@ -428,7 +426,7 @@ def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[st
     factor = accumulate_factor(spec, source, progress=progress)
     res = fit_from_factor(spec, factor, method, checked, call=call, source=source)
     sp = res.spectrum
-    if method == "ols" and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
+    if res.rule.refine and sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
         res = refine(res, source, progress=progress)
     return finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
 
@@ -463,21 +461,20 @@ def fit_request(request: Any) -> Any:
 
     Every option is checked before any data is read.
     """
-    from attnreg.linear.rules import RULES
-    from attnreg.methods import call_string, get_method
+    from attnreg.methods import call_string, get_method, method_names
 
     options = dict(request.options)
     chunk = check_chunk_options(options)
-    own = get_method(request.method).fit_chunks
-    if own is not None:  # a method with its own passes (a GLM's IRLS)
+    estimator = get_method(request.method)  # an unknown method: the registry's message
+    if estimator.fit_chunks is not None:  # a method with its own passes (a GLM's IRLS)
         check_request_rows(request)
         call = call_string(request.formula, request.method, options,
                            weighted=request.weights is not None)
-        return own(dataclasses.replace(request, options=options), chunk, call)
-    if request.method not in RULES:
-        raise OptionError(f"method {request.method!r} cannot be fitted chunk by chunk; chunked "
-                          f"fits are {', '.join(map(repr, RULES))}")
-    estimator = get_method(request.method)
+        return estimator.fit_chunks(dataclasses.replace(request, options=options), chunk, call)
+    if estimator.rule is None:
+        raise OptionError(f"method {request.method!r} cannot be fitted chunk by chunk: it "
+                          "declares no spectral rule (Estimator(rule=...)) for the chunk passes "
+                          f"to apply; chunked fits are {', '.join(map(repr, method_names('rule')))}")
     checked = estimator.check_options(options)
     _check_vcov_chunked(checked)
     weights, subset = request.weights, request.subset

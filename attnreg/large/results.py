@@ -49,6 +49,8 @@ from attnreg.linear.cluster_columns import ClusterCounts
 from attnreg.linear.scorestats import ScoreStats
 from attnreg.linear.tidy import TidyGlance
 from attnreg.linear.tstats import StudentInference
+from attnreg.linear.rules import SpectralRule
+from attnreg.methods import get_method
 
 __all__ = ["ChunkedResults", "ClusterCounts"]
 
@@ -196,14 +198,19 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
         return [self.names[j] for j in self.spectrum.aliased]
 
     @property
+    def rule(self) -> SpectralRule:
+        """What the method declares (the spectral rule the chunked fit applied)."""
+        return get_method(self.method).require_rule("a chunked fit")
+
+    @property
     def lam(self) -> float | None:
         """Ridge's λ (None for other methods)."""
-        return float(self.selection.value) if self.method == "ridge" else None
+        return float(self.selection.value) if self.rule.tuning == "lam" else None
 
     @property
     def k(self) -> int | None:
         """PCR's number of components (None for other methods)."""
-        return int(self.selection.value) if self.method == "pcr" else None
+        return int(self.selection.value) if self.rule.tuning == "k" else None
 
     @property
     def edf(self) -> float:
@@ -535,7 +542,6 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
         -------
         attnreg.report.Summary
         """
-        from attnreg.linear.rules import RULES
         from attnreg.report.sections import (
             Call,
             Coefficients,
@@ -579,7 +585,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
         ft = self.f_test if has_model else None
         sections.append(FitStatistics(
             sigma=float(self.sigma), df_resid=float(self.df_resid),
-            effective=RULES[self.method].penalized, n_deleted=self.n_dropped,
+            effective=self.rule.penalized, n_deleted=self.n_dropped,
             r_squared=float(self.r_squared) if has_model else None,
             adj_r_squared=float(self.adj_r_squared) if has_model else None,
             f_statistic=None if ft is None else float(ft.statistic),
@@ -589,7 +595,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
             covariance=self.vcov_spec.kind, covariance_label=self.vcov_spec.label()))
         if self.selection is not None:
             sel = self.selection
-            sections.append(Penalty(method=self.method, parameter=RULES[self.method].parameter,
+            sections.append(Penalty(method=self.method, parameter=self.rule.parameter,
                                     value=float(sel.value), criterion=sel.criterion,
                                     n_candidates=int(sel.grid.size),
                                     standardized=bool(self.standardize), edf=self.edf))

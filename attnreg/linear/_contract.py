@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from attnreg.formula.design import Design
     from attnreg.linear.filters import Filtered
     from attnreg.linear.inference import VcovSpec
+    from attnreg.linear.rules import SpectralRule
     from attnreg.linear.spectral import Spectrum
 
 __all__ = ["LinearFitContract"]
@@ -27,6 +28,8 @@ class LinearFitContract:
 
     if TYPE_CHECKING:  # provided by LinearResults and its mixins
         method: str
+        @property
+        def rule(self) -> SpectralRule: ...
         @property
         def resid(self) -> pd.Series: ...
         @property

@@ -183,11 +183,13 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
             raise OptionError(f"anova needs linear fits (attnreg(..., method='ols')), however "
                               f"fit {i + 1} is a {type_name(obj)}")
         fit: Any = obj
-        if fit.method != "ols":
+        if not fit.rule.least_squares:
             raise OptionError(f"anova is defined for OLS and WLS fits, however fit {i + 1} has "
-                              f"method {fit.method!r}: sequential sums of squares are not "
-                              "defined for a penalised or truncated fit (use wald_test, "
-                              "conditional on the chosen lambda or k)")
+                              f"method {fit.method!r} (method {fit.method!r} has no exact "
+                              f"hat values: it is penalised by {fit.rule.tuning}); sequential "
+                              "sums of squares "
+                              "are not defined for a penalised or truncated fit (use "
+                              "wald_test, conditional on the chosen lambda or k)")
     if test not in ANOVA_TESTS:
         raise OptionError(f"test must be one of {ANOVA_TESTS}, however: {test=}")
     if type not in (1, 2, 3) or isinstance(type, bool):

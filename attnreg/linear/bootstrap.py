@@ -67,6 +67,7 @@ from attnreg.linear._restrictions import format_restriction, parse_restrictions
 from attnreg.linear.cluster import cluster_ids, group_score_sums
 from attnreg.linear.inference import coef_map
 from attnreg.linear.spectral import Spectrum
+from attnreg.linear.rules import SpectralRule
 from attnreg.linear.views import check_level
 from attnreg.report.rformat import fmt_pvalue, format_c
 from attnreg.report.sections import Coefficients, Lines
@@ -526,7 +527,7 @@ def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
 
 def _check_options(kind: Any, cluster: Any, reps: Any, weights: Any, seed: Any,
                    hypothesis: Any, impose_null: Any, level: Any, progress: Any,
-                   method: str) -> tuple[str, str | None, int]:
+                   rule: SpectralRule) -> tuple[str, str | None, int]:
     kind = _check_choice("kind", kind, BOOTSTRAP_KINDS)
     if not isinstance(reps, (int, np.integer)) or isinstance(reps, bool) or reps < 1:
         raise OptionError(f"reps must be a positive integer, however: reps={reps!r}")
@@ -549,10 +550,13 @@ def _check_options(kind: Any, cluster: Any, reps: Any, weights: Any, seed: Any,
         raise OptionError("cluster does not apply to kind='residual' (it resamples residuals "
                           "across all rows, assuming iid errors); use kind='wild' or 'pairs' "
                           "with cluster=")
-    if kind == "pairs" and method != "ols":
+    method = rule.name
+    if kind == "pairs" and not rule.least_squares:
         raise OptionError(f"kind='pairs' refits on resampled rows, which for {method} would "
-                          "re-standardise the columns and re-select the penalty; use "
-                          "kind='wild' or 'residual' (conditional on lambda or k)")
+                          "re-standardise the columns and re-select the penalty (method "
+                          f"{method!r} has no exact hat values: it is penalised by "
+                          f"{rule.tuning}); use kind='wild' or 'residual' (conditional on "
+                          "lambda or k)")
     if hypothesis is not None:
         if kind != "wild":
             raise OptionError(f"hypothesis needs kind='wild' (the wild cluster bootstrap test), "
@@ -562,7 +566,7 @@ def _check_options(kind: Any, cluster: Any, reps: Any, weights: Any, seed: Any,
                                                 and all(isinstance(h, str) for h in hypothesis))):
             raise OptionError(f"hypothesis must be text such as 'x1 = 0' or 'x1 = x2, x3 = 0' "
                               f"(or a list of such), however: {hypothesis!r}")
-        if impose_null and method != "ols":
+        if impose_null and not rule.least_squares:
             raise OptionError(f"impose_null=True needs the restricted fit, which {method} does "
                               "not define; use impose_null=False (WCU, conditional on lambda "
                               "or k)")
@@ -651,9 +655,8 @@ class Bootstrap(LinearFitContract):
         >>> print(f"{pairs.std_err['x']:.3f}")
         0.153
         """
-        fit: Any = self
         kind, weights, reps = _check_options(kind, cluster, reps, weights, seed, hypothesis,
-                                             impose_null, level, progress, fit.method)
+                                             impose_null, level, progress, self.rule)
         if not self._df_ok:
             raise DataError("the bootstrap needs at least one residual degree of freedom "
                             f"(n - tr(H) = {self.df_resid:.3g})")
@@ -743,12 +746,14 @@ class _Run:
         return f"CR1 (vcovCL's HC1) by cluster, {self.G} clusters"
 
     def note(self) -> str:
-        fit = self.fit
-        if fit.method == "ridge":
-            return f"Conditional on lambda = {fit.lam:.5g} (ridge): b* = b + M e*."
-        if fit.method == "pcr":
-            return f"Conditional on k = {fit.k} components (PCR): b* = b + M e*."
-        return ""
+        fit, rule = self.fit, self.fit.rule
+        if rule.least_squares:
+            return ""
+        value = getattr(fit, rule.tuning)
+        if rule.counts:
+            return (f"Conditional on {rule.parameter} = {value} components ({rule.label}): "
+                    "b* = b + M e*.")
+        return f"Conditional on {rule.parameter} = {value:.5g} ({rule.label}): b* = b + M e*."
 
     # -------------------------------------------------------------- blocks
     def _blocks(self, width: int) -> Any:

@@ -34,14 +34,15 @@ class Diagnostics(LinearFitContract):
 
     # ------------------------------------------------------------ leave-one-out pieces
     def _require_ols(self, what: str) -> None:
-        if self.method != "ols":
+        rule = self.rule
+        if not rule.least_squares:
             raise OptionError(
                 f"{what} is defined for OLS/WLS fits only: its leave-one-out closed form "
                 "(sigma_(i)^2 = (RSS - e_i^2 / (1 - h_i)) / (n - p - 1), b - b_(i) = "
                 "(X'WX)^-1 x_i w_i e_i / (1 - h_i)) holds for a projection, not for the "
-                f"{self.method} smoother (method={self.method!r}); hat values, Cook's "
-                "distances and rstandard() are available, conditional on the chosen "
-                f"{'lambda' if self.method == 'ridge' else 'k'}")
+                f"{self.method} smoother (method {self.method!r} has no exact hat values: it "
+                f"is penalised by {rule.tuning}); hat values, Cook's distances and "
+                f"rstandard() are available, conditional on the chosen {rule.parameter}")
 
     @cached_property
     def _loo(self) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -90,7 +91,7 @@ class Diagnostics(LinearFitContract):
         1.689930
         """
         std = self._std_cooks()[0]
-        if self.method == "ols":
+        if self.rule.least_squares:
             std = np.where(self._loo[0] < 1.0, std, np.nan)
         return self._series(std, "rstandard")
 
@@ -227,7 +228,7 @@ class Diagnostics(LinearFitContract):
         h, e = self._hat, self._resid_ws
         std, cooks = self._std_cooks()
         out = {"hat": h, "cooks_distance": cooks, "std_resid": std}
-        if self.method != "ols":
+        if not self.rule.least_squares:  # no exact hat values: no leave-one-out closed forms
             return pd.DataFrame(out, index=self.design.row_labels)
         from attnreg.linear.loo import dfbeta_blocks
 

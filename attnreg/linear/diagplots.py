@@ -262,9 +262,11 @@ def added_variable(fit: Any, column: str) -> tuple[Any, Any, float]:
     True
     """
     design = getattr(fit, "design", None)
-    if design is None or getattr(fit, "method", None) != "ols":
+    rule = getattr(fit, "rule", None)
+    if design is None or rule is None or not rule.least_squares:
         raise OptionError("added-variable plots need an OLS/WLS fit (the slope equals the "
-                          "coefficient only for least squares)")
+                          "coefficient only for least squares; method "
+                          f"{getattr(fit, 'method', None)!r} is not unpenalised least squares)")
     names = list(design.column_names)
     if column not in names:
         raise OptionError(f"column must be one of the design columns {names}, however: "

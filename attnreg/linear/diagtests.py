@@ -326,7 +326,7 @@ def durbin_watson(fit: LinearFitContract, exact: bool | None = None) -> dict[str
     n = fit.nobs
     d = np.diff(ew)
     stat = float(d @ d) / float(ew @ ew)
-    if fit.method != "ols":
+    if not fit.rule.least_squares:  # the exact p-value needs residuals orthogonal to X
         return _row("Durbin-Watson", stat, "", math.nan,
                     f"p-value for OLS only (this is {fit.method})")
     if n < 3:
@@ -425,7 +425,7 @@ def breusch_godfrey(fit: LinearFitContract, order: int = 1) -> list[dict[str, An
     _, ew = _resid_scaled(fit)
     n, k = fit.nobs, _aux_rank(sp)
     names = (f"Breusch-Godfrey LM (order {order})", f"Breusch-Godfrey F (order {order})")
-    if fit.method != "ols":
+    if not fit.rule.least_squares:
         note = f"OLS only: the residuals of {fit.method} are not orthogonal to X"
         return [_row(names[0], math.nan, "", math.nan, note),
                 _row(names[1], math.nan, "", math.nan, note)]
@@ -497,7 +497,7 @@ def reset_test(fit: LinearFitContract, power: Any = (2, 3)) -> dict[str, Any]:
     _, ew = _resid_scaled(fit)
     n, k, q = fit.nobs, _aux_rank(sp), len(power)
     name = "RESET"
-    if fit.method != "ols":
+    if not fit.rule.least_squares:
         return _row(name, math.nan, "", math.nan,
                     f"OLS only: the residuals of {fit.method} are not orthogonal to X")
     df2 = n - k - q
@@ -615,10 +615,10 @@ def diagnostic_table(fit: LinearFitContract, *, bg_order: int = 1, reset_power: 
     rows.append(_row("Condition number (scaled)", scaled, "", math.nan,
                      "kappa of sqrt(w) X with unit-length columns, intercept included"))
     rows.append(_row("Condition number", raw, "", math.nan, "kappa of sqrt(w) X as is"))
-    method = fit.method
+    rule = fit.rule
     title = "Regression diagnostics"
-    if method != "ols":
-        title += f" ({method}: residuals conditional on the chosen {'lambda' if method == 'ridge' else 'k'})"
+    if not rule.least_squares:
+        title += f" ({fit.method}: residuals conditional on the chosen {rule.parameter})"
     return DiagnosticTable(pd.DataFrame(rows, columns=_COLUMNS), title)
 
 

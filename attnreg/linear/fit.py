@@ -18,11 +18,11 @@ from attnreg.linear.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
 from attnreg.linear.results import LinearResults
 from attnreg.linear.rules import RULES, SpectralRule
 from attnreg.linear.selection import CRITERIA, Selection
-from attnreg.linear.spectral import ALIAS_TOL, Scaling, decompose
+from attnreg.linear.spectral import ALIAS_TOL, Scaling, Spectrum, decompose
 from attnreg.linear.filters import apply_filter
 from attnreg.threads import narrow_blas
 
-__all__ = ["check_tuning", "fit_spectral_design"]
+__all__ = ["check_tuning", "decompose_design", "fit_spectral_design"]
 
 
 def fit_spectral_design(design: Design, method: str, tuning: float | str | None, *,
@@ -45,15 +45,8 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
     if rule.counts and not isinstance(tuning, str) and int(tuning) > n_pred:  # type: ignore[arg-type]
         raise OptionError(f"{rule.tuning} must be between 1 and the number of predictors "
                           f"({n_pred}), however: {rule.tuning}={tuning}")
-    intercept = 0 if design.intercept else None
     scaling: Scaling = "norm" if not rule.penalized else ("sd" if standardize else "none")
-    with narrow_blas(design.n_coef):  # every product of the fit (see attnreg.threads)
-        sp = decompose(design.X, design.y, intercept=intercept, weights=design.weights,
-                       scaling=scaling, tol=tol)
-    if sp.aliased.size:
-        names = [design.column_names[j] for j in sp.aliased]
-        warn_user(f"{len(names)} coefficient(s) not defined because of singularities: "
-                      f"{', '.join(names)}", RankDeficiencyWarning)
+    sp = decompose_design(design, scaling, tol)
     selection = _select(sp, rule, tuning)
     f = rule.filter(sp.s, None if selection is None else selection.value)
     filtered = apply_filter(sp, f, design.n_coef)
@@ -64,7 +57,34 @@ def fit_spectral_design(design: Design, method: str, tuning: float | str | None,
                 filtered, coef=refine_ols(sp, design.X, design.y, filtered.coef))
     return LinearResults(design=design, method=method, spectrum=sp, filtered=filtered,
                          selection=selection, vcov_spec=vcov_spec or make_vcov_spec("classical"),
-                         call=call or design.formula, standardize=standardize)
+                         call=call or design.formula, standardize=standardize, rule=rule)
+
+
+def decompose_design(design: Design, scaling: Scaling, tol: float = ALIAS_TOL) -> Spectrum:
+    """The spectrum of a built design (warns once naming the aliased columns, as R).
+
+    Parameters
+    ----------
+    design : Design
+    scaling : {"norm", "sd", "none"}
+        How the columns are scaled before the decomposition (see
+        :func:`attnreg.linear.spectral.decompose`).
+    tol : float
+        The aliasing tolerance.
+
+    Returns
+    -------
+    Spectrum
+    """
+    intercept = 0 if design.intercept else None
+    with narrow_blas(design.n_coef):  # every product of the fit (see attnreg.threads)
+        sp = decompose(design.X, design.y, intercept=intercept, weights=design.weights,
+                       scaling=scaling, tol=tol)
+    if sp.aliased.size:
+        names = [design.column_names[j] for j in sp.aliased]
+        warn_user(f"{len(names)} coefficient(s) not defined because of singularities: "
+                  f"{', '.join(names)}", RankDeficiencyWarning)
+    return sp
 
 
 def _select(sp: Any, rule: SpectralRule, tuning: float | str | None) -> Selection | None:

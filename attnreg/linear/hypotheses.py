@@ -372,13 +372,15 @@ class Hypotheses(LinearFitContract):
 
     def _conditional_note(self) -> str:
         fit: Any = self
-        if fit.method == "ridge":
-            return (f"Conditional on lambda = {fit.lam:.5g} (ridge); effective residual df "
-                    f"n - tr(H) = {self.df_resid:.2f}.")
-        if fit.method == "pcr":
-            return (f"Conditional on k = {fit.k} components (PCR); residual df "
-                    f"n - tr(H) = {_df_text(self.df_resid)}.")
-        return ""
+        rule = self.rule
+        if rule.least_squares:
+            return ""
+        value = getattr(fit, rule.tuning)  # type: ignore[arg-type]
+        if rule.counts:
+            return (f"Conditional on {rule.parameter} = {value} components ({rule.label}); "
+                    f"residual df n - tr(H) = {_df_text(self.df_resid)}.")
+        return (f"Conditional on {rule.parameter} = {value:.5g} ({rule.label}); effective "
+                f"residual df n - tr(H) = {self.df_resid:.2f}.")
 
     # ------------------------------------------------------------ tests
     def wald_test(self, hypothesis: Any = None, rhs: Any = None, *,
@@ -491,8 +493,10 @@ class Hypotheses(LinearFitContract):
         C = S / np.outer(d, d) if (d > 0).all() else S
         singular = not (d > 0).all() or np.linalg.eigvalsh(C)[0] <= _SINGULAR_TOL
         fit: Any = self
-        if singular and fit.method == "pcr":
-            raise OptionError(f"the restrictions are not testable under PCR with k = {fit.k} "
+        rule = self.rule
+        if singular and rule.counts:  # truncated: the kept components span a subspace
+            raise OptionError(f"the restrictions are not testable under {rule.label} with "
+                              f"{rule.parameter} = {getattr(fit, rule.tuning)} "  # type: ignore[arg-type]
                               "components: the covariance of R b is singular (they restrict "
                               "directions the kept components do not span); restrict fewer "
                               "or other combinations, or use more components")

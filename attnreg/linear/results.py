@@ -20,7 +20,7 @@ from attnreg.exceptions import (
     ScaleWarning,
 )
 from attnreg.linear.inference import VcovSpec
-from attnreg.linear.rules import RULES
+from attnreg.linear.rules import SpectralRule
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.tstats import f_sf
@@ -81,6 +81,10 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
         The call, for reports.
     standardize : bool
         Whether predictors were standardised before filtering (ridge and PCR).
+    rule : SpectralRule
+        What the method declares (keyword only): unpenalised least squares or penalised by
+        a named tuning parameter, its label and filter. Every operation asks the rule what
+        the fit can do, never the method's name.
 
     Examples
     --------
@@ -104,6 +108,7 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
     vcov_spec: VcovSpec
     call: str
     standardize: bool
+    rule: SpectralRule = field(kw_only=True, repr=False)
 
     # ------------------------------------------------------------ basic quantities
     @property
@@ -119,13 +124,13 @@ class LinearResults(CoefficientInference, Hypotheses, Diagnostics, Tidy, LinearV
     @property
     def lam(self) -> float | None:
         """Ridge penalty λ (on the standardised scale), or None."""
-        tuned = self.selection is not None and RULES[self.method].tuning == "lam"
+        tuned = self.selection is not None and self.rule.tuning == "lam"
         return self.selection.value if tuned else None  # type: ignore[union-attr]
 
     @property
     def k(self) -> int | None:
         """Number of principal components (PCR), or None."""
-        tuned = self.selection is not None and RULES[self.method].tuning == "k"
+        tuned = self.selection is not None and self.rule.tuning == "k"
         return int(self.selection.value) if tuned else None  # type: ignore[union-attr]
 
     @property

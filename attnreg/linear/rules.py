@@ -23,7 +23,7 @@ from attnreg.linear.selection import Selection, select_k, select_lambda
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.filters import ols_filter, pcr_filter, ridge_filter
 
-__all__ = ["RULES", "SpectralRule"]
+__all__ = ["RULES", "SpectralRule", "least_squares_rule"]
 
 
 def _all_ones(s: FloatArray, value: float | None) -> FloatArray:
@@ -84,6 +84,15 @@ class SpectralRule:
         and designs with no more rows than coefficients allowed (the thin SVD of the data)."""
         return self.tuning is not None
 
+    @property
+    def least_squares(self) -> bool:
+        """Unpenalised least squares: the hat matrix is the projection onto the design's
+        columns, so its hat values are exact leverages and the leave-one-out closed forms,
+        sequential sums of squares (anova), residuals orthogonal to X (Durbin-Watson p-value,
+        Breusch-Godfrey, RESET), the restricted fit and the refit on resampled rows (pairs
+        bootstrap) hold."""
+        return self.tuning is None
+
     def fixed(self, value: float) -> Selection:
         """The selection record of a tuning value given by the caller."""
         return Selection("fixed", float(value), np.zeros(0), np.zeros(0))
@@ -97,3 +106,32 @@ RULES: dict[str, SpectralRule] = {rule.name: rule for rule in (
     SpectralRule("pcr", "PCR", "principal-component regression, k by GCV or LOO", _truncate,
                  tuning="k", parameter="k", select=select_k, counts=True),
 )}
+
+
+def least_squares_rule(name: str, label: str | None = None, title: str = "") -> SpectralRule:
+    """The declaration of an unpenalised least-squares method (the all-ones filter).
+
+    What an estimator registered from outside the package hands over with its coefficients
+    (:func:`attnreg.linear.handover.least_squares_results`): with it, every operation of a
+    linear fit applies (exact hat values, the leave-one-out closed forms, anova, the pairs
+    bootstrap, Gaussian predictive intervals). Given to the estimator as well
+    (``Estimator(rule=...)``), it lets the chunked and dask fits apply the rule themselves,
+    with the same extended-precision refinement as OLS.
+
+    Parameters
+    ----------
+    name : str
+        The ``method=`` string.
+    label : str, optional
+        The method's name in prose (default: ``name``).
+    title : str, optional
+        One line for help texts.
+
+    Examples
+    --------
+    >>> rule = least_squares_rule("lstsq")
+    >>> rule.label, rule.least_squares, rule.penalized
+    ('lstsq', True, False)
+    """
+    return SpectralRule(name, label or name, title or f"{name}: unpenalised least squares",
+                        _all_ones, refine=True)

@@ -587,9 +587,12 @@ def _dependent(fit: Any) -> str:
 
 def _method(fit: Any) -> str:
     method = str(fit.method)
-    if method == "ols" and getattr(_frame_of(fit), "weights", None) is not None:
+    rule = getattr(fit, "rule", None)  # what a linear fit declares: least squares or penalised
+    if rule is None:
+        return _METHODS.get(method, method)
+    if rule.least_squares and getattr(_frame_of(fit), "weights", None) is not None:
         return "WLS"
-    return _METHODS.get(method, method)
+    return str(rule.label)
 
 
 def _covariance_label(fit: Any) -> str:
@@ -630,7 +633,7 @@ def _default_note(models: list[Any], show: str, marks: dict[str, float]) -> list
     if marks:
         line += " Significance: " + ", ".join(f"{m} p<{c:g}" for m, c in marks.items()) + "."
     lines = [line]
-    if any(getattr(m, "method", "") in ("ridge", "pcr") for m in models):
+    if any(getattr(getattr(m, "rule", None), "penalized", False) for m in models):
         lines.append("Ridge and PCR: inference conditional on the chosen lambda or k, with "
                      "effective df.")
     return lines

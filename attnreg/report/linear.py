@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from attnreg.linear.rules import RULES
 from attnreg.report.sections import (
     AttentionSummary,
     Call,
@@ -59,7 +58,7 @@ def _fit_statistics(res: LinearResults) -> FitStatistics:
     has_model = res.df_model > 0
     ft = res.f_test if has_model else None
     return FitStatistics(
-        sigma=float(res.sigma), df_resid=float(res.df_resid), effective=RULES[res.method].penalized,
+        sigma=float(res.sigma), df_resid=float(res.df_resid), effective=res.rule.penalized,
         n_deleted=int(res.design.dropped_labels.size),
         r_squared=float(res.r_squared) if has_model else None,
         adj_r_squared=float(res.adj_r_squared) if has_model else None,
@@ -73,7 +72,7 @@ def _fit_statistics(res: LinearResults) -> FitStatistics:
 def _penalty(res: LinearResults) -> Penalty:
     sel = res.selection
     assert sel is not None
-    return Penalty(method=res.method, parameter=RULES[res.method].parameter,
+    return Penalty(method=res.method, parameter=res.rule.parameter,
                    value=float(sel.value), criterion=sel.criterion,
                    n_candidates=int(sel.grid.size), standardized=bool(res.standardize),
                    edf=float(res.edf))

@@ -153,12 +153,12 @@ def run_forecasts(plan: ForecastPlan, bar: Progress, auto: bool = False) -> Fore
     ``auto``: turn ``bar`` on after the first fit when :func:`estimated_seconds` exceeds
     :data:`AUTO_PROGRESS_SECONDS`.
     """
-    spectral = get_method(plan.method).family == "spectral"
-    if not spectral:  # torch fits: their own threads (the user's cap applies around them)
+    capabilities = get_method(plan.method).capabilities
+    if not capabilities.linear:  # torch fits: their own threads (the user's cap applies around them)
         return _run_refits(plan, bar, auto)
     with small_lapack():  # one small factorization or update per origin
-        tuning = tuning_of(plan)[0]
-        if _can_update(plan, tuning):
+        tuning = tuning_of(plan)[0] if capabilities.updating else None
+        if capabilities.updating and _can_update(plan, tuning):
             out = _run_updating(plan, tuning)
             if out is not None:
                 bar.update(plan.n_forecasts)
@@ -171,12 +171,14 @@ def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
 
     d = plan.design
     gaussian = plan.interval == "gaussian"
-    if gaussian and plan.method != "ols":
+    rule = get_method(plan.method).require_rule("the updating path")
+    if gaussian and not rule.least_squares:
         return None  # the ridge prediction variance comes from each window's fit
     X = d.X[:, 1:] if d.intercept else d.X
     first = int(plan.train_stop[0])
     std = tuning_of(plan)[1]
-    kw: dict[str, Any] = {"method": plan.method, "intercept": d.intercept, "window": plan.window,
+    engine = "ridge" if rule.penalized else "ols"  # the recursion, by the algorithm's name
+    kw: dict[str, Any] = {"method": engine, "intercept": d.intercept, "window": plan.window,
                           "min_nobs": min(first, plan.window) if plan.window else first}
     if tuning is not None:  # ridge: λ fixed or chosen by GCV at each origin
         kw.update(lam=tuning, standardize=std)
@@ -204,7 +206,7 @@ def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
 
 def _run_refits(plan: ForecastPlan, bar: Progress, auto: bool = False) -> ForecastResults:
     d, estimator = plan.design, get_method(plan.method)
-    spectral = estimator.family == "spectral"
+    spectral = estimator.capabilities.linear  # a LinearResults: coefficients and intervals
     pred = np.empty(plan.n_forecasts)
     coef = np.full((plan.n_forecasts, d.n_coef), np.nan) if spectral else None
     tune = np.full(plan.n_forecasts, np.nan) if estimator.tuning is not None else None

@@ -95,14 +95,15 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
         Indexed by (horizon, target); columns origin, forecast, lower, upper, n_train.
     """
     plan = parts[0].plan
-    spectral = get_method(plan.method).family == "spectral"
+    spectral = get_method(plan.method).capabilities.linear
     run_kind = "empirical" if plan.interval == "aci" else plan.interval
     kind = interval or run_kind or ("gaussian" if spectral else "empirical")
     if kind not in ("gaussian", "empirical"):
         raise OptionError(f"interval must be 'gaussian' or 'empirical', however: {interval=!r}")
     if kind == "gaussian" and not spectral:
         raise OptionError(f"interval='gaussian' needs a linear fit (ols, ridge, pcr), not "
-                          f"method {plan.method!r}: use interval='empirical'")
+                          f"method {plan.method!r} (it declares no linear capability): use "
+                          "interval='empirical'")
     from attnreg.timeseries.arlags import forecast_level as _level
 
     level = plan.level if level is None else _level(level)

@@ -263,10 +263,10 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
     from attnreg.methods import get_method
 
     estimator = get_method(method)
-    if interval == "gaussian" and estimator.family != "spectral":
+    if interval == "gaussian" and not estimator.capabilities.linear:
         raise OptionError(f"interval='gaussian' needs the residual scale and coefficient "
-                          f"covariance of a linear fit (ols, ridge, pcr), not method {method!r}: "
-                          "use interval='empirical'")
+                          f"covariance of a linear fit (ols, ridge, pcr), not method {method!r} "
+                          "(it declares no linear capability): use interval='empirical'")
     _check_choice("scheme", scheme, SCHEMES)
     _check_choice("benchmark", benchmark, BENCHMARKS)
     horizon = _positive_int("horizon", horizon)
@@ -322,9 +322,10 @@ def plan_iterated(formula: str, data: pd.DataFrame, method: str, *, horizons: li
     """
     from attnreg.methods import get_method
 
-    if get_method(method).family != "spectral":
+    if not get_method(method).capabilities.linear:
         raise OptionError(f"strategy='iterated' iterates a linear autoregression (ols, ridge, "
-                          f"pcr), not method {method!r}: use strategy='direct'")
+                          f"pcr), not method {method!r} (it declares no linear capability): use "
+                          "strategy='direct'")
     probe = plan_forecasts(formula, data, method, horizon=1, start=start, **kw)
     lags = ar_lags(probe.design)
     pos = data.index.get_indexer(probe.design.row_labels)

@@ -315,7 +315,7 @@ class ForecastResults:
                   f"{p.horizon - 1} lags.",
                   "Every forecast re-estimates the model from rows observed at its origin "
                   "(centring, scaling, spectrum, lambda/k"
-                  + (", heads" if get_method(p.method).family == "softmax" else "") + ")."]
+                  + (", heads" if get_method(p.method).warm is not None else "") + ")."]
         if p.strategy == "iterated":
             footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
                           f"{p.horizon} time(s).")

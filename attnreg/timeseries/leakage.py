@@ -105,10 +105,12 @@ def leakage_audit(res: ForecastResults) -> LeakageAudit:
     """
     plan = res.plan
     estimator = get_method(plan.method)
-    leaky_of = {"softmax": _softmax_leaky, "spectral": _linear_leaky}.get(estimator.family)
+    caps = estimator.capabilities
+    leaky_of = _linear_leaky if caps.linear else _softmax_leaky if caps.attention else None
     if leaky_of is None:
         raise OptionError(f"the leakage audit needs the attention metric of a spectral or softmax "
-                          f"fit; method {plan.method!r} has none")
+                          f"fit; method {plan.method!r} has none (it declares neither the linear nor the "
+                          "attention capability)")
     rows = np.arange(plan.design.n_obs)
     full = _full_fit(res, rows)
     leaky = leaky_of(plan, full)

@@ -38,6 +38,8 @@ from attnreg.timeseries._tuning import GCV_LOG10_BOUNDS, ridge_by_gcv
 __all__ = ["GCV_LOG10_BOUNDS", "RecursiveFit", "recursive_ls"]
 
 Method = Literal["ols", "ridge"]
+#: the engine's two recursions, by the name of the algorithm: whether it carries a penalty λ
+_PENALIZED: dict[str, bool] = {"ols": False, "ridge": True}
 
 #: A column counts as collinear when its squared Cholesky pivot is at most this share of its
 #: centred sum of squares (1 - R^2 on the earlier columns), and as constant in the window when
@@ -126,6 +128,7 @@ class _Spec:
     min_nobs: int
     intercept: bool
     method: Method
+    penalized: bool  # the engine's ridge recursion (a penalty λ), else unpenalised OLS
     lam: float | None  # None: chosen by GCV (ridge) or no penalty (OLS)
     standardize: bool
     reset: int
@@ -134,7 +137,7 @@ class _Spec:
     @property
     def gcv(self) -> bool:
         """Whether λ is chosen by GCV."""
-        return self.method == "ridge" and self.lam is None
+        return self.penalized and self.lam is None
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -147,11 +150,12 @@ def _positive_int(name: str, value: object) -> int:
 def _check_spec(n_coef: int, window: object, min_nobs: object, reset: object, method: object,
                 lam: object, return_se: object, **flags: object) -> _Spec:
     """Validate the options of :func:`recursive_ls` (see there)."""
-    if method not in ("ols", "ridge"):
+    if not isinstance(method, str) or method not in _PENALIZED:
         raise OptionError(f"method must be 'ols' or 'ridge', however: {method=}.")
-    if method == "ols" and lam is not None:
+    penalized = _PENALIZED[method]
+    if not penalized and lam is not None:
         raise OptionError(f"lam applies to method='ridge' only, however: {lam=}.")
-    if method == "ridge" and return_se:
+    if penalized and return_se:
         raise OptionError("return_se=True gives classical OLS standard errors; use method='ols'.")
     fixed = lam not in (None, "gcv")
     number = isinstance(lam, (int, float)) and not isinstance(lam, bool)
@@ -162,7 +166,7 @@ def _check_spec(n_coef: int, window: object, min_nobs: object, reset: object, me
     if win is not None and first > win:
         raise OptionError(f"min_nobs must not exceed window, however: {min_nobs=}, {window=}.")
     penalty = float(lam) if fixed else None  # type: ignore[arg-type]
-    return _Spec(win, first, bool(flags["intercept"]), method,
+    return _Spec(win, first, bool(flags["intercept"]), method, penalized,  # type: ignore[arg-type]
                  penalty, bool(flags["standardize"]), _positive_int("reset", reset),
                  bool(return_se))
 
@@ -251,7 +255,7 @@ def _finish(work: _gram.Work, spec: _Spec, x_new: FloatArray | None = None) -> _
     """Coefficients, penalties, standard errors and rank flags of a factorised batch."""
     css, (B, m) = work.css[:, :-1], work.grams.shape[:2]
     const: BoolArray = np.any(css <= RANK_RTOL * work.raw[:, :-1], axis=1)  # constant column
-    deficient = const if spec.standardize or spec.method == "ols" else np.zeros_like(const)
+    deficient = const if spec.standardize or not spec.penalized else np.zeros_like(const)
     lam, std_err = np.full(B, np.nan if spec.lam is None else spec.lam), None
     sigma: FloatArray | None = None
     lev: FloatArray | None = None
@@ -263,7 +267,7 @@ def _finish(work: _gram.Work, spec: _Spec, x_new: FloatArray | None = None) -> _
         ok = (work.out["info"] == 0) | (work.out["info"] == m)  # m: only rho failed (exact fit)
         slopes = _slopes(work)
         deficient |= ~ok
-        if spec.method == "ols":
+        if not spec.penalized:
             off = m - css.shape[1] - 1
             pivots = np.diagonal(work.grams, axis1=1, axis2=2)[:, off:-1]
             deficient |= (pivots**2 <= RANK_RTOL * css).any(axis=1)
@@ -361,7 +365,7 @@ def recursive_ls(
     Xn = None
     if x_new is not None:
         Xn = np.asarray(x_new, dtype=np.float64)
-        if spec.method != "ols":
+        if spec.penalized:
             raise OptionError("x_new gives the OLS prediction leverage; use method='ols'.")
         if Xn.shape != (ends.size, Xa.shape[1]):
             raise DataError(f"x_new must have one row per origin, shape {(ends.size, Xa.shape[1])}"
@@ -385,7 +389,7 @@ def recursive_ls(
     if deficient.any():
         warn_user(f"{deficient.sum()} of {ends.size} windows are rank deficient; their "
                       "coefficients are NaN (see rank_deficient).", RankDeficiencyWarning)
-    lams = np.concatenate([p.lam for p in parts]) if spec.method == "ridge" else None
+    lams = np.concatenate([p.lam for p in parts]) if spec.penalized else None
     std_err = np.concatenate([p.std_err for p in parts if p.std_err is not None]) \
         if spec.return_se else None
     sigma = lev = None

@@ -52,11 +52,11 @@ def _last_refit(res: ForecastResults, i: int) -> int:
 
 def _attention_of_row(fit: Any, row: FloatArray, labels: pd.Index,
                       chunk_size: int | None) -> AttentionWeights:
-    family = get_method(fit.method).family
-    if family == "network":
+    capabilities = get_method(fit.method).capabilities
+    if not capabilities.attention:
         raise OptionError(f"attention weights are defined for the spectral and softmax methods, "
-                          f"not for method {fit.method!r}")
-    if family == "softmax":
+                          f"not for method {fit.method!r} (it declares no attention capability)")
+    if capabilities.intercept_free:
         row = row[:, 1:] if fit.design.intercept else row
     return fit.attention_of(row, labels, chunk_size)  # type: ignore[no-any-return]
 
