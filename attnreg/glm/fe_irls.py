@@ -1,0 +1,210 @@
+"""GLMs with absorbed fixed effects (fixest's ``feglm``/``fepois``, ppmlhdfe): IRLS on demeaned
+working responses, exact to the dummy-variable GLM.
+
+Each Fisher scoring step is the weighted least-squares fit of the working response z on
+[X, D] (D the fixed-effect dummies) with the working weights W. By the Frisch–Waugh–Lovell
+theorem its β is the weighted least-squares fit of the W-demeaned z̃ on the W-demeaned X̃
+(:func:`attnreg.fe.demean.demean`, to the rounding floor), and its fitted values are
+z − (z̃ − X̃β): the new linear predictor needs no fixed-effect estimates. So every iterate equals
+the dummy-variable IRLS's, without forming D. The β block of the inverse information is
+(X̃'WX̃)⁻¹, from the R of the last step.
+
+Observations that no finite fixed effect can fit — every response of a level 0 (Poisson), or
+every response of a level 0 or every one 1 (binomial) — make that level's effect infinite; they
+are dropped first (repeatedly, as dropping may empty another level), as fixest and ppmlhdfe
+do, and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import qr, solve_triangular
+
+from attnreg._typing import BoolArray, FloatArray, IntArray
+from attnreg.exceptions import DataError
+from attnreg.fe.demean import FixedEffects, demean
+from attnreg.glm.families import Family
+from attnreg.glm.links import Link
+from attnreg.linear._tallqr import streaming_r
+
+__all__ = ["FeIrlsFit", "fe_irls", "perfectly_fitted"]
+
+EPS = float(np.finfo(np.float64).eps)
+
+
+@dataclass(frozen=True)
+class FeIrlsFit:
+    """The converged IRLS state of a GLM with absorbed fixed effects.
+
+    Attributes
+    ----------
+    coef : ndarray, shape (n_kept,)
+        Coefficients of the columns kept.
+    kept, aliased : ndarray of int
+        Columns estimated, and those absorbed by the fixed effects or collinear.
+    eta, mu : ndarray, shape (n,)
+        Linear predictor (fixed effects and offset included) and means.
+    r : ndarray, shape (n_kept, n_kept)
+        R of the last step's W-demeaned, weighted design: (X̃'WX̃)⁻¹ = R⁻¹R⁻ᵀ.
+    working_weights : ndarray, shape (n,)
+    demeaned_x : ndarray, shape (n, n_kept)
+        X̃ of the last step (the scores of a sandwich are x̃ w r).
+    deviance : float
+    iter, iter_r : int
+        Scoring steps (to the optimum; to R's rule).
+    converged : bool
+    demeaned : bool
+        Every demeaning reached its rounding floor.
+    """
+
+    coef: FloatArray
+    kept: IntArray
+    aliased: IntArray
+    eta: FloatArray
+    mu: FloatArray
+    r: FloatArray
+    working_weights: FloatArray
+    demeaned_x: FloatArray
+    deviance: float
+    iter: int
+    iter_r: int
+    converged: bool
+    demeaned: bool
+
+
+def perfectly_fitted(y: FloatArray, fe: FixedEffects, family: str) -> BoolArray:
+    """Rows of levels whose responses are all 0 (Poisson; also all 1 for binomial), found
+    repeatedly until no level is left so, shape (n,)."""
+    drop = np.zeros(y.size, dtype=bool)
+    while True:
+        found = np.zeros(y.size, dtype=bool)
+        for codes, n in zip(fe.codes, fe.n_levels, strict=True):
+            live = ~drop
+            count = np.bincount(codes[live], minlength=n)
+            total = np.bincount(codes[live], weights=y[live], minlength=n)
+            bad = (count > 0) & (total == 0)
+            if family == "binomial":
+                bad |= (count > 0) & (total == count)
+            found |= live & bad[codes]
+        if not found.any():
+            return drop
+        drop |= found
+
+
+def _aliased(Xd: FloatArray, X: FloatArray, w: FloatArray, tol: float) -> IntArray:
+    """Columns whose demeaned part outside the earlier kept columns is below ``tol`` times the
+    column's own weighted norm (absorbed by the fixed effects, or collinear)."""
+    k = X.shape[1]
+    R = np.triu(streaming_r(Xd, np.zeros(Xd.shape[0]), np.arange(k), np.zeros(k), w, 0.0)[:k, :k])
+    norms = np.linalg.norm(X * w[:, None], axis=0)
+    kept: list[int] = []
+    aliased: list[int] = []
+    for j in range(k):  # a loop over columns (a handful), not rows
+        sub = qr(R[:, [*kept, j]], mode="r", check_finite=False)[0]
+        rn = abs(float(sub[len(kept), len(kept)])) if sub.shape[0] > len(kept) else 0.0
+        (aliased if norms[j] == 0 or rn < tol * norms[j] else kept).append(j)
+    return np.asarray(aliased, dtype=np.intp)
+
+
+class _Steps:
+    """Scoring steps on demeaned working responses, and R's step-halving on η."""
+
+    def __init__(self, X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
+                 fe: FixedEffects, family: Family, link: Link) -> None:
+        self.X, self.y, self.wt, self.offset, self.fe = X, y, wt, offset, fe
+        self.family, self.link = family, link
+        self.kept = np.arange(X.shape[1])
+        self.demeaned = True
+
+    def deviance(self, eta: FloatArray) -> tuple[float, FloatArray]:
+        mu = self.link.linkinv(eta)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return float(np.sum(self.family.dev_resids(self.y, mu, self.wt))), mu
+
+    def step(self, eta: FloatArray, mu: FloatArray
+             ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """New η, β, R, working weights and X̃ from (η, μ)."""
+        var = self.family.variance(mu)
+        if not np.isfinite(var).all() or (var == 0).any():
+            raise DataError("0s or NAs in V(mu): a fitted mean reached the boundary of the "
+                            "family's range; check for separation")
+        d = self.link.mu_eta(eta)
+        z = eta - self.offset + (self.y - mu) / d
+        W = self.wt * d ** 2 / var
+        dm = demean(np.column_stack([z, self.X[:, self.kept]]), self.fe, W)
+        self.demeaned = self.demeaned and dm.converged
+        zt, Xt = dm.resid[:, 0], np.ascontiguousarray(dm.resid[:, 1:])
+        k = self.kept.size
+        R = streaming_r(Xt, zt, np.arange(k), np.zeros(k), np.sqrt(W), 0.0)
+        r = np.triu(R[:k, :k])
+        beta = solve_triangular(r, R[:k, k]) if k else np.zeros(0)
+        return self.offset + z - (zt - Xt @ beta), beta, r, W, Xt
+
+
+def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
+            fe: FixedEffects, family: Family, link: Link, *, epsilon: float = 1e-8,
+            maxit: int = 25, tol: float = 1e-7) -> FeIrlsFit:
+    """IRLS of a GLM with absorbed fixed effects, R's ``glm.fit`` rules, to the optimum.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, k)
+        Regressors (no intercept: the fixed effects hold it).
+    y, wt, offset : ndarray, shape (n,)
+    fe : FixedEffects
+        Of the same n rows (perfectly fitted levels already dropped).
+    family, link : Family, Link
+    epsilon, maxit : float, int
+        R's ``glm.control``; the steps continue after R's rule until η stops changing.
+    tol : float
+        Aliasing tolerance (relative to a column's norm).
+
+    Returns
+    -------
+    FeIrlsFit
+    """
+    s = _Steps(X, y, wt, offset, fe, family, link)
+    Xd = demean(X, fe, wt).resid if X.shape[1] else X
+    aliased = _aliased(Xd, X, np.sqrt(wt), tol) if X.shape[1] else np.zeros(0, dtype=np.intp)
+    s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
+    eta = link.linkfun(family.initialize(y, wt, link.name))
+    dev_old, mu = s.deviance(eta)
+    converged, it = False, 0
+    beta, r, W, Xt = np.zeros(s.kept.size), np.zeros((0, 0)), wt, Xd
+    while it < maxit:
+        it += 1
+        new, beta, r, W, Xt = s.step(eta, mu)
+        eta, dev, mu = _halve(s, new, eta, maxit)
+        if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
+            converged = True
+            break
+        dev_old = dev
+    iter_r, last = it, np.inf
+    for _ in range(maxit if converged else 0):  # on to the optimum: until η stops changing
+        new, beta_n, r_n, W_n, Xt_n = s.step(eta, mu)
+        new, dev_n, mu_n = _halve(s, new, eta, maxit)
+        change = float(np.max(np.abs(new - eta)))
+        if change >= last and change > 0:
+            break
+        eta, dev, mu, beta, r, W, Xt, it = new, dev_n, mu_n, beta_n, r_n, W_n, Xt_n, it + 1
+        if change <= 4 * EPS * float(np.max(np.abs(new))):
+            break
+        last = change
+    return FeIrlsFit(beta, s.kept, aliased, eta, mu, r, W, Xt, dev, it, iter_r, converged,
+                     s.demeaned)
+
+
+def _halve(s: _Steps, new: FloatArray, old: FloatArray, maxit: int
+           ) -> tuple[FloatArray, float, FloatArray]:
+    """R's step-halving on η until the deviance is finite and (η, μ) valid."""
+    dev, mu = s.deviance(new)
+    tries = 1
+    while not (np.isfinite(dev) and s.link.valideta(new) and s.family.validmu(mu)):
+        if tries > maxit:
+            raise DataError("cannot correct the step size by halving")
+        tries += 1
+        new = (new + old) / 2
+        dev, mu = s.deviance(new)
+    return new, dev, mu

@@ -1,0 +1,125 @@
+"""GLMs with absorbed fixed effects (the IRLS of attnreg.glm.fe_irls): equal to the
+dummy-variable GLM (itself equal to R's glm: tests/glm/test_glm_r.py) and to pyfixest's fepois."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from scipy.linalg import solve_triangular
+
+import attnreg as ar
+from attnreg.fe.demean import FixedEffects
+from attnreg.glm.families import FAMILIES
+from attnreg.glm.fe_irls import fe_irls, perfectly_fitted
+from attnreg.glm.links import LINKS
+from tests.conftest import RTOL_EXACT
+
+#: pyfixest stops its demeaning and IRLS at tolerances (set to 1e-12 here); its coefficients
+#: then carry about 8 digits on these data
+RTOL_PYFIXEST = 1e-6
+
+
+@pytest.fixture(scope="module")
+def panel() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    n = 2500
+    df = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n),
+                       "g": rng.integers(0, 50, n), "h": rng.integers(0, 20, n),
+                       "exposure": rng.uniform(0.5, 3, n), "w": rng.integers(1, 4, n) * 1.0})
+    a, b = rng.normal(size=50) * 0.5, rng.normal(size=20) * 0.5
+    eta = a[df.g] + b[df.h]
+    df["y"] = rng.poisson(df.exposure * np.exp(0.3 * df.x - 0.2 * df.z + eta))
+    df["yb"] = (rng.random(n) < 1 / (1 + np.exp(-(0.5 * df.x - 0.3 * df.z + eta)))) * 1.0
+    df["gx"] = df.g * 0.1  # constant within g: absorbed by the fixed effect
+    return df
+
+
+def _fit(df: pd.DataFrame, response: str, columns: list[str], family: str, link: str,
+         weights: Any = None, offset: Any = None) -> Any:
+    fe = FixedEffects.from_columns([df.g.to_numpy(), df.h.to_numpy()])
+    n = len(df)
+    wt = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    off = np.zeros(n) if offset is None else np.asarray(offset, dtype=float)
+    return fe_irls(df[columns].to_numpy(), df[response].to_numpy(float), wt, off, fe,
+                   FAMILIES[family], LINKS[link])
+
+
+def _dummy(df: pd.DataFrame, formula: str, **options: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ar.attnreg(formula + " + C(g) + C(h)", df, **options)
+
+
+def _se(fit: Any) -> np.ndarray:
+    inv = solve_triangular(fit.r, np.eye(fit.r.shape[0]))
+    return np.sqrt(np.diag(inv @ inv.T))
+
+
+@pytest.mark.parametrize(("response", "family", "link", "method"), [
+    ("y", "poisson", "log", "poisson"), ("yb", "binomial", "logit", "logit"),
+    ("yb", "binomial", "probit", "probit"), ("yb", "binomial", "cloglog", "glm")])
+def test_equals_the_dummy_variable_glm(panel: pd.DataFrame, response: str, family: str,
+                                       link: str, method: str) -> None:
+    fit = _fit(panel, response, ["x", "z"], family, link)
+    extra = {"family": family, "link": link} if method == "glm" else {}
+    dummy = _dummy(panel, f"{response} ~ x + z", method=method, **extra)
+    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(_se(fit), dummy.std_err[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(fit.deviance, dummy.deviance, rtol=RTOL_EXACT)
+    assert_allclose(fit.mu, dummy.fitted, rtol=RTOL_EXACT, atol=RTOL_EXACT)
+    assert fit.iter_r == dummy.fit.iter_r and fit.converged and fit.demeaned
+
+
+def test_weights_and_offset(panel: pd.DataFrame) -> None:
+    off = np.log(panel.exposure.to_numpy())
+    fit = _fit(panel, "y", ["x", "z"], "poisson", "log", weights=panel.w, offset=off)
+    dummy = _dummy(panel, "y ~ x + z", method="poisson", weights="w",
+                   offset="np.log(exposure)")
+    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(_se(fit), dummy.std_err[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(fit.deviance, dummy.deviance, rtol=RTOL_EXACT)
+
+
+def test_a_regressor_absorbed_by_the_fixed_effects_is_aliased(panel: pd.DataFrame) -> None:
+    fit = _fit(panel, "y", ["x", "gx", "z"], "poisson", "log")
+    assert fit.aliased.tolist() == [1] and fit.kept.tolist() == [0, 2]
+    assert_allclose(fit.coef, _fit(panel, "y", ["x", "z"], "poisson", "log").coef,
+                    rtol=RTOL_EXACT)
+
+
+def test_levels_with_only_zeros_are_dropped_repeatedly() -> None:
+    g = np.array([0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 4, 4])
+    h = np.array([0, 1, 1, 0, 2, 2, 2, 0, 1, 0, 1, 2])
+    fe = FixedEffects.from_columns([g, h])
+    y = np.array([0, 0, 1, 2, 0, 3, 1, 1, 0, 2, 0, 1.0])
+    assert perfectly_fitted(y, fe, "poisson").tolist() == [1, 1] + [0] * 10
+    # g = 0 is all 0 and g = 2 all 1; once they go, h = 2 keeps rows 6 (0) and 11 (0) only
+    yb = np.array([0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0.0])
+    assert perfectly_fitted(yb, fe, "binomial").tolist() == \
+        [1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1]
+
+
+def test_equals_pyfixest_fepois(panel: pd.DataFrame) -> None:
+    pf = pytest.importorskip("pyfixest")
+    zeros = panel.assign(y=np.where(panel.g == 7, 0, panel.y))  # level 7: only zeros
+    fe = FixedEffects.from_columns([zeros.g.to_numpy(), zeros.h.to_numpy()])
+    drop = perfectly_fitted(zeros.y.to_numpy(float), fe, "poisson")
+    assert drop.sum() == (zeros.g == 7).sum()
+    kept = zeros[~drop]
+    fit = _fit(kept, "y", ["x", "z"], "poisson", "log")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = pf.fepois("y ~ x + z | g + h", data=zeros, vcov="iid", fixef_tol=1e-12,
+                        iwls_tol=1e-12)
+    assert len(kept) == ref._N  # pyfixest drops the same rows
+    assert_allclose(fit.coef, ref.coef().to_numpy(), rtol=RTOL_PYFIXEST)
+    # fixest's default small-sample factor (n − 1)/(n − K), K = the slopes and the fixed
+    # effects' free levels (G1 + G2 − 1 for two connected fixed effects)
+    n, k = len(kept), 2 + kept.g.nunique() + kept.h.nunique() - 1
+    assert_allclose(_se(fit) * np.sqrt((n - 1) / (n - k)), ref.se().to_numpy(),
+                    rtol=RTOL_PYFIXEST)
