@@ -62,6 +62,9 @@ class Capabilities:
         The forecasting engine's rank-one updating path (expanding and rolling windows).
     torch : bool
         Fitted with torch (the ``device``/``threads`` options apply).
+    quantiles : bool
+        One fit predicts the quantiles of several τ (:func:`attnreg.forecast` keeps them
+        all: quantile forecasts, ``interval="quantile"``).
     """
 
     weights: bool = False
@@ -70,6 +73,7 @@ class Capabilities:
     rolling: bool = False
     updating: bool = False
     torch: bool = False
+    quantiles: bool = False
 
 
 Checker = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -380,5 +384,5 @@ def _predict_quantreg(result: Any, X: FloatArray) -> FloatArray:
 
 
 register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
-                   Capabilities(weights=True), _check_quantreg, _fit_quantreg, _predict_quantreg,
-                   call_options=("tau", "se")))
+                   Capabilities(weights=True, quantiles=True), _check_quantreg, _fit_quantreg,
+                   _predict_quantreg, call_options=("tau", "se")))

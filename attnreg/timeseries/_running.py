@@ -153,6 +153,10 @@ def run_forecasts(plan: ForecastPlan, bar: Progress, auto: bool = False) -> Fore
     ``auto``: turn ``bar`` on after the first fit when :func:`estimated_seconds` exceeds
     :data:`AUTO_PROGRESS_SECONDS`.
     """
+    if get_method(plan.method).capabilities.quantiles:  # every τ at every origin
+        from attnreg.timeseries.quantile_forecasts import run_quantile_forecasts
+
+        return run_quantile_forecasts(plan, bar, AUTO_PROGRESS_SECONDS if auto else None)
     spectral = get_method(plan.method).family == "spectral"
     if not spectral:  # torch fits: their own threads (the user's cap applies around them)
         return _run_refits(plan, bar, auto)

@@ -32,7 +32,7 @@ from attnreg.formula.lags import check_time_index, min_lag
 SCHEMES = ("recursive", "rolling", "fixed")
 BENCHMARKS = ("mean",)
 STRATEGIES = ("direct", "iterated")
-INTERVALS = ("empirical", "gaussian", "aci")
+INTERVALS = ("empirical", "gaussian", "aci", "quantile")
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
 STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te", "poly")
 
@@ -58,7 +58,8 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         Rows in time order (a PeriodIndex or DatetimeIndex is checked for order and gaps).
     method : str
         Any method of :func:`attnreg.attnreg` (:func:`attnreg.methods.method_names`): "ols",
-        "ridge", "pcr", "softmax", "block" or "ftt".
+        "ridge", "pcr", "softmax", "block", "ftt", or "quantreg" (with ``tau=``: every τ
+        forecast, :mod:`attnreg.timeseries.quantile_forecasts`).
     scheme : {"recursive", "rolling", "fixed"}
     start : label, optional
         Date of the first forecast TARGET (its origin is ``horizon`` rows earlier), the same
@@ -75,7 +76,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         ``"iterated"`` (pure autoregressions: every regressor a lag of the response, linear
         methods): the one-step model fitted at the origin, iterated h times on its own
         forecasts.
-    interval : {None, "empirical", "gaussian", "aci"}
+    interval : {None, "empirical", "gaussian", "aci", "quantile"}
         Forecast intervals without look-ahead. ``"empirical"``: quantiles (numpy's default,
         linear interpolation) of the model's own past out-of-sample errors at that horizon
         that are observed by the origin (an h-step error for target s is known at s), NaN
@@ -88,7 +89,9 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         2021), the empirical intervals with their miss rate ``α_t`` steered by the coverage
         of the earlier intervals whose outcomes are observed by the origin
         (:mod:`attnreg.timeseries.conformal`): coverage stays near ``level`` when the error
-        distribution shifts.
+        distribution shifts. ``"quantile"`` (quantile methods, ``method="quantreg"``): the
+        forecasts of τ = (1 − level) / 2 and (1 + level) / 2, which ``tau=`` must include
+        (:mod:`attnreg.timeseries.quantile_forecasts`).
     level : float
         Nominal coverage of the intervals, in (0, 1).
     min_errors : int
@@ -267,6 +270,9 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
         raise OptionError(f"interval='gaussian' needs the residual scale and coefficient "
                           f"covariance of a linear fit (ols, ridge, pcr), not method {method!r}: "
                           "use interval='empirical'")
+    from attnreg.timeseries.quantile_forecasts import check_quantile_plan
+
+    check_quantile_plan(estimator, options, interval, level)
     _check_choice("scheme", scheme, SCHEMES)
     _check_choice("benchmark", benchmark, BENCHMARKS)
     horizon = _positive_int("horizon", horizon)

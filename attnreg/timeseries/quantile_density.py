@@ -1,0 +1,138 @@
+"""The predictive distribution of quantile forecasts: interpolated quantiles, exponential tails.
+
+A quantile forecast gives ``q_1, ..., q_K`` at levels ``τ_1 < ... < τ_K`` (e.g. the five τ of a
+growth-at-risk regression). Its predictive distribution here is the one whose quantile function
+is linear between the fitted quantiles and whose tails are exponential:
+
+- between ``q_k`` and ``q_{k+1}``: ``F`` linear from ``τ_k`` to ``τ_{k+1}`` (a uniform density
+  ``(τ_{k+1} − τ_k) / (q_{k+1} − q_k)``);
+- below ``q_1``: ``F(y) = τ_1 exp((y − q_1) / b_L)``, above ``q_K``:
+  ``F(y) = 1 − (1 − τ_K) exp(−(y − q_K) / b_R)``, with the scales ``b_L``, ``b_R`` that make the
+  density continuous at ``q_1`` and ``q_K`` (``b_L = τ_1 (q_2 − q_1) / (τ_2 − τ_1)``).
+
+It needs at least two τ. Crossing quantiles (a larger τ with a smaller forecast) are first
+rearranged (sorted, Chernozhukov, Fernández-Val & Galichon 2010). The CRPS of quantile
+forecasts is the quantile score ``(2 / K) Σ_k ρ_τk(y − q_k)`` (Berrisch & Ziel 2023; the
+``crps_quantile`` of the ``scoringrules`` package), which approximates the CRPS of any
+distribution with those quantiles; the log score and the PIT use the distribution above.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnreg._typing import FloatArray
+
+__all__ = ["crps_quantiles", "quantile_cdf", "quantile_logpdf", "quantile_ppf", "rearrange"]
+
+
+def rearrange(q: FloatArray) -> FloatArray:
+    """Quantile forecasts ``q`` (n, K) sorted along each row (monotone rearrangement).
+
+    Examples
+    --------
+    >>> rearrange(np.array([[1.0, 0.5, 2.0]]))
+    array([[0.5, 1. , 2. ]])
+    """
+    return np.sort(np.asarray(q, dtype=np.float64), axis=1)
+
+
+def _tail_scales(taus: FloatArray, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``b_L`` and ``b_R`` (n,) of sorted quantiles ``q`` (n, K), K >= 2."""
+    b_left = taus[0] * (q[:, 1] - q[:, 0]) / (taus[1] - taus[0])
+    b_right = (1.0 - taus[-1]) * (q[:, -1] - q[:, -2]) / (taus[-1] - taus[-2])
+    return b_left, b_right
+
+
+def _segment(taus: FloatArray, q: FloatArray, y: FloatArray) -> tuple[np.ndarray, np.ndarray]:
+    """Knots at or below each ``y``: ``k`` (n,) in 0..K, and the inner segment index."""
+    k = np.sum(q <= y[:, None], axis=1)
+    j = np.clip(k - 1, 0, taus.size - 2)  # segment [q_j, q_{j+1}] where 0 < k < K
+    return k, j
+
+
+def quantile_cdf(y: FloatArray, q: FloatArray, taus: FloatArray) -> FloatArray:
+    """``F(y)`` of each row's predictive distribution, shape (n,).
+
+    Parameters
+    ----------
+    y : ndarray, shape (n,)
+    q : ndarray, shape (n, K)
+        Sorted quantile forecasts (:func:`rearrange`), K >= 2.
+    taus : ndarray, shape (K,)
+        Their levels, increasing in (0, 1).
+
+    Examples
+    --------
+    >>> quantile_cdf(np.array([0.0, 1.5]), np.array([[-1.0, 1.0, 2.0]] * 2),
+    ...              np.array([0.1, 0.5, 0.9]))
+    array([0.3, 0.7])
+    """
+    taus = np.asarray(taus, dtype=np.float64)
+    k, j = _segment(taus, q, y)
+    rows = np.arange(y.size)
+    lo, hi = q[rows, j], q[rows, j + 1]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        inner = taus[j] + (taus[j + 1] - taus[j]) * (y - lo) / (hi - lo)
+        bl, br = _tail_scales(taus, q)
+        left = taus[0] * np.exp((y - q[:, 0]) / bl)
+        right = 1.0 - (1.0 - taus[-1]) * np.exp(-(y - q[:, -1]) / br)
+    return np.where(k == 0, left, np.where(k == taus.size, right, inner))
+
+
+def quantile_logpdf(y: FloatArray, q: FloatArray, taus: FloatArray) -> FloatArray:
+    """``log f(y)`` of each row's predictive distribution, shape (n,) (see :func:`quantile_cdf`).
+
+    Examples
+    --------
+    >>> float(np.exp(quantile_logpdf(np.array([0.0]), np.array([[-1.0, 1.0, 2.0]]),
+    ...                              np.array([0.1, 0.5, 0.9])))[0])  # 0.4 over a width of 2
+    0.2
+    """
+    taus = np.asarray(taus, dtype=np.float64)
+    k, j = _segment(taus, q, y)
+    rows = np.arange(y.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = np.log(taus[j + 1] - taus[j]) - np.log(q[rows, j + 1] - q[rows, j])
+        bl, br = _tail_scales(taus, q)
+        left = np.log(taus[0]) + (y - q[:, 0]) / bl - np.log(bl)
+        right = np.log1p(-taus[-1]) - (y - q[:, -1]) / br - np.log(br)
+    return np.where(k == 0, left, np.where(k == taus.size, right, inner))
+
+
+def quantile_ppf(u: float, q: FloatArray, taus: FloatArray) -> FloatArray:
+    """The ``u`` quantile of each row's predictive distribution, shape (n,).
+
+    Equal to the forecast ``q_k`` when ``u`` is one of the τ.
+
+    Examples
+    --------
+    >>> quantile_ppf(0.3, np.array([[-1.0, 1.0, 2.0]]), np.array([0.1, 0.5, 0.9]))
+    array([0.])
+    """
+    taus = np.asarray(taus, dtype=np.float64)
+    hit = np.flatnonzero(np.isclose(taus, u, rtol=0.0, atol=1e-12))
+    if hit.size:
+        return np.array(q[:, hit[0]], dtype=np.float64)
+    bl, br = _tail_scales(taus, q)
+    if u < taus[0]:
+        return np.asarray(q[:, 0] + bl * np.log(u / taus[0]))
+    if u > taus[-1]:
+        return np.asarray(q[:, -1] - br * np.log((1.0 - u) / (1.0 - taus[-1])))
+    j = int(np.searchsorted(taus, u)) - 1
+    w = (u - taus[j]) / (taus[j + 1] - taus[j])
+    return np.asarray(q[:, j] + w * (q[:, j + 1] - q[:, j]))
+
+
+def crps_quantiles(y: FloatArray, q: FloatArray, taus: FloatArray) -> FloatArray:
+    """Quantile-score CRPS ``(2 / K) Σ_k ρ_τk(y − q_k)``, shape (n,) (scoringrules' formula).
+
+    Examples
+    --------
+    >>> crps_quantiles(np.array([0.0]), np.array([[-1.0, 1.0]]), np.array([0.25, 0.75]))
+    array([0.5])
+    """
+    taus = np.asarray(taus, dtype=np.float64)[None, :]
+    u = y[:, None] - q
+    loss = np.where(u >= 0, taus * u, (taus - 1.0) * u)
+    return np.asarray(2.0 / q.shape[1] * loss.sum(axis=1))

@@ -1,0 +1,52 @@
+"""Scores of quantile forecasts per τ: pinball loss, hit rate and its Kupiec test.
+
+The "coverage" of a τ quantile forecast is its hit rate, the share of outcomes below it,
+which equals τ for a calibrated forecast (for growth-at-risk: the 5 % quantile should be
+undershot 5 % of the time, Adrian, Boyarchenko & Giannone 2019); Kupiec's likelihood-ratio
+test (:func:`attnreg.timeseries.calibration.kupiec`) tests a hit rate of τ.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from attnreg.exceptions import OptionError
+from attnreg.timeseries.calibration import kupiec
+from attnreg.timeseries.scores import pinball_loss
+
+__all__ = ["quantile_evaluation"]
+
+
+def quantile_evaluation(fc: Any) -> pd.DataFrame:
+    """Per horizon and τ: pinball loss, hit rate and Kupiec's test of the hit rate.
+
+    Parameters
+    ----------
+    fc : ForecastResults or MultiHorizonForecasts
+        Quantile forecasts (``method="quantreg"``).
+
+    Returns
+    -------
+    DataFrame, shape (n_horizons * n_tau, 5)
+        Indexed by (horizon, tau): ``n``, ``pinball`` (mean loss of the τ forecast as
+        fitted), ``hit_rate`` (share of outcomes below it; τ when calibrated), ``kupiec_lr``
+        and ``kupiec_p`` (χ²(1) test of a hit rate of τ).
+    """
+    rows, keys = [], []
+    for h in fc.horizons:
+        part = fc.at_horizon(h)
+        if part.quantile_path is None or part.taus is None:
+            raise OptionError(f"quantile scores need quantile forecasts (method='quantreg', "
+                              f"tau=[...]), not method {part.plan.method!r}")
+        y = part.plan.design.y[part.plan.targets]
+        for k, tau in enumerate(part.taus):
+            q = part.quantile_path[:, k]
+            hits = (y < q).astype(float)
+            test = kupiec(hits, tau)
+            rows.append({"n": float(y.size), "pinball": float(pinball_loss(y, q, tau).mean()),
+                         "hit_rate": float(hits.mean()), "kupiec_lr": test.statistic,
+                         "kupiec_p": test.p_value})
+            keys.append((h, tau))
+    return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(keys, names=["horizon", "tau"]))
