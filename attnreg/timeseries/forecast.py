@@ -116,7 +116,8 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     by : str, optional
         Many series in one long frame (dates in its index): the column of the series ids.
         Each series is forecast as this function forecasts its rows alone, and the results
-        come as a :class:`~attnreg.timeseries.panel.PanelForecasts` (one ``horizon``).
+        come as a :class:`~attnreg.timeseries.panel.PanelForecasts` (several horizons:
+        ``at_horizon(h)``, ``pooled_by_horizon``).
     **options
         Method options (``lam``, ``k``, ``standardize``; softmax: ``heads``, ``seed``, ...).
 

@@ -107,8 +107,8 @@ def quantile_ppf(u: float, q: FloatArray, taus: FloatArray) -> FloatArray:
 
     Examples
     --------
-    >>> quantile_ppf(0.3, np.array([[-1.0, 1.0, 2.0]]), np.array([0.1, 0.5, 0.9]))
-    array([0.])
+    >>> quantile_ppf(0.7, np.array([[-1.0, 1.0, 2.0]]), np.array([0.1, 0.5, 0.9]))
+    array([1.5])
     """
     taus = np.asarray(taus, dtype=np.float64)
     hit = np.flatnonzero(np.isclose(taus, u, rtol=0.0, atol=1e-12))
