@@ -44,6 +44,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
              interval: str | None = None, level: float = 0.9, min_errors: int = 20,
              refit_every: int = 1, benchmark: str = "mean", known: Sequence[str] = (),
              progress: bool | None = None, eval_env: Any = 0, by: str | None = None,
+             vintage: str | None = None, evaluate_on: str | int = "first",
              **options: Any) -> Any:
     """Recursive, rolling or fixed-scheme out-of-sample forecasts with evaluation.
 
@@ -118,12 +119,20 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         Each series is forecast as this function forecasts its rows alone, and the results
         come as a :class:`~attnreg.timeseries.panel.PanelForecasts` (several horizons:
         ``at_horizon(h)``, ``pooled_by_horizon``).
+    vintage : str, optional
+        Real-time data: ``data`` holds every vintage in long form (dates in the index) and
+        this column each row's release date; a dict ``{vintage: DataFrame}`` needs no
+        ``vintage``. Each origin uses the latest vintage published by it, and the results come
+        as a :class:`~attnreg.timeseries.vintages.RealTimeForecasts` (one horizon; no
+        intervals) (:mod:`attnreg.timeseries.vintages`).
+    evaluate_on : {"first", "latest"} or int
+        Real-time data: the release the forecasts are evaluated against (int k: the k-th).
     **options
         Method options (``lam``, ``k``, ``standardize``; softmax: ``heads``, ``seed``, ...).
 
     Returns
     -------
-    ForecastResults or MultiHorizonForecasts or PanelForecasts
+    ForecastResults or MultiHorizonForecasts or PanelForecasts or RealTimeForecasts
         A scalar ``horizon`` gives :class:`ForecastResults` (indexed by target date); a
         sequence gives :class:`MultiHorizonForecasts` (indexed by horizon and target date;
         ``fc.at_horizon(h)`` is the ForecastResults of one horizon, ``fc.horizons`` the list).
@@ -168,6 +177,18 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     from attnreg.api import _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
+    if vintage is not None or isinstance(data, dict):  # real-time data
+        from attnreg.timeseries.vintages import forecast_vintages
+
+        if interval is not None or strategy != "direct" or refit_every != 1 or by is not None \
+                or not isinstance(horizon, (int, np.integer)):
+            raise OptionError("real-time forecasts (vintage=) take one horizon, the direct "
+                              "strategy, a refit at every origin, no interval= and no by=")
+        return forecast_vintages(formula, data, method, vintage=vintage, evaluate_on=evaluate_on,
+                                 horizon=_positive_int("horizon", horizon), scheme=scheme,
+                                 start=start, window=window, known=known,
+                                 env=_capture_env(eval_env), namespace=formula_namespace(),
+                                 options=options, plan_forecasts=plan_forecasts)
     if by is not None:  # many series: attnreg.timeseries.panel
         from attnreg.timeseries.panel import forecast_by
 
