@@ -11,10 +11,13 @@ is linear between the fitted quantiles and whose tails are exponential:
   density continuous at ``q_1`` and ``q_K`` (``b_L = τ_1 (q_2 − q_1) / (τ_2 − τ_1)``).
 
 It needs at least two τ. Crossing quantiles (a larger τ with a smaller forecast) are first
-rearranged (sorted, Chernozhukov, Fernández-Val & Galichon 2010). The CRPS of quantile
-forecasts is the quantile score ``(2 / K) Σ_k ρ_τk(y − q_k)`` (Berrisch & Ziel 2023; the
-``crps_quantile`` of the ``scoringrules`` package), which approximates the CRPS of any
-distribution with those quantiles; the log score and the PIT use the distribution above.
+rearranged (sorted, Chernozhukov, Fernández-Val & Galichon 2010). The CRPS, the log score and
+the PIT are those of this distribution (:func:`crps_quantile_density` in closed form), so
+they compare with the CRPS of a Gaussian or ensemble forecast. The quantile score
+``(2 / K) Σ_k ρ_τk(y − q_k)`` (Berrisch & Ziel 2023; the ``crps_quantile`` of the
+``scoringrules`` package) is :func:`crps_quantiles`: it only approximates the CRPS and leaves
+out the tails beyond the outer τ, so it is smaller than the CRPS of any distribution with
+those quantiles and does not compare with other forecasts' CRPS.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import numpy as np
 
 from attnreg._typing import FloatArray
 
-__all__ = ["crps_quantiles", "quantile_cdf", "quantile_logpdf", "quantile_ppf", "rearrange"]
+__all__ = ["crps_quantile_density", "crps_quantiles", "quantile_cdf", "quantile_logpdf",
+           "quantile_ppf", "rearrange"]
 
 
 def rearrange(q: FloatArray) -> FloatArray:
@@ -136,3 +140,55 @@ def crps_quantiles(y: FloatArray, q: FloatArray, taus: FloatArray) -> FloatArray
     u = y[:, None] - q
     loss = np.where(u >= 0, taus * u, (taus - 1.0) * u)
     return np.asarray(2.0 / q.shape[1] * loss.sum(axis=1))
+
+
+def _tail_integrals(mass: FloatArray, scale: FloatArray, dist: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+    """An exponential tail ``G(x) = mass · exp(−d / scale)`` at distance d ≥ 0 from its knot:
+    ``∫_dist^∞ G² dd`` and ``∫_0^dist (1 − G)² dd`` (a zero scale is a point mass)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e1, e2 = np.exp(-dist / scale), np.exp(-2.0 * dist / scale)
+        outer = np.where(scale > 0, mass**2 * scale / 2.0 * e2, 0.0)
+        inner = dist - np.where(scale > 0, 2.0 * mass * scale * (1.0 - e1)
+                                - mass**2 * scale / 2.0 * (1.0 - e2), 0.0)
+    return outer, inner
+
+
+def crps_quantile_density(y: FloatArray, q: FloatArray, taus: FloatArray) -> FloatArray:
+    """Exact CRPS ``∫ (F(x) − 1{x ≥ y})² dx`` of the distribution of :func:`quantile_cdf`.
+
+    Parameters
+    ----------
+    y : ndarray, shape (n,)
+    q : ndarray, shape (n, K)
+        Sorted quantile forecasts (:func:`rearrange`), K >= 2.
+    taus : ndarray, shape (K,)
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Sum of closed-form integrals over the two exponential tails and the K − 1 segments
+        where F is linear, each split at y.
+
+    Examples
+    --------
+    >>> round(float(crps_quantile_density(np.array([0.0]), np.array([[-1.0, 1.0]]),
+    ...                                   np.array([0.25, 0.75]))[0]), 6)
+    0.354167
+    """
+    taus = np.asarray(taus, dtype=np.float64)
+    bl, br = _tail_scales(taus, q)
+    below, above = _tail_integrals(taus[0], bl, np.maximum(q[:, 0] - y, 0.0))
+    total = below + above  # left tail: F² beyond y, (1 − F)² between y and q_1
+    upper_tail, inner = _tail_integrals(1.0 - taus[-1], br, np.maximum(y - q[:, -1], 0.0))
+    total += upper_tail + inner  # right tail with G = 1 − F
+    lo, hi = q[:, :-1], q[:, 1:]  # segments (n, K − 1), F from taus[j] to taus[j + 1]
+    a, b = taus[:-1][None, :], taus[1:][None, :]
+    m = np.clip(y[:, None], lo, hi)
+    width = hi - lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fm = np.where(width > 0, a + (b - a) * (m - lo) / width, a)
+    left = (m - lo) * (a**2 + a * fm + fm**2) / 3.0
+    ua, ub = 1.0 - fm, 1.0 - b
+    right = (hi - m) * (ua**2 + ua * ub + ub**2) / 3.0
+    return np.asarray(total + (left + right).sum(axis=1))

@@ -12,9 +12,9 @@ forecast follows from its interval type (:func:`attnreg.forecast`):
   ensemble, no log score (an ensemble has no density: NaN).
 - quantile forecasts (``method="quantreg"`` with two τ or more, ``interval=None`` or
   ``"quantile"``): the distribution with those quantiles of
-  :mod:`attnreg.timeseries.quantile_density` (linear between them, exponential tails) for
-  the log score and the PIT; the CRPS is the quantile score ``(2 / K) Σ_k ρ_τk(y − q_k)`` and
-  ``pinball`` the mean pinball loss of the K quantile forecasts.
+  :mod:`attnreg.timeseries.quantile_density` (linear between them, exponential tails): its
+  exact CRPS, log score and PIT (the pinball loss of every τ:
+  :func:`attnreg.timeseries.quantile_scores.quantile_evaluation`).
 
 The interval score and the pinball loss use the forecast interval itself, as the
 ``(1 − level) / 2`` and ``(1 + level) / 2`` quantile forecasts.
@@ -167,7 +167,7 @@ class Predictive:
             return crps_normal(self.actual, self.mean, self.scale)
         if self.kind == "quantile":
             assert self.quantiles is not None and self.taus is not None
-            return qd.crps_quantiles(self.actual, self.quantiles, self.taus)
+            return qd.crps_quantile_density(self.actual, self.quantiles, self.taus)
         assert self.errors is not None and self.n_members is not None
         out = np.full(self.actual.size, np.nan)
         for i in np.flatnonzero(self.n_members > 0):
@@ -223,9 +223,9 @@ def forecast_scores(res: Any) -> pd.DataFrame:
     """Per-forecast scores and PIT of one horizon, indexed by target date.
 
     Columns ``crps``, ``log``, ``interval``, ``pinball`` (the mean of the pinball losses of
-    the lower and upper bounds as the ``(1 ∓ level) / 2`` quantiles; quantile forecasts: of
-    every τ), ``pit`` and ``miss`` (1 when the outcome is outside the interval); NaN where a
-    forecast has no interval (quantile forecasts are scored without one).
+    the lower and upper bounds as the ``(1 ∓ level) / 2`` quantiles), ``pit`` and ``miss``
+    (1 when the outcome is outside the interval); NaN where a forecast has no interval
+    (quantile forecasts have CRPS, log score and PIT without one).
     """
     pred = predictive(res)
     alpha = 1.0 - res.plan.level
@@ -234,8 +234,6 @@ def forecast_scores(res: Any) -> pd.DataFrame:
     up = np.full(y.size, np.nan) if res.upper is None else res.upper
     has = ~(np.isnan(lo) | np.isnan(up))
     pinball = 0.5 * (pinball_loss(y, lo, alpha / 2.0) + pinball_loss(y, up, 1.0 - alpha / 2.0))
-    if pred.kind == "quantile":  # the mean pinball loss of every quantile forecast
-        pinball = 0.5 * pred.crps()
     miss = np.where(has, ((y < lo) | (y > up)).astype(float), np.nan)
     return pd.DataFrame({"crps": pred.crps(), "log": pred.log_score(),
                          "interval": interval_score(y, lo, up, alpha), "pinball": pinball,

@@ -8,6 +8,7 @@ forecasts made by an origin do not move when later rows change; look-ahead terms
 
 from __future__ import annotations
 
+import itertools
 import json
 import pickle
 import re
@@ -19,15 +20,17 @@ import pandas as pd
 import pytest
 import scoringrules as sr
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy import stats
+from scipy import integrate, stats
 
 import attnreg as ar
 from attnreg.exceptions import DataError, LeakageError, OptionError
-from attnreg.timeseries.quantile_density import quantile_cdf, quantile_logpdf, rearrange
+from attnreg.timeseries.quantile_density import (crps_quantile_density, quantile_cdf,
+                                                 quantile_logpdf, rearrange)
 from attnreg.timeseries.scores import forecast_scores
 from tests.conftest import REPO, RTOL_EXACT, RTOL_R
 
 TAUS = [0.05, 0.25, 0.5, 0.75, 0.95]
+RTOL_QUAD = 1e-8  # scipy's quad on piecewise smooth integrands split at their kinks
 
 
 @cache
@@ -113,8 +116,16 @@ def test_density_scores_are_the_quantile_crps_and_the_interpolated_density(gar: 
     table = forecast_scores(gar)
     y, q = gar.forecasts["actual"].to_numpy(), np.sort(gar.quantile_path, axis=1)
     taus = np.array(TAUS)
-    assert_allclose(table["crps"], sr.crps_quantile(y, q, taus), rtol=RTOL_EXACT)
-    assert_allclose(table["pinball"], sr.crps_quantile(y, q, taus) / 2.0, rtol=RTOL_EXACT)
+    # the CRPS of the interpolated distribution, by numerical integration for two forecasts
+    for row in (0, 40):
+        edges = sorted([*q[row], y[row]])
+        crps = sum(integrate.quad(lambda x, r=row: (quantile_cdf(np.array([x]), q[r:r + 1], taus)[0]
+                                                    - (x >= y[r])) ** 2, a, b)[0]
+                   for a, b in itertools.pairwise([-np.inf, *edges, np.inf]))
+        assert table["crps"].iloc[row] == pytest.approx(crps, rel=RTOL_QUAD)
+    # as for every interval: the mean pinball loss of the bounds as the 5 % and 95 % quantiles
+    assert_allclose(table["pinball"], sr.crps_quantile(y, q[:, [0, 4]], taus[[0, 4]]) / 2.0,
+                    rtol=RTOL_EXACT)
     assert_allclose(table["interval"], sr.interval_score(y, q[:, 0], q[:, 4], 0.1),
                     rtol=RTOL_EXACT)
     # inside the fitted quantiles the density is uniform between neighbours: by hand
@@ -134,8 +145,11 @@ def test_quantile_scores_are_scored_without_an_interval() -> None:
     assert fc.lower is None
     scores = fc.evaluate(["crps", "log"])
     y = fc.forecasts["actual"].to_numpy()
-    expected = sr.crps_quantile(y, np.sort(fc.quantile_path, axis=1), np.array(TAUS)).mean()
+    q = np.sort(fc.quantile_path, axis=1)
+    expected = crps_quantile_density(y, q, np.array(TAUS)).mean()
     assert scores.loc[1, "crps"] == pytest.approx(expected, rel=RTOL_EXACT)
+    logs = -quantile_logpdf(y, q, np.array(TAUS)).mean()
+    assert scores.loc[1, "log"] == pytest.approx(logs, rel=RTOL_EXACT)
 
 
 def test_quantile_evaluation_hit_rates_and_kupiec_by_hand(gar: Any) -> None:

@@ -143,3 +143,16 @@ def test_vintage_errors(long: pd.DataFrame) -> None:
         ar.forecast(formula, long, vintage="vintage", start=60, interval="empirical")
     with pytest.raises(LeakageError, match=r"term 'x' is lagged 0 period\(s\)"):
         ar.forecast("y ~ lag(y, 1) + x", long, vintage="vintage", start=60)
+
+
+def test_unrevised_vintages_give_the_final_data_forecasts(long: pd.DataFrame) -> None:
+    final = long[long["vintage"] == N - 1].drop(columns="vintage")
+    truncated = pd.concat([final.iloc[: v + 1].assign(vintage=v) for v in range(40, N)])
+    rt = ar.forecast("y ~ lag(y, 2) + lag(x, 2)", truncated, vintage="vintage", horizon=2,
+                     start=60, evaluate_on="latest")
+    fc = ar.forecast("y ~ lag(y, 2) + lag(x, 2)", final, horizon=2, start=60)
+    assert_allclose(rt.forecasts["forecast"], fc.forecasts["forecast"], rtol=RTOL_EXACT)
+    assert_allclose(rt.forecasts["benchmark"], fc.forecasts["benchmark"], rtol=RTOL_EXACT)
+    assert_allclose(rt.evaluation[["msfe", "oos_r2", "dm_statistic"]].to_numpy(float),
+                    fc.evaluation[["msfe", "oos_r2", "dm_statistic"]].to_numpy(float),
+                    rtol=RTOL_EXACT)
