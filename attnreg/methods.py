@@ -64,7 +64,8 @@ class Capabilities:
         Fitted with torch (the ``device``/``threads`` options apply).
     quantiles : bool
         One fit predicts the quantiles of several τ (:func:`attnreg.forecast` keeps them
-        all: quantile forecasts, ``interval="quantile"``).
+        all: quantile forecasts, ``interval="quantile"``); its results have ``taus`` and
+        ``coef`` (a DataFrame, n_coef × n_tau).
     """
 
     weights: bool = False

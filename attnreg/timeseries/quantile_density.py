@@ -26,8 +26,8 @@ import numpy as np
 
 from attnreg._typing import FloatArray
 
-__all__ = ["crps_quantile_density", "crps_quantiles", "quantile_cdf", "quantile_logpdf",
-           "quantile_ppf", "rearrange"]
+__all__ = ["central_interval", "crps_quantile_density", "crps_quantiles", "quantile_cdf",
+           "quantile_logpdf", "quantile_ppf", "rearrange"]
 
 
 def rearrange(q: FloatArray) -> FloatArray:
@@ -192,3 +192,34 @@ def crps_quantile_density(y: FloatArray, q: FloatArray, taus: FloatArray) -> Flo
     ua, ub = 1.0 - fm, 1.0 - b
     right = (hi - m) * (ua**2 + ua * ub + ub**2) / 3.0
     return np.asarray(total + (left + right).sum(axis=1))
+
+
+def central_interval(q: FloatArray, taus: FloatArray, level: float
+                     ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Median and central ``level`` interval of each row's predictive distribution.
+
+    Parameters
+    ----------
+    q : ndarray, shape (n, K)
+        Quantile forecasts as fitted (rearranged here); with K = 1 the forecast is the
+        median and the bounds are NaN.
+    taus : ndarray, shape (K,)
+    level : float
+
+    Returns
+    -------
+    median, lower, upper : ndarray, shape (n,)
+        The fitted forecasts themselves where 0.5 and ``(1 ∓ level) / 2`` are among the τ.
+
+    Examples
+    --------
+    >>> central_interval(np.array([[-1.0, 0.5, 2.0]]), np.array([0.1, 0.5, 0.9]), 0.8)
+    (array([0.5]), array([-1.]), array([2.]))
+    """
+    taus = np.asarray(taus, dtype=np.float64)
+    ordered = rearrange(q)
+    if taus.size == 1:
+        nan = np.full(q.shape[0], np.nan)
+        return ordered[:, 0], nan, nan.copy()
+    return (quantile_ppf(0.5, ordered, taus), quantile_ppf((1.0 - level) / 2.0, ordered, taus),
+            quantile_ppf((1.0 + level) / 2.0, ordered, taus))

@@ -226,3 +226,27 @@ def test_one_tau_has_no_density_and_ols_no_quantile_scores() -> None:
     with pytest.raises(DataError, match=r"horizon 1 has 0 forecasts with an interval"):
         ar.forecast("gdp ~ lag(nfci, 1) + lag(gdp, 1)", _data(), method="quantreg",
                     tau=TAUS, start=100).calibration()
+
+
+def test_ahead_refits_every_tau_at_the_last_row() -> None:
+    data = _data()
+    fc = _run("rolling_h1", interval="quantile", level=0.9)
+    out = fc.ahead()
+    assert out.index.tolist() == [(1, 160)]
+    # by hand: the last 60 rows' regressions (rolling window), at the regressors of row 160
+    rows = data.iloc[100:]
+    X = np.column_stack([np.ones(60), data["nfci"].iloc[99:159], data["gdp"].iloc[99:159]])
+    q = []
+    for tau in TAUS:
+        fit = ar.attnreg("y ~ x1 + x2", pd.DataFrame({"y": rows["gdp"].to_numpy(),
+                                                    "x1": X[:, 1], "x2": X[:, 2]}),
+                         method="quantreg", tau=tau)
+        q.append(fit.coef.iloc[:, 0] @ [1.0, data["nfci"].iloc[159], data["gdp"].iloc[159]])
+    q = np.sort(q)
+    assert_allclose(out[["forecast", "lower", "upper"]].to_numpy()[0], q[[2, 0, 4]],
+                    rtol=RTOL_EXACT)
+    assert out["n_train"].iloc[0] == 60
+    median_only = _run("rolling_h1").ahead(interval="empirical")
+    assert median_only["forecast"].iloc[0] == pytest.approx(q[2], rel=RTOL_EXACT)
+    with pytest.raises(OptionError, match=r"interval must be 'gaussian' or 'empirical', however"):
+        ar.forecast("gdp ~ lag(nfci, 1) + lag(gdp, 1)", data, start=100).ahead("quantile")
