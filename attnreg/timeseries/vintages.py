@@ -16,7 +16,11 @@ too; nothing revised or published later enters. ``forecast(formula, vintages, vi
 - benchmark: the prevailing mean of the response in vintage v up to t;
 - evaluation (``evaluate_on=``): against the first release of the target (``"first"``, the
   default), its k-th release (an integer k ≥ 1; NaN until released k times), or the
-  latest vintage (``"latest"``).
+  latest vintage (``"latest"``);
+- the leakage audit (:meth:`RealTimeForecasts.leakage_audit`): the same forecasts made from
+  the latest vintage cut at each origin (the usual pseudo-out-of-sample exercise on revised
+  data, which looks ahead through the revisions), column ``revised_forecast``, against the
+  same actuals.
 """
 
 from __future__ import annotations
@@ -112,11 +116,12 @@ class RealTimeForecasts:
 
     Attributes
     ----------
-    forecasts : DataFrame, shape (n_forecasts, 9)
+    forecasts : DataFrame, shape (n_forecasts, 10)
         Indexed by target date: ``origin``, ``vintage`` (the one used), ``forecast``,
         ``actual`` (the release of ``evaluate_on``; NaN when not yet released), ``error``,
         ``benchmark`` (prevailing mean in that vintage), ``benchmark_error``,
-        ``first_release``, ``n_train``.
+        ``first_release``, ``n_train`` and ``revised_forecast`` (the same model at the same
+        origin from the latest vintage: revised data, for the leakage audit).
     formula, method, scheme : str
     horizon : int
     evaluate_on : str or int
@@ -140,6 +145,23 @@ class RealTimeForecasts:
                           "rmse": ev.rmse(y, m), "mae": ev.mae(y, m),
                           "benchmark_msfe": ev.msfe(y, b), "oos_r2": ev.oos_r2(y, m, b),
                           "dm_statistic": dm.statistic, "dm_p_value": dm.p_value})
+
+    def leakage_audit(self) -> pd.Series:
+        """Real-time against revised-data forecasts, evaluated on the same actuals.
+
+        Returns
+        -------
+        Series
+            ``oos_r2_real_time``, ``oos_r2_revised`` (forecasts from the latest vintage cut
+            at each origin, against the real-time prevailing mean) and ``oos_r2_gain``
+            (revised − real time: how much better the exercise on revised data looks).
+        """
+        f = self.forecasts.dropna(subset=["actual"])
+        y, b = f["actual"].to_numpy(), f["benchmark"].to_numpy()
+        honest = ev.oos_r2(y, f["forecast"].to_numpy(), b)
+        revised = ev.oos_r2(y, f["revised_forecast"].to_numpy(), b)
+        return pd.Series({"oos_r2_real_time": honest, "oos_r2_revised": revised,
+                          "oos_r2_gain": revised - honest})
 
     def __repr__(self) -> str:
         e = self.evaluation
@@ -201,9 +223,11 @@ def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | No
         pred, n = _one(formula, vintages[names[at]], latest.index, origin, target, method,
                        options, window, env, namespace)
         bench = float(table[names[at]].loc[:origin].mean())  # prevailing mean in the vintage
-        rows.append((origin, names[at], pred, bench, n))
-    f = pd.DataFrame(rows, columns=["origin", "vintage", "forecast", "benchmark", "n_train"],
-                     index=pd.Index(targets, name="target"))
+        revised, _ = _one(formula, latest, latest.index, origin, target, method, options,
+                          window, env, namespace)
+        rows.append((origin, names[at], pred, bench, n, revised))
+    f = pd.DataFrame(rows, columns=["origin", "vintage", "forecast", "benchmark", "n_train",
+                                    "revised_forecast"], index=pd.Index(targets, name="target"))
     y: FloatArray = actual.reindex(f.index).to_numpy()
     f.insert(3, "actual", y)
     f.insert(4, "error", y - f["forecast"].to_numpy())

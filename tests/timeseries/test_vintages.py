@@ -156,3 +156,19 @@ def test_unrevised_vintages_give_the_final_data_forecasts(long: pd.DataFrame) ->
     assert_allclose(rt.evaluation[["msfe", "oos_r2", "dm_statistic"]].to_numpy(float),
                     fc.evaluation[["msfe", "oos_r2", "dm_statistic"]].to_numpy(float),
                     rtol=RTOL_EXACT)
+
+
+def test_leakage_audit_against_the_revised_data(long: pd.DataFrame) -> None:
+    rt = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", long, vintage="vintage", start=60)
+    final = long[long["vintage"] == N - 1].drop(columns="vintage")
+    revised = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", final, start=60)  # revised data
+    assert_allclose(rt.forecasts["revised_forecast"], revised.forecasts["forecast"],
+                    rtol=RTOL_EXACT)
+    f = rt.forecasts
+    y, b = f["actual"], f["benchmark"]
+    r2 = [1 - ((y - f[c]) ** 2).sum() / ((y - b) ** 2).sum()
+          for c in ("forecast", "revised_forecast")]
+    audit = rt.leakage_audit()
+    assert_allclose(audit[["oos_r2_real_time", "oos_r2_revised"]].to_numpy(float), r2,
+                    rtol=RTOL_EXACT)
+    assert audit["oos_r2_gain"] == pytest.approx(r2[1] - r2[0], rel=RTOL_EXACT)
