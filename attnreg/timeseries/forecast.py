@@ -189,6 +189,9 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
                                  start=start, window=window, known=known,
                                  env=_capture_env(eval_env), namespace=formula_namespace(),
                                  options=options, plan_forecasts=plan_forecasts)
+    if evaluate_on != "first":
+        raise OptionError(f"evaluate_on applies to real-time data (vintage=), however: "
+                          f"{evaluate_on=!r} without vintages")
     if by is not None:  # many series: attnreg.timeseries.panel
         from attnreg.timeseries.panel import forecast_by
 

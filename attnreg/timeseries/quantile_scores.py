@@ -33,6 +33,20 @@ def quantile_evaluation(fc: Any) -> pd.DataFrame:
         Indexed by (horizon, tau): ``n``, ``pinball`` (mean loss of the τ forecast as
         fitted), ``hit_rate`` (share of outcomes below it; τ when calibrated), ``kupiec_lr``
         and ``kupiec_p`` (χ²(1) test of a hit rate of τ).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import attnreg as ar
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"y": rng.standard_normal(120), "x": rng.standard_normal(120)})
+    >>> fc = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", df, method="quantreg",
+    ...                  tau=[0.1, 0.5, 0.9], start=60)
+    >>> table = quantile_evaluation(fc)
+    >>> table.index.tolist()
+    [(1, 0.1), (1, 0.5), (1, 0.9)]
+    >>> list(table.columns)
+    ['n', 'pinball', 'hit_rate', 'kupiec_lr', 'kupiec_p']
     """
     rows, keys = [], []
     for h in fc.horizons:

@@ -172,3 +172,10 @@ def test_leakage_audit_against_the_revised_data(long: pd.DataFrame) -> None:
     assert_allclose(audit[["oos_r2_real_time", "oos_r2_revised"]].to_numpy(float), r2,
                     rtol=RTOL_EXACT)
     assert audit["oos_r2_gain"] == pytest.approx(r2[1] - r2[0], rel=RTOL_EXACT)
+
+
+def test_evaluate_on_needs_vintages(long: pd.DataFrame) -> None:
+    final = long[long["vintage"] == N - 1].drop(columns="vintage")
+    with pytest.raises(OptionError, match=r"evaluate_on applies to real-time data \(vintage=\), "
+                                          r"however: evaluate_on='latest' without vintages"):
+        ar.forecast("y ~ lag(y, 1)", final, start=60, evaluate_on="latest")
