@@ -78,7 +78,9 @@ def as_vintages(data: Any, vintage: str | None) -> dict[Any, pd.DataFrame]:
     for k in keys:
         frame = frames[k]
         if not isinstance(frame, pd.DataFrame):
-            raise DataError(f"vintage {k!r} is not a DataFrame")
+            raise DataError(f"data is a dict, read as vintages {{release date: DataFrame}}, but "
+                            f"its entry {k!r} is not a DataFrame: pass ordinary data as a "
+                            "DataFrame")
         if not frame.index.is_unique:
             raise DataError(f"vintage {k!r} has a date twice: each vintage holds one row per date")
         out[k] = frame if frame.index.is_monotonic_increasing else frame.sort_index()

@@ -141,6 +141,9 @@ def test_vintage_errors(long: pd.DataFrame) -> None:
         ar.forecast(formula, long, vintage="vintage", start=21)
     with pytest.raises(OptionError, match=r"real-time forecasts \(vintage=\) take one horizon"):
         ar.forecast(formula, long, vintage="vintage", start=60, interval="empirical")
+    with pytest.raises(DataError, match=r"data is a dict, read as vintages \{release date: "
+                                        r"DataFrame\}, but its entry 'x' is not a DataFrame"):
+        ar.forecast(formula, {"y": [1.0, 2.0], "x": [0.0, 1.0]}, start=1)
     with pytest.raises(LeakageError, match=r"term 'x' is lagged 0 period\(s\)"):
         ar.forecast("y ~ lag(y, 1) + x", long, vintage="vintage", start=60)
 
