@@ -332,6 +332,10 @@ class ForecastResults:
         from attnreg.timeseries.fcsummary import interval_note
 
         footer += interval_note(self)
+        if self.quantile_path is not None:
+            from attnreg.timeseries.quantile_scores import crossing_note
+
+            footer += crossing_note(self)
         if self.tuning_path is not None:
             name = _tuning_label(p.method)
             footer.append(f"{name} over origins: min {fmt_g(float(np.nanmin(self.tuning_path)))}, "

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import OptionError
 from attnreg.timeseries.calibration import kupiec
 from attnreg.timeseries.scores import pinball_loss
 
-__all__ = ["quantile_evaluation"]
+__all__ = ["crossing_note", "n_crossing", "quantile_evaluation"]
 
 
 def quantile_evaluation(fc: Any) -> pd.DataFrame:
@@ -64,3 +65,26 @@ def quantile_evaluation(fc: Any) -> pd.DataFrame:
                          "kupiec_p": test.p_value})
             keys.append((h, tau))
     return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(keys, names=["horizon", "tau"]))
+
+
+def n_crossing(res: Any) -> int:
+    """Forecasts whose quantiles cross (a larger τ forecast below a smaller one's).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> n_crossing(SimpleNamespace(quantile_path=np.array([[0.0, 1.0], [1.0, 0.5]])))
+    1
+    """
+    q = res.quantile_path
+    return 0 if q is None else int(np.count_nonzero(np.any(np.diff(q, axis=1) < 0, axis=1)))
+
+
+def crossing_note(res: Any) -> list[str]:
+    """The summary's line on the τ forecast and their crossings (none for other forecasts)."""
+    if res.quantile_path is None or res.taus is None:
+        return []
+    taus = ", ".join(f"{t:g}" for t in res.taus)
+    return [f"Quantile forecasts at tau = {taus}; the point forecast is their median. "
+            f"{n_crossing(res)} of {res.quantile_path.shape[0]} forecasts had crossing "
+            "quantiles (sorted before the median, intervals and scores)."]

@@ -176,7 +176,9 @@ def test_calibration_and_summary_of_quantile_intervals(gar: Any) -> None:
     inside = np.mean((y >= q[:, 0]) & (y <= q[:, 4]))
     assert cal.table.loc[4, "coverage"] == pytest.approx(inside, rel=RTOL_EXACT)
     assert_allclose(cal.pit[4], quantile_cdf(y, q, np.array(TAUS)), rtol=RTOL_EXACT)
-    assert "the forecasts of tau = 0.05 and 0.95" in str(gar.summary())
+    text = str(gar.summary())
+    assert "the forecasts of tau = 0.05 and 0.95" in text
+    assert "4 of 80 forecasts had crossing quantiles" in text  # rows 16-19, as R's
 
 
 def test_several_horizons_and_pickle() -> None:
