@@ -73,6 +73,10 @@ class Capabilities:
     intercept_free : bool
         A fit's own methods (``attention_of``) take the predictor columns without the
         design's intercept column.
+    quantiles : bool
+        One fit predicts the quantiles of several τ (:func:`attnreg.forecast` keeps them
+        all: quantile forecasts, ``interval="quantile"``); its results have ``taus`` and
+        ``coef`` (a DataFrame, n_coef × n_tau).
     """
 
     weights: bool = False
@@ -84,6 +88,7 @@ class Capabilities:
     linear: bool = False
     attention: bool = False
     intercept_free: bool = False
+    quantiles: bool = False
 
 
 Checker = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -404,5 +409,5 @@ def _predict_quantreg(result: Any, X: FloatArray) -> FloatArray:
 
 
 register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
-                   Capabilities(weights=True), _check_quantreg, _fit_quantreg, _predict_quantreg,
-                   call_options=("tau", "se")))
+                   Capabilities(weights=True, quantiles=True), _check_quantreg, _fit_quantreg,
+                   _predict_quantreg, call_options=("tau", "se")))

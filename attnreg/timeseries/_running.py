@@ -154,6 +154,10 @@ def run_forecasts(plan: ForecastPlan, bar: Progress, auto: bool = False) -> Fore
     :data:`AUTO_PROGRESS_SECONDS`.
     """
     capabilities = get_method(plan.method).capabilities
+    if capabilities.quantiles:  # every τ at every origin
+        from attnreg.timeseries.quantile_forecasts import run_quantile_forecasts
+
+        return run_quantile_forecasts(plan, bar, AUTO_PROGRESS_SECONDS if auto else None)
     if not capabilities.linear:  # torch fits: their own threads (the user's cap applies around them)
         return _run_refits(plan, bar, auto)
     with small_lapack():  # one small factorization or update per origin

@@ -82,8 +82,10 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
     ----------
     parts : list of ForecastResults
         One per horizon (of the same run).
-    interval : {None, "gaussian", "empirical"}
-        None: the run's own interval type ("empirical" after an ``interval="aci"`` run: the
+    interval : {None, "gaussian", "empirical", "quantile"}
+        ``"quantile"`` (quantile methods): the central interval of the predictive
+        distribution of the τ forecasts (:mod:`attnreg.timeseries.quantile_density`). None:
+        the run's own interval type ("empirical" after an ``interval="aci"`` run: the
         past errors' quantiles at the nominal level, the adaptive level not carried past
         the data), else "gaussian" for ols/ridge/pcr and "empirical" for the other methods.
     level : float or None
@@ -98,8 +100,11 @@ def forecast_ahead(parts: list[Any], interval: str | None, level: float | None) 
     spectral = get_method(plan.method).capabilities.linear
     run_kind = "empirical" if plan.interval == "aci" else plan.interval
     kind = interval or run_kind or ("gaussian" if spectral else "empirical")
-    if kind not in ("gaussian", "empirical"):
-        raise OptionError(f"interval must be 'gaussian' or 'empirical', however: {interval=!r}")
+    valid = ("gaussian", "empirical") + (
+        ("quantile",) if get_method(plan.method).capabilities.quantiles else ())
+    if kind not in valid:
+        raise OptionError(f"interval must be {' or '.join(map(repr, valid))}, however: "
+                          f"{interval=!r}")
     if kind == "gaussian" and not spectral:
         raise OptionError(f"interval='gaussian' needs a linear fit (ols, ridge, pcr), not "
                           f"method {plan.method!r} (it declares no linear capability): use "
@@ -189,7 +194,16 @@ def _direct(res: Any, data: pd.DataFrame, T: int, kind: str,
     estimator = get_method(p.method)
     fit, n_train = _final_fit(p)
     x = _future_row(p, data, T)
-    pred = float(estimator.predict_design(fit, x[None, :])[0])
+    if estimator.capabilities.quantiles:  # every τ forecast: median and central interval
+        from attnreg.timeseries.quantile_density import central_interval
+
+        mid, lo, hi = central_interval((x @ fit.coef.to_numpy())[None, :], np.asarray(fit.taus),
+                                       level)
+        if kind == "quantile":
+            return data.index[T], float(mid[0]), float(lo[0]), float(hi[0]), n_train
+        pred = float(mid[0])
+    else:
+        pred = float(estimator.predict_design(fit, x[None, :])[0])
     half = None
     if kind == "gaussian":
         half = float(iv.gaussian_quantile(level, fit.df_resid)) * iv.linear_prediction_sd(fit, x)

@@ -5,7 +5,8 @@ actuals and the prevailing mean), ``"cumulative"`` (Goyal–Welch: the cumulativ
 difference against the benchmark over time), ``"oos_r2"`` (rolling out-of-sample R²),
 ``"coef"`` (coefficient paths), ``"lambda"`` / ``"k"`` (the ridge penalty or the PCR
 components chosen at each origin) and ``"attention"`` (a heat-map of the share of attention
-on past period buckets over origins, :func:`attnreg.timeseries.views.attention_over_time`).
+on past period buckets over origins, :func:`attnreg.timeseries.views.attention_over_time`),
+``"pit"`` (PIT histogram) and ``"fan"`` (nested central intervals, :mod:`.fanchart`).
 ``"cumulative"`` and ``"oos_r2"`` also take a :class:`~attnreg.timeseries.compare.ForecastComparison`
 (one line per model against its benchmark).
 
@@ -27,7 +28,7 @@ from attnreg.timeseries.views import AttentionOverTime, attention_over_time, sin
 
 __all__ = ["KINDS", "cumulative_gain", "plot_attention_time", "plot_forecasts", "rolling_oos_r2"]
 
-KINDS = ("forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit")
+KINDS = ("forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit", "fan")
 
 
 def _axes(ax: Any = None, figsize: tuple[float, float] = (7.5, 4.0)) -> Any:
@@ -121,7 +122,7 @@ def plot_forecasts(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
     fc : ForecastResults, several-horizon results, or ForecastComparison
         Results of :func:`attnreg.forecast` (``horizon=`` picks one horizon of several), or
         of :func:`attnreg.compare_forecasts` for ``"cumulative"`` and ``"oos_r2"``.
-    kind : {"forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit"}
+    kind : {"forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit", "fan"}
         - ``"forecast"``: actual, forecast and prevailing mean by target date (3 lines), and
           the forecast interval as a band when the run has intervals (NaN where none yet).
         - ``"cumulative"``: ``Σ (e_bench² − e_model²)`` over target dates, one line per model;
@@ -138,6 +139,9 @@ def plot_forecasts(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
           the predictive distributions (runs with ``interval=``; ``bins=``, default 10),
           with the uniform density as a line (:mod:`attnreg.timeseries.calibration`); an
           outline per horizon for several horizons without ``horizon=``.
+        - ``"fan"``: nested central intervals (``levels=``, default 50/70/90 %) of quantile,
+          Gaussian, empirical or adaptive conformal forecasts, with the forecast and the
+          actuals (:mod:`attnreg.timeseries.fanchart`).
     horizon : int, optional
         The horizon, for results that hold several.
     ax : matplotlib Axes, optional
@@ -335,8 +339,14 @@ def _draw_pit(fc: Any, ax: Any, bins: int = 10) -> Any:
     return ax
 
 
+def _draw_fan(fc: Any, ax: Any, levels: Any = (0.5, 0.7, 0.9)) -> Any:
+    from attnreg.timeseries.fanchart import draw_fan
+
+    return draw_fan(fc, ax, levels)
+
+
 _DRAW: dict[str, Any] = {
     "forecast": _draw_forecast, "cumulative": _draw_cumulative, "oos_r2": _draw_oos_r2,
     "coef": _draw_coef, "lambda": _draw_tuning("lambda"), "k": _draw_tuning("k"),
-    "attention": _draw_attention, "pit": _draw_pit,
+    "attention": _draw_attention, "pit": _draw_pit, "fan": _draw_fan,
 }

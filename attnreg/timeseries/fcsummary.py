@@ -47,6 +47,9 @@ def interval_note(res: ForecastResults) -> list[str]:
     if p.interval == "empirical":
         return [f"{pct} intervals: quantiles of the model's own past out-of-sample errors at "
                 f"the same horizon observed by the origin (at least {p.min_errors}; none before)."]
+    if p.interval == "quantile":
+        return [f"{pct} intervals: the forecasts of tau = {(1 - p.level) / 2:g} and "
+                f"{(1 + p.level) / 2:g} of the quantile regression fitted at each origin."]
     if p.interval == "aci":
         return [f"{pct} adaptive conformal intervals (Gibbs-Candes, step {p.aci_gamma:g}): "
                 "quantiles of the past errors at a miss rate updated by the coverage observed "

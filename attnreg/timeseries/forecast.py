@@ -32,7 +32,7 @@ from attnreg.formula.lags import check_time_index, min_lag
 SCHEMES = ("recursive", "rolling", "fixed")
 BENCHMARKS = ("mean",)
 STRATEGIES = ("direct", "iterated")
-INTERVALS = ("empirical", "gaussian", "aci")
+INTERVALS = ("empirical", "gaussian", "aci", "quantile")
 #: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
 STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te", "poly")
 
@@ -44,6 +44,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
              interval: str | None = None, level: float = 0.9, min_errors: int = 20,
              refit_every: int = 1, benchmark: str = "mean", known: Sequence[str] = (),
              progress: bool | None = None, eval_env: Any = 0, by: str | None = None,
+             vintage: str | None = None, evaluate_on: str | int = "first",
              **options: Any) -> Any:
     """Recursive, rolling or fixed-scheme out-of-sample forecasts with evaluation.
 
@@ -58,7 +59,8 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         Rows in time order (a PeriodIndex or DatetimeIndex is checked for order and gaps).
     method : str
         Any method of :func:`attnreg.attnreg` (:func:`attnreg.methods.method_names`): "ols",
-        "ridge", "pcr", "softmax", "block" or "ftt".
+        "ridge", "pcr", "softmax", "block", "ftt", or "quantreg" (with ``tau=``: every τ
+        forecast, :mod:`attnreg.timeseries.quantile_forecasts`).
     scheme : {"recursive", "rolling", "fixed"}
     start : label, optional
         Date of the first forecast TARGET (its origin is ``horizon`` rows earlier), the same
@@ -75,7 +77,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         ``"iterated"`` (pure autoregressions: every regressor a lag of the response, linear
         methods): the one-step model fitted at the origin, iterated h times on its own
         forecasts.
-    interval : {None, "empirical", "gaussian", "aci"}
+    interval : {None, "empirical", "gaussian", "aci", "quantile"}
         Forecast intervals without look-ahead. ``"empirical"``: quantiles (numpy's default,
         linear interpolation) of the model's own past out-of-sample errors at that horizon
         that are observed by the origin (an h-step error for target s is known at s), NaN
@@ -88,7 +90,9 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         2021), the empirical intervals with their miss rate ``α_t`` steered by the coverage
         of the earlier intervals whose outcomes are observed by the origin
         (:mod:`attnreg.timeseries.conformal`): coverage stays near ``level`` when the error
-        distribution shifts.
+        distribution shifts. ``"quantile"`` (quantile methods, ``method="quantreg"``): the
+        forecasts of τ = (1 − level) / 2 and (1 + level) / 2, which ``tau=`` must include
+        (:mod:`attnreg.timeseries.quantile_forecasts`).
     level : float
         Nominal coverage of the intervals, in (0, 1).
     min_errors : int
@@ -113,13 +117,22 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     by : str, optional
         Many series in one long frame (dates in its index): the column of the series ids.
         Each series is forecast as this function forecasts its rows alone, and the results
-        come as a :class:`~attnreg.timeseries.panel.PanelForecasts` (one ``horizon``).
+        come as a :class:`~attnreg.timeseries.panel.PanelForecasts` (several horizons:
+        ``at_horizon(h)``, ``pooled_by_horizon``).
+    vintage : str, optional
+        Real-time data: ``data`` holds every vintage in long form (dates in the index) and
+        this column each row's release date; a dict ``{vintage: DataFrame}`` needs no
+        ``vintage``. Each origin uses the latest vintage published by it, and the results come
+        as a :class:`~attnreg.timeseries.vintages.RealTimeForecasts` (one horizon; no
+        intervals) (:mod:`attnreg.timeseries.vintages`).
+    evaluate_on : {"first", "latest"} or int
+        Real-time data: the release the forecasts are evaluated against (int k: the k-th).
     **options
         Method options (``lam``, ``k``, ``standardize``; softmax: ``heads``, ``seed``, ...).
 
     Returns
     -------
-    ForecastResults or MultiHorizonForecasts or PanelForecasts
+    ForecastResults or MultiHorizonForecasts or PanelForecasts or RealTimeForecasts
         A scalar ``horizon`` gives :class:`ForecastResults` (indexed by target date); a
         sequence gives :class:`MultiHorizonForecasts` (indexed by horizon and target date;
         ``fc.at_horizon(h)`` is the ForecastResults of one horizon, ``fc.horizons`` the list).
@@ -164,6 +177,21 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     from attnreg.api import _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
+    if vintage is not None or isinstance(data, dict):  # real-time data
+        from attnreg.timeseries.vintages import forecast_vintages
+
+        if interval is not None or strategy != "direct" or refit_every != 1 or by is not None \
+                or not isinstance(horizon, (int, np.integer)):
+            raise OptionError("real-time forecasts (vintage=) take one horizon, the direct "
+                              "strategy, a refit at every origin, no interval= and no by=")
+        return forecast_vintages(formula, data, method, vintage=vintage, evaluate_on=evaluate_on,
+                                 horizon=_positive_int("horizon", horizon), scheme=scheme,
+                                 start=start, window=window, known=known,
+                                 env=_capture_env(eval_env), namespace=formula_namespace(),
+                                 options=options, plan_forecasts=plan_forecasts)
+    if evaluate_on != "first":
+        raise OptionError(f"evaluate_on applies to real-time data (vintage=), however: "
+                          f"{evaluate_on=!r} without vintages")
     if by is not None:  # many series: attnreg.timeseries.panel
         from attnreg.timeseries.panel import forecast_by
 
@@ -267,6 +295,9 @@ def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str
         raise OptionError(f"interval='gaussian' needs the residual scale and coefficient "
                           f"covariance of a linear fit (ols, ridge, pcr), not method {method!r} "
                           "(it declares no linear capability): use interval='empirical'")
+    from attnreg.timeseries.quantile_forecasts import check_quantile_plan
+
+    check_quantile_plan(estimator, options, interval, level)
     _check_choice("scheme", scheme, SCHEMES)
     _check_choice("benchmark", benchmark, BENCHMARKS)
     horizon = _positive_int("horizon", horizon)

@@ -46,6 +46,11 @@ class ForecastResults:
         Forecast interval bounds (``interval=``), NaN where none is available yet.
     sigma_path : ndarray, shape (n_forecasts,), or None
         ``interval="gaussian"``: the residual standard error of the fit used by each forecast.
+    quantile_path : ndarray, shape (n_forecasts, n_tau), or None
+        Quantile methods (``method="quantreg"``): the forecast of every τ, as fitted at each
+        origin (:mod:`attnreg.timeseries.quantile_forecasts`); ``predictions`` is the median.
+    taus : tuple of float, or None
+        The τ of ``quantile_path``, increasing.
 
     One horizon's results; :class:`MultiHorizonForecasts` holds several. Both answer
     :attr:`horizons` and :meth:`at_horizon`, so code can treat them alike.
@@ -72,6 +77,8 @@ class ForecastResults:
     lower: FloatArray | None = field(default=None, repr=False)
     upper: FloatArray | None = field(default=None, repr=False)
     sigma_path: FloatArray | None = field(default=None, repr=False)
+    quantile_path: FloatArray | None = field(default=None, repr=False)
+    taus: tuple[float, ...] | None = None
 
     @property
     def horizons(self) -> list[int]:
@@ -114,7 +121,8 @@ class ForecastResults:
     def forecasts(self) -> pd.DataFrame:
         """One row per target date: origin, forecast, actual, error, benchmark, n_train.
 
-        With ``interval=``, two more columns: ``lower`` and ``upper``.
+        With ``interval=``, two more columns: ``lower`` and ``upper``; quantile forecasts
+        add one column per τ, ``q0.05``, ``q0.5``, ... (as fitted).
 
         Examples
         --------
@@ -139,6 +147,8 @@ class ForecastResults:
             "benchmark_error": actual - bench, "n_train": p.train_stop - p.train_start,
             **({} if self.lower is None or self.upper is None else
                {"lower": self.lower, "upper": self.upper}),
+            **({} if self.quantile_path is None or self.taus is None else
+               {f"q{t:g}": self.quantile_path[:, k] for k, t in enumerate(self.taus)}),
         }, index=pd.Index(d.row_labels[p.targets], name="target"))
 
     @cached_property
@@ -322,6 +332,10 @@ class ForecastResults:
         from attnreg.timeseries.fcsummary import interval_note
 
         footer += interval_note(self)
+        if self.quantile_path is not None:
+            from attnreg.timeseries.quantile_scores import crossing_note
+
+            footer += crossing_note(self)
         if self.tuning_path is not None:
             name = _tuning_label(p.method)
             footer.append(f"{name} over origins: min {fmt_g(float(np.nanmin(self.tuning_path)))}, "
@@ -423,6 +437,13 @@ class ForecastResults:
         from attnreg.timeseries.calibration import calibration
 
         return calibration(self)
+
+    def quantile_evaluation(self) -> pd.DataFrame:
+        """Quantile forecasts: pinball loss, hit rate and Kupiec test per horizon and τ
+        (:func:`attnreg.timeseries.quantile_scores.quantile_evaluation`)."""
+        from attnreg.timeseries.quantile_scores import quantile_evaluation
+
+        return quantile_evaluation(self)
 
     def leakage_audit(self) -> Any:
         """The same forecasts with the full-sample metric: how much better they look.
@@ -601,6 +622,13 @@ class MultiHorizonForecasts:
         from attnreg.timeseries.calibration import calibration
 
         return calibration(self)
+
+    def quantile_evaluation(self) -> pd.DataFrame:
+        """Quantile forecasts: pinball loss, hit rate and Kupiec test per horizon and τ
+        (:func:`attnreg.timeseries.quantile_scores.quantile_evaluation`)."""
+        from attnreg.timeseries.quantile_scores import quantile_evaluation
+
+        return quantile_evaluation(self)
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.

@@ -18,6 +18,11 @@ Pooled comparison with the prevailing mean (Pesaran & Timmermann-style pooling):
   ``d̄_t`` (HLN-corrected, rectangular HAC with h − 1 lags, Student-t(T − 1), two-sided).
   Averaging across series before the HAC variance makes the standard error robust to any
   correlation between the series at the same date.
+
+Several horizons (``horizon=[1, 4]``): each series gives a
+:class:`~attnreg.timeseries.forecast_results.MultiHorizonForecasts`; ``at_horizon(h)`` is the
+panel of one horizon, and :attr:`PanelForecasts.pooled_by_horizon` the pooled OOS R² and
+panel DM test of every horizon (each with its own h − 1 lags).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, SkippedSeriesWarning
 from attnreg.report import Summary
 from attnreg.timeseries import evaluation as ev
-from attnreg.timeseries.forecast_results import ForecastResults
+from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
 
 __all__ = ["PanelForecasts", "forecast_by", "split_series"]
 
@@ -98,15 +103,13 @@ def forecast_by(run: Callable[..., Any], formula: str, data: pd.DataFrame, metho
     from attnreg.methods import get_method
     from attnreg.threads import get_threads, parallel_map, small_lapack
 
-    if not isinstance(kw.get("horizon", 1), (int, np.integer)):
-        raise OptionError("forecast(by=...) takes one horizon (an integer), however: "
-                          f"horizon={kw['horizon']!r}; call it once per horizon")
     series = split_series(data, by)
     parallel = get_threads() is None and not get_method(method).capabilities.torch
     if parallel and kw.get("progress") is None:
         kw["progress"] = False
 
-    def one(item: tuple[Any, pd.DataFrame]) -> ForecastResults | Exception:
+    def one(item: tuple[Any, pd.DataFrame]) -> ForecastResults | MultiHorizonForecasts | \
+            Exception:
         try:
             return run(formula, item[1], method, eval_env=eval_env, **kw)
         except (DataError, OptionError) as err:
@@ -140,8 +143,9 @@ class PanelForecasts:
 
     Attributes
     ----------
-    results : dict of id to ForecastResults
-        Each series' results, as :func:`attnreg.forecast` on its rows alone returns them.
+    results : dict of id to ForecastResults or MultiHorizonForecasts
+        Each series' results, as :func:`attnreg.forecast` on its rows alone returns them
+        (MultiHorizonForecasts for several horizons).
     by : str
         The column of the series ids.
     skipped : tuple
@@ -161,7 +165,7 @@ class PanelForecasts:
     FrozenList(['series', 'target'])
     """
 
-    results: dict[Any, ForecastResults] = field(repr=False)
+    results: dict[Any, ForecastResults | MultiHorizonForecasts] = field(repr=False)
     by: str
     skipped: tuple[Any, ...] = ()
 
@@ -170,7 +174,34 @@ class PanelForecasts:
         """The ids of the series forecast, in order."""
         return list(self.results)
 
-    def __getitem__(self, key: Any) -> ForecastResults:
+    @property
+    def horizons(self) -> list[int]:
+        """The horizons forecast (the same for every series)."""
+        return next(iter(self.results.values())).horizons
+
+    def at_horizon(self, h: int) -> PanelForecasts:
+        """The panel of horizon ``h``: every series' :class:`ForecastResults` of that horizon.
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> rng = np.random.default_rng(0)
+        >>> dates = pd.period_range("2000Q1", periods=40, freq="Q")
+        >>> long = pd.DataFrame({"g": np.repeat(["a", "b"], 40), "y": rng.normal(size=80)},
+        ...                     index=dates.append(dates))
+        >>> panel = ar.forecast("y ~ lag(y, h)", long, by="g", horizon=[1, 2])
+        >>> panel.horizons, panel.at_horizon(2)["a"].plan.horizon
+        ([1, 2], 2)
+        >>> panel.pooled_by_horizon.index.tolist()
+        [1, 2]
+        """
+        return PanelForecasts(results={k: r.at_horizon(h) for k, r in self.results.items()},
+                              by=self.by, skipped=self.skipped)
+
+    def _several(self) -> bool:
+        return len(self.horizons) > 1
+
+    def __getitem__(self, key: Any) -> ForecastResults | MultiHorizonForecasts:
         try:
             return self.results[key]
         except KeyError:
@@ -186,27 +217,43 @@ class PanelForecasts:
 
     @cached_property
     def forecasts(self) -> pd.DataFrame:
-        """Every series' forecasts table, indexed by (series, target)."""
+        """Every series' forecasts table, indexed by (series, target), or by (series,
+        horizon, target) for several horizons."""
+        names = ["series", "horizon", "target"] if self._several() else ["series", "target"]
         return pd.concat([r.forecasts for r in self.results.values()],
-                         keys=pd.Index(self.series, dtype=object), names=["series", "target"])
+                         keys=pd.Index(self.series, dtype=object), names=names)
 
     @cached_property
     def evaluation(self) -> pd.DataFrame:
-        """One row per series: the columns of :attr:`ForecastResults.evaluation`."""
+        """One row per series: the columns of :attr:`ForecastResults.evaluation`; one row
+        per (horizon, series) for several horizons."""
+        if self._several():
+            return pd.concat([self.at_horizon(h).evaluation for h in self.horizons],
+                             keys=self.horizons, names=["horizon", "series"])
         return pd.DataFrame([r.evaluation for r in self.results.values()],
                             index=pd.Index(self.series, dtype=object, name="series"))
+
+    @cached_property
+    def pooled_by_horizon(self) -> pd.DataFrame:
+        """:attr:`pooled` of every horizon, one row per horizon (its own h − 1 DM lags)."""
+        return pd.DataFrame([self.at_horizon(h).pooled for h in self.horizons],
+                            index=pd.Index(self.horizons, name="horizon"))
 
     @cached_property
     def pooled(self) -> pd.Series:
         """Pooled accuracy and the panel DM test (see :mod:`attnreg.timeseries.panel`).
 
         Entries: ``n_forecasts``, ``n_dates``, ``msfe`` (Σ SSE / Σ n), ``benchmark_msfe``,
-        ``oos_r2`` (1 − Σ SSE / Σ benchmark SSE), ``dm_statistic``, ``dm_p_value``.
+        ``oos_r2`` (1 − Σ SSE / Σ benchmark SSE), ``dm_statistic``, ``dm_p_value``. One
+        horizon: with several, see :attr:`pooled_by_horizon` or ``at_horizon(h).pooled``.
         """
+        if self._several():
+            raise OptionError(f"these forecasts have horizons {self.horizons}: use "
+                              "pooled_by_horizon (one row per horizon) or at_horizon(h).pooled")
         f = self.forecasts
         sse, bse = float(f["error"].pow(2).sum()), float(f["benchmark_error"].pow(2).sum())
         d = (f["error"] ** 2 - f["benchmark_error"] ** 2).groupby(level="target").mean()
-        h = next(iter(self.results.values())).plan.horizon
+        h = self.horizons[0]
         dm = ev.dm_differential(d.sort_index().to_numpy(), h=h)
         return pd.Series({"n_forecasts": float(len(f)), "n_dates": float(d.size),
                           "msfe": sse / len(f), "benchmark_msfe": bse / len(f),
@@ -214,14 +261,30 @@ class PanelForecasts:
                           "dm_p_value": dm.p_value})
 
     def summary(self) -> Summary:
-        """Per-series MSFE, OOS R², DM and CW p-values, and the pooled row (numbers; text on print)."""
+        """Per-series MSFE, OOS R², DM and CW p-values, and the pooled row (numbers; text on print).
+
+        Several horizons: the rows of every horizon, labelled ``h = 1: <series>``.
+        """
+        if self._several():
+            parts = [self.at_horizon(h).summary() for h in self.horizons]
+            table = pd.concat([s.table.rename(index=lambda k, h=h: f"h = {h}: {k}")
+                               for s, h in zip(parts, self.horizons, strict=True)])
+            plan, first = self._first_plan(), next(iter(self.results.values()))
+            formula = getattr(first, "formula", plan.design.formula)
+            header = [f"Out-of-sample forecasts by {self.by!r}: {formula}",
+                      f"method = {plan.method!r}, scheme = {plan.scheme!r}, horizons = "
+                      f"{self.horizons}, {len(self)} series"]
+            footer = ["Per horizon: OOS R-squared against the prevailing mean of each series; "
+                      "pooled DM with h - 1 lags (see each horizon's summary)."]
+            return Summary.from_lines("attnreg forecasts by series", header, table, footer,
+                                      stars=False)
         e, p = self.evaluation, self.pooled
         table = pd.DataFrame({"n": e["n_forecasts"], "MSFE": e["msfe"], "OOS R2": e["oos_r2"],
                               "DM p-value": e["dm_p_value"], "CW p-value": e["cw_p_value"]})
         table.index = pd.Index([str(k) for k in self.series])
         table.loc["Pooled"] = [p["n_forecasts"], p["msfe"], p["oos_r2"], p["dm_p_value"],
                                np.nan]
-        plan = next(iter(self.results.values())).plan
+        plan = self._first_plan()
         header = [f"Out-of-sample forecasts by {self.by!r}: {plan.design.formula}",
                   f"method = {plan.method!r}, scheme = {plan.scheme!r}, horizon = "
                   f"{plan.horizon}, {len(self)} series"]
@@ -235,8 +298,14 @@ class PanelForecasts:
         return Summary.from_lines("attnreg forecasts by series", header, table, footer,
                                   stars=False)
 
+    def _first_plan(self) -> Any:
+        first = next(iter(self.results.values()))
+        return first.at_horizon(first.horizons[0]).plan
+
     def __repr__(self) -> str:
-        return (f"<attnreg forecasts by {self.by!r}: {len(self)} series, "
-                f"pooled OOS R²={self.pooled['oos_r2']:.4f}>")
+        r2 = self.pooled_by_horizon["oos_r2"]
+        values = (f"{r2.iloc[0]:.4f}" if r2.size == 1 else
+                  ", ".join(f"{h}: {v:.4f}" for h, v in r2.items()))
+        return f"<attnreg forecasts by {self.by!r}: {len(self)} series, pooled OOS R²={values}>"
 
 

@@ -10,6 +10,11 @@ forecast follows from its interval type (:func:`attnreg.forecast`):
 - ``"empirical"`` and ``"aci"``: the forecast plus each past out-of-sample error at the same
   horizon observed by the origin (an ensemble, as the empirical intervals); CRPS from the
   ensemble, no log score (an ensemble has no density: NaN).
+- quantile forecasts (``method="quantreg"`` with two τ or more, ``interval=None`` or
+  ``"quantile"``): the distribution with those quantiles of
+  :mod:`attnreg.timeseries.quantile_density` (linear between them, exponential tails): its
+  exact CRPS, log score and PIT (the pinball loss of every τ:
+  :func:`attnreg.timeseries.quantile_scores.quantile_evaluation`).
 
 The interval score and the pinball loss use the forecast interval itself, as the
 ``(1 − level) / 2`` and ``(1 + level) / 2`` quantile forecasts.
@@ -26,6 +31,7 @@ from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
+from attnreg.timeseries import quantile_density as qd
 
 __all__ = ["SCORES", "Predictive", "crps_ensemble", "crps_normal", "diebold_mariano_scores",
            "evaluate_scores", "forecast_scores", "interval_score", "log_score_normal", "pinball_loss",
@@ -108,7 +114,7 @@ class Predictive:
 
     Attributes
     ----------
-    kind : {"gaussian", "ensemble"}
+    kind : {"gaussian", "ensemble", "quantile"}
     actual, mean : ndarray, shape (n,)
         Outcomes and forecasts.
     scale : ndarray, shape (n,), or None
@@ -118,6 +124,10 @@ class Predictive:
         ``mean[i] + errors[:n_members[i]]``.
     n_members : ndarray of int, shape (n,), or None
         Ensemble size of each forecast (0 where it has no interval).
+    quantiles : ndarray, shape (n, K), or None
+        Quantile forecasts, rearranged (sorted along each row).
+    taus : ndarray, shape (K,), or None
+        Their levels.
     """
 
     kind: str
@@ -126,6 +136,8 @@ class Predictive:
     scale: FloatArray | None
     errors: FloatArray | None
     n_members: np.ndarray | None
+    quantiles: FloatArray | None = None
+    taus: FloatArray | None = None
 
     def pit(self) -> FloatArray:
         """Probability integral transform of each outcome, shape (n,); NaN without interval.
@@ -137,6 +149,9 @@ class Predictive:
         if self.kind == "gaussian":
             assert self.scale is not None
             return stats.norm.cdf((self.actual - self.mean) / self.scale)
+        if self.kind == "quantile":
+            assert self.quantiles is not None and self.taus is not None
+            return qd.quantile_cdf(self.actual, self.quantiles, self.taus)
         assert self.errors is not None and self.n_members is not None
         err = self.actual - self.mean
         out = np.full(err.size, np.nan)
@@ -150,6 +165,9 @@ class Predictive:
         if self.kind == "gaussian":
             assert self.scale is not None
             return crps_normal(self.actual, self.mean, self.scale)
+        if self.kind == "quantile":
+            assert self.quantiles is not None and self.taus is not None
+            return qd.crps_quantile_density(self.actual, self.quantiles, self.taus)
         assert self.errors is not None and self.n_members is not None
         out = np.full(self.actual.size, np.nan)
         for i in np.flatnonzero(self.n_members > 0):
@@ -163,12 +181,18 @@ class Predictive:
         if self.kind == "gaussian":
             assert self.scale is not None
             return log_score_normal(self.actual, self.mean, self.scale)
+        if self.kind == "quantile":
+            assert self.quantiles is not None and self.taus is not None
+            return -qd.quantile_logpdf(self.actual, self.quantiles, self.taus)
         return np.full(self.actual.size, np.nan)
 
 
 def predictive(res: Any) -> Predictive:
-    """The predictive distributions implied by one horizon's forecast intervals."""
+    """The predictive distributions implied by one horizon's forecast intervals or quantiles."""
     p = res.plan
+    quantiles = getattr(res, "quantile_path", None)
+    if quantiles is not None and p.interval in (None, "quantile"):
+        return _quantile_predictive(res, quantiles)
     if p.interval is None or res.lower is None or res.upper is None:
         raise OptionError("density scores and calibration need forecast intervals: call "
                           "forecast(..., interval='gaussian', 'empirical' or 'aci')")
@@ -183,16 +207,31 @@ def predictive(res: Any) -> Predictive:
     return Predictive("ensemble", actual, mean, None, actual - mean, members)
 
 
+def _quantile_predictive(res: Any, quantiles: FloatArray) -> Predictive:
+    """The distribution of :mod:`~attnreg.timeseries.quantile_density` of each forecast."""
+    if len(res.taus) < 2:
+        raise OptionError(f"density scores of quantile forecasts need at least two tau, "
+                          f"however: tau={list(res.taus)}; fit several (tau=[0.05, 0.5, 0.95])")
+    p = res.plan
+    actual = np.asarray(p.design.y[p.targets], dtype=np.float64)
+    return Predictive("quantile", actual, np.asarray(res.predictions, dtype=np.float64), None,
+                      None, None, quantiles=qd.rearrange(quantiles),
+                      taus=np.asarray(res.taus, dtype=np.float64))
+
+
 def forecast_scores(res: Any) -> pd.DataFrame:
     """Per-forecast scores and PIT of one horizon, indexed by target date.
 
     Columns ``crps``, ``log``, ``interval``, ``pinball`` (the mean of the pinball losses of
     the lower and upper bounds as the ``(1 ∓ level) / 2`` quantiles), ``pit`` and ``miss``
-    (1 when the outcome is outside the interval); NaN where a forecast has no interval.
+    (1 when the outcome is outside the interval); NaN where a forecast has no interval
+    (quantile forecasts have CRPS, log score and PIT without one).
     """
     pred = predictive(res)
     alpha = 1.0 - res.plan.level
-    y, lo, up = pred.actual, res.lower, res.upper
+    y = pred.actual
+    lo = np.full(y.size, np.nan) if res.lower is None else res.lower
+    up = np.full(y.size, np.nan) if res.upper is None else res.upper
     has = ~(np.isnan(lo) | np.isnan(up))
     pinball = 0.5 * (pinball_loss(y, lo, alpha / 2.0) + pinball_loss(y, up, 1.0 - alpha / 2.0))
     miss = np.where(has, ((y < lo) | (y > up)).astype(float), np.nan)
@@ -207,13 +246,14 @@ def evaluate_scores(fc: Any, scores: Any = SCORES) -> pd.DataFrame:
     Parameters
     ----------
     fc : ForecastResults or MultiHorizonForecasts
-        Forecasts made with ``interval=``.
+        Forecasts made with ``interval=``, or quantile forecasts.
     scores : sequence of {"crps", "log", "interval", "pinball"}
 
     Returns
     -------
     DataFrame, shape (n_horizons, len(scores) + 1)
-        Means over the forecasts that have an interval (``n_scored`` of them); ``log`` is
+        Means over the forecasts that have a predictive distribution (``n_scored`` of them,
+        those with an interval or quantile forecasts); ``log`` is
         NaN for empirical and adaptive intervals.
     """
     names = [scores] if isinstance(scores, str) else list(scores)
@@ -223,7 +263,7 @@ def evaluate_scores(fc: Any, scores: Any = SCORES) -> pd.DataFrame:
     rows = []
     for h in fc.horizons:
         table = forecast_scores(fc.at_horizon(h))
-        scored = table[~table["miss"].isna()]
+        scored = table[table["crps"].notna()]  # forecasts with a predictive distribution
         rows.append({"n_scored": float(len(scored)),
                      **{s: float(scored[s].mean()) if len(scored) else np.nan
                         for s in names}})

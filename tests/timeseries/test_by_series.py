@@ -142,6 +142,41 @@ def test_short_series_skipped_with_warning(long) -> None:
         ar.forecast(FORMULA, short, by="id", start="2005Q1")
 
 
-def test_one_horizon_only(long) -> None:
-    with pytest.raises(OptionError, match="one horizon"):
-        ar.forecast("y ~ lag(y, h)", long, by="id", horizon=[1, 2])
+def test_several_horizons_pooled_per_horizon(long) -> None:
+    panel = ar.forecast("y ~ lag(y, h) + lag(x, h)", long, by="id", start="2005Q1",
+                        horizon=[1, 2])
+    assert panel.horizons == [1, 2]
+    assert panel.forecasts.index.names == ["series", "horizon", "target"]
+    assert panel.evaluation.index.names == ["horizon", "series"]
+    table = panel.pooled_by_horizon
+    assert table.index.tolist() == [1, 2]
+    for h in (1, 2):
+        formula = f"y ~ lag(y, {h}) + lag(x, {h})"
+        parts = []
+        for key in panel.series:  # each series alone, at this horizon only
+            rows = long[long["id"] == key].sort_index(kind="stable")
+            alone = ar.forecast(formula, rows, start="2005Q1", horizon=h)
+            pd.testing.assert_frame_equal(panel[key].at_horizon(h).forecasts, alone.forecasts,
+                                          check_exact=True)
+            parts.append(alone.forecasts)
+        sse = sum(float(((p.actual - p.forecast) ** 2).sum()) for p in parts)
+        bse = sum(float(((p.actual - p.benchmark) ** 2).sum()) for p in parts)
+        assert_allclose(table.loc[h, "oos_r2"], 1 - sse / bse, rtol=RTOL_EXACT)
+        # HLN DM on the cross-series mean differential, by hand: h - 1 autocovariances
+        d = pd.concat([(p.actual - p.forecast) ** 2 - (p.actual - p.benchmark) ** 2
+                       for p in parts], axis=1).mean(axis=1).sort_index().to_numpy()
+        T, u = d.size, d - d.mean()
+        var = (u @ u + 2 * sum(u[k:] @ u[:-k] for k in range(1, h))) / T / T
+        hln = np.sqrt((T + 1 - 2 * h + h * (h - 1) / T) / T)
+        stat = d.mean() / np.sqrt(var) * hln
+        assert_allclose(table.loc[h, ["dm_statistic", "dm_p_value"]].to_numpy(float),
+                        [stat, 2 * stats.t.sf(abs(stat), T - 1)], rtol=RTOL_EXACT)
+        pd.testing.assert_series_equal(panel.at_horizon(h).pooled, table.loc[h],
+                                       check_names=False)
+    with pytest.raises(OptionError, match=r"horizons \[1, 2\]: use pooled_by_horizon"):
+        _ = panel.pooled
+    text = str(panel.summary())
+    assert "h = 2: Pooled" in text and "y ~ lag(y, h) + lag(x, h)" in text
+    assert "pooled OOS R²=1: " in repr(panel)
+    back = pickle.loads(pickle.dumps(panel))
+    pd.testing.assert_frame_equal(back.forecasts, panel.forecasts, check_exact=True)

@@ -156,7 +156,7 @@ def test_delegating_plots_keep_working(runs) -> None:
 
 def test_plot_errors(runs) -> None:
     with pytest.raises(OptionError, match="kind must be one of"):
-        plot_forecasts(runs["ols"], "fan")
+        plot_forecasts(runs["ols"], "violin")  # "fan" is a kind now
     with pytest.raises(OptionError, match=r"kind 'cumulative' takes the options \[\], however: window="):
         plot_forecasts(runs["ols"], "cumulative", window=3)
     with pytest.raises(OptionError, match="value must be 'share' or 'weight'"):

@@ -1,0 +1,239 @@
+"""Real-time forecasts: at each origin, the data as they were published by then.
+
+Macro data are revised. A real-time pseudo-out-of-sample exercise estimates the model of the
+origin t on the latest vintage published at or before t (a vintage is the whole data set as
+released on one date) and builds the forecast's regressors (lags included) from that vintage
+too; nothing revised or published later enters. ``forecast(formula, vintages, vintage="vintage")``:
+
+- ``data``: the vintages in long form, a DataFrame indexed by observation date with a column
+  naming the vintage (its release date, comparable with the dates: the same Period frequency,
+  Timestamps, or numbers), or a dict ``{vintage: DataFrame indexed by date}``;
+- origin t of the target s = t + h (positions in the latest vintage's dates): the vintage
+  ``v = max{v ≤ t}``, its rows dated ≤ t, the direct h-step regression on every row of that
+  frame (``scheme="rolling"``: the last ``window``), its forecast at the regressors of s built
+  from the same frame (so every regressor must be lagged at least h periods, as in
+  :func:`attnreg.forecast`; the formula is checked on the latest vintage first);
+- benchmark: the prevailing mean of the response in vintage v up to t;
+- evaluation (``evaluate_on=``): against the first release of the target (``"first"``, the
+  default), its k-th release (an integer k ≥ 1; NaN until released k times), or the
+  latest vintage (``"latest"``);
+- the leakage audit (:meth:`RealTimeForecasts.leakage_audit`): the same forecasts made from
+  the latest vintage cut at each origin (the usual pseudo-out-of-sample exercise on revised
+  data, which looks ahead through the revisions), column ``revised_forecast``, against the
+  same actuals.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnreg._typing import FloatArray
+from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
+from attnreg.formula.design import build_design
+from attnreg.methods import get_method
+from attnreg.timeseries import evaluation as ev
+from attnreg.timeseries.plan import subdesign
+
+__all__ = ["RealTimeForecasts", "as_vintages", "forecast_vintages", "releases"]
+
+
+def as_vintages(data: Any, vintage: str | None) -> dict[Any, pd.DataFrame]:
+    """Each vintage's data, indexed by date, in increasing vintage order (the input is kept).
+
+    Examples
+    --------
+    >>> long = pd.DataFrame({"v": [1, 1, 2, 2, 2], "y": [1.0, 2.0, 1.1, 2.1, 3.0]},
+    ...                     index=[0, 1, 0, 1, 2])
+    >>> {k: f.y.tolist() for k, f in as_vintages(long, "v").items()}
+    {1: [1.0, 2.0], 2: [1.1, 2.1, 3.0]}
+    """
+    if isinstance(data, Mapping):
+        if vintage is not None:
+            raise OptionError("data is a dict of vintages already: leave vintage=None (it names "
+                              "the vintage column of data in long form)")
+        frames = dict(data)
+    elif isinstance(data, pd.DataFrame):
+        if not isinstance(vintage, str) or vintage not in data.columns:
+            raise DataError(f"vintage={vintage!r} is not a column of the data: name the column "
+                            "holding each row's release date")
+        frames = {k: g.drop(columns=vintage) for k, g in data.groupby(vintage, sort=False)}
+    else:
+        raise DataError("real-time forecasts need the vintages as a DataFrame in long form "
+                        "(with vintage=) or a dict of DataFrames by vintage")
+    if not frames:
+        raise DataError("the data hold no vintage")
+    try:
+        keys = sorted(frames)
+    except TypeError:
+        raise DataError("the vintages cannot be ordered: give them release dates of one "
+                        "type (periods, timestamps or numbers)") from None
+    out = {}
+    for k in keys:
+        frame = frames[k]
+        if not isinstance(frame, pd.DataFrame):
+            raise DataError(f"data is a dict, read as vintages {{release date: DataFrame}}, but "
+                            f"its entry {k!r} is not a DataFrame: pass ordinary data as a "
+                            "DataFrame")
+        if not frame.index.is_unique:
+            raise DataError(f"vintage {k!r} has a date twice: each vintage holds one row per date")
+        out[k] = frame if frame.index.is_monotonic_increasing else frame.sort_index()
+    return out
+
+
+def releases(formula: str, vintages: dict[Any, pd.DataFrame], env: Any,
+             namespace: dict[str, Any]) -> pd.DataFrame:
+    """The response of every vintage, shape (n_dates, n_vintages): dates × vintages, NaN
+    where a vintage does not have the date."""
+    from attnreg.timeseries.lookahead import observed_response
+
+    cols = {}
+    for k, frame in vintages.items():  # the response's code on every row of the vintage
+        design = build_design(formula, frame, eval_env=env, extra_names=namespace)
+        cols[k] = pd.Series(observed_response(design, frame), index=frame.index)
+    return pd.concat(cols, axis=1).sort_index()
+
+
+def _actuals(table: pd.DataFrame, evaluate_on: Any) -> pd.Series:
+    """The release each forecast is evaluated against, by date."""
+    if evaluate_on == "latest":
+        return table.ffill(axis=1).iloc[:, -1]
+    k = 1 if evaluate_on == "first" else evaluate_on
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise OptionError(f"evaluate_on must be 'first', 'latest' or a release number k >= 1, "
+                          f"however: {evaluate_on=!r}")
+    seen = table.notna().cumsum(axis=1)
+    return table.where(table.notna() & (seen == k)).bfill(axis=1).iloc[:, 0]
+
+
+@dataclass(frozen=True)
+class RealTimeForecasts:
+    """Forecasts made from the data vintage published by each origin.
+
+    Attributes
+    ----------
+    forecasts : DataFrame, shape (n_forecasts, 10)
+        Indexed by target date: ``origin``, ``vintage`` (the one used), ``forecast``,
+        ``actual`` (the release of ``evaluate_on``; NaN when not yet released), ``error``,
+        ``benchmark`` (prevailing mean in that vintage), ``benchmark_error``,
+        ``first_release``, ``n_train`` and ``revised_forecast`` (the same model at the same
+        origin from the latest vintage: revised data, for the leakage audit).
+    formula, method, scheme : str
+    horizon : int
+    evaluate_on : str or int
+    """
+
+    forecasts: pd.DataFrame
+    formula: str
+    method: str
+    scheme: str
+    horizon: int
+    evaluate_on: Any
+
+    @cached_property
+    def evaluation(self) -> pd.Series:
+        """MSFE, RMSE, MAE, prevailing-mean MSFE, OOS R² and the DM test against it, over
+        the forecasts whose actual is released."""
+        f = self.forecasts.dropna(subset=["actual"])
+        y, m, b = (f[c].to_numpy() for c in ("actual", "forecast", "benchmark"))
+        dm = ev.diebold_mariano(y - m, y - b, h=self.horizon)
+        return pd.Series({"n_forecasts": float(y.size), "msfe": ev.msfe(y, m),
+                          "rmse": ev.rmse(y, m), "mae": ev.mae(y, m),
+                          "benchmark_msfe": ev.msfe(y, b), "oos_r2": ev.oos_r2(y, m, b),
+                          "dm_statistic": dm.statistic, "dm_p_value": dm.p_value})
+
+    def leakage_audit(self) -> pd.Series:
+        """Real-time against revised-data forecasts, evaluated on the same actuals.
+
+        Returns
+        -------
+        Series
+            ``oos_r2_real_time``, ``oos_r2_revised`` (forecasts from the latest vintage cut
+            at each origin, against the real-time prevailing mean) and ``oos_r2_gain``
+            (revised − real time: how much better the exercise on revised data looks).
+        """
+        f = self.forecasts.dropna(subset=["actual"])
+        y, b = f["actual"].to_numpy(), f["benchmark"].to_numpy()
+        honest = ev.oos_r2(y, f["forecast"].to_numpy(), b)
+        revised = ev.oos_r2(y, f["revised_forecast"].to_numpy(), b)
+        return pd.Series({"oos_r2_real_time": honest, "oos_r2_revised": revised,
+                          "oos_r2_gain": revised - honest})
+
+    def __repr__(self) -> str:
+        e = self.evaluation
+        return (f"<attnreg real-time forecasts: {self.method}, {self.scheme}, h={self.horizon}, "
+                f"{int(e.n_forecasts)} forecasts vs {self.evaluate_on!r} release, "
+                f"OOS R²={e.oos_r2:.4f}>")
+
+
+def _one(formula: str, frame: pd.DataFrame, dates: pd.Index, origin: Any, target: Any,
+         method: str, options: dict[str, Any], window: int | None, env: Any,
+         namespace: dict[str, Any]) -> tuple[float, int]:
+    """Forecast and training rows of one origin, from its vintage's frame."""
+    estimator = get_method(method)
+    known = frame.loc[:origin]
+    design = build_design(formula, known, eval_env=env, extra_names=namespace)
+    start = 0 if window is None else max(design.n_obs - window, 0)
+    if design.n_obs - start <= design.n_coef:
+        raise DataError(f"origin {origin!r} has {design.n_obs - start} training rows in its "
+                        f"vintage for {design.n_coef} coefficients: start later")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        fit = estimator.fit_design(subdesign(design, np.arange(start, design.n_obs)),
+                                   estimator.check_options(options))
+    ahead = dates[(dates > origin) & (dates <= target)]
+    X, _ = design.rebuild(known.reindex(known.index.append(ahead)))
+    if not np.isfinite(X[-1]).all():
+        raise DataError(f"the regressors of target {target!r} are not in the vintage used at "
+                        f"origin {origin!r}: lag every regressor at least the horizon (and one "
+                        "more if a vintage lacks its own date)")
+    pred = float(estimator.predict_design(fit, X[-1][None, :])[0])
+    return pred, design.n_obs - start
+
+
+def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | None,
+                      evaluate_on: Any, horizon: int, scheme: str, start: Any,
+                      window: int | None, known: Any, env: Any, namespace: dict[str, Any],
+                      options: dict[str, Any], plan_forecasts: Any) -> RealTimeForecasts:
+    """Real-time forecasts (see the module's notes); ``plan_forecasts`` checks the formula,
+    ``start`` and the window on the latest vintage, as :func:`attnreg.forecast` would."""
+    if scheme == "fixed":
+        raise OptionError("real-time forecasts re-estimate at every origin on its vintage: "
+                          "use scheme='recursive' or 'rolling'")
+    vintages = as_vintages(data, vintage)
+    table = releases(formula, vintages, env, namespace)
+    actual = _actuals(table, evaluate_on)
+    latest = vintages[list(vintages)[-1]]
+    plan = plan_forecasts(formula, latest, method, scheme=scheme, start=start, window=window,
+                          horizon=horizon, refit_every=1, benchmark="mean", known=known,
+                          env=env, namespace=namespace, options=options)
+    keys = pd.Index(list(vintages))
+    names = keys.tolist()  # the vintages as Python objects (for messages and the table)
+    targets = plan.design.row_labels[plan.targets]
+    rows = []
+    for origin, target in zip(plan.origin_labels, targets, strict=True):  # one fit per origin
+        at = int(keys.searchsorted(origin, side="right")) - 1
+        if at < 0:
+            raise DataError(f"no vintage is published by origin {origin!r} (the first is "
+                            f"{names[0]!r}): start later")
+        pred, n = _one(formula, vintages[names[at]], latest.index, origin, target, method,
+                       options, window, env, namespace)
+        bench = float(table[names[at]].loc[:origin].mean())  # prevailing mean in the vintage
+        revised, _ = _one(formula, latest, latest.index, origin, target, method, options,
+                          window, env, namespace)
+        rows.append((origin, names[at], pred, bench, n, revised))
+    f = pd.DataFrame(rows, columns=["origin", "vintage", "forecast", "benchmark", "n_train",
+                                    "revised_forecast"], index=pd.Index(targets, name="target"))
+    y: FloatArray = actual.reindex(f.index).to_numpy()
+    f.insert(3, "actual", y)
+    f.insert(4, "error", y - f["forecast"].to_numpy())
+    f.insert(6, "benchmark_error", y - f["benchmark"].to_numpy())
+    f.insert(7, "first_release", _actuals(table, "first").reindex(f.index).to_numpy())
+    return RealTimeForecasts(forecasts=f, formula=formula, method=method, scheme=scheme,
+                             horizon=horizon, evaluate_on=evaluate_on)
