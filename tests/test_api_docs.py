@@ -64,7 +64,8 @@ def returned_types() -> dict[str, type]:
                    "compare_forecasts()": ar.compare_forecasts([fc]),
                    "forecast(by=)": ar.forecast("y ~ lag(y, 1)", df.assign(s=1), by="s"),
                    "attnreg(method='quantreg')": ar.attnreg("y ~ x1", df, method="quantreg"),
-                   "attnreg(method='logit')": ar.attnreg("I((y > 0) * 1.0) ~ x1", df, method="logit")}
+                   "attnreg(method='logit')": ar.attnreg("I((y > 0) * 1.0) ~ x1", df, method="logit"),
+                   "attnreg('y ~ x | g')": ar.attnreg("y ~ x1 + x2 | g", df)}
     return {k: type(v) for k, v in objects.items()}
 
 
