@@ -19,7 +19,7 @@ import pandas as pd
 from attnreg._typing import BoolArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
-from attnreg.fe.absorb import FrameEffects, absorb, fixed_effects_of_frame
+from attnreg.fe.absorb import FrameEffects, absorb, fixed_effects_of_frame, term_values
 from attnreg.fe.demean import FixedEffects
 from attnreg.fe.effects import redundant_levels
 from attnreg.fe.results import AbsorbedEffects, FixedEffectsResults
@@ -90,8 +90,9 @@ def _rows(design: Design, data: pd.DataFrame, parts: FormulaParts, rm: str,
     frame = data.iloc[rows]
     got = fixed_effects_of_frame(frame, parts.fixed_effect_terms)
     if na_action == "raise" and not got.keep.all():
-        bad = next(t for t, n in got.n_missing.items() if n)
-        row = frame.index[int(np.flatnonzero(~got.keep)[0])]
+        first = int(np.flatnonzero(~got.keep)[0])
+        bad = next(t.text for t in got.terms if term_values(frame.iloc[[first]], t)[1][0])
+        row = frame.index[first]
         raise DataError(f"fixed effect {bad!r} is missing in row {row!r} (na_action='raise'); "
                         "drop the row or use na_action='drop'")
     keep = got.keep.copy()
@@ -116,6 +117,9 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResu
                           f"method={request.method!r}; drop the '| ...' part for other methods")
     ssc, rm, options = _split_options(request.options)
     checked = get_method("ols").check_options(options)
+    if checked["vcov"] == "cluster" and checked["vcov_options"].get("type") == "CR2":
+        raise OptionError("type='CR2' is not available with absorbed fixed effects yet: use "
+                          "type='HC1' (default) or write the fixed effects as C(firm)")
     if chunked_backend(request.data, options) is not None:
         raise OptionError("fixed effects are fitted in memory for now: load the data as a "
                           "pandas DataFrame first")
