@@ -119,6 +119,11 @@ class FixedEffectsResults(LinearResults):
     absorbed: AbsorbedEffects = field(repr=False)
     ssc: str = "fixest"
 
+    @property
+    def fixed_effect_names(self) -> tuple[str, ...]:
+        """The absorbed fixed-effect terms (``("firm", "year")``), as ``etable`` shows them."""
+        return self.absorbed.fe.names
+
     # ------------------------------------------------------------ degrees of freedom
     @property
     def edf(self) -> float:
