@@ -45,6 +45,11 @@ def fe_lines(fit: FixedEffectsResults) -> tuple[str, ...]:
                      "redundant level(s) not counted)")
     lines.append(f"Within R-squared:  {format_c(fit.within_r_squared)},\t"
                  f"Adjusted within R-squared:  {format_c(fit.adj_within_r_squared)}")
+    if fit.vcov_spec.kind == "cluster":
+        lines.append("Cluster small-sample correction: " + (
+            "fixest's (fixed effects nested in a cluster not counted in K; G/(G - 1) with the "
+            "smallest G)" if fit.ssc == "fixest" else
+            "the dummy-variable fit's (every parameter in K; G/(G - 1) per dimension)"))
     missing = {t: n for t, n in ab.n_missing.items() if n}
     if missing:
         lines.append("Rows without a fixed effect, left out: "
