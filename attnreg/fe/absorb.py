@@ -158,7 +158,7 @@ class Absorbed:
 
 
 def absorb(y: FloatArray, X: FloatArray, fe: FixedEffects, weights: FloatArray | None = None,
-           *, tol: float = COLLINEAR_TOL) -> Absorbed:
+           *, tol: float = COLLINEAR_TOL, max_iter: int = 100_000) -> Absorbed:
     """Residualise ``y`` and the columns of ``X`` on ``fe`` (weighted when ``weights``).
 
     Parameters
@@ -171,6 +171,9 @@ def absorb(y: FloatArray, X: FloatArray, fe: FixedEffects, weights: FloatArray |
         Positive prior weights.
     tol : float
         Relative size below which a residualised column counts as explained by ``fe``.
+    max_iter : int
+        Cap on the demeaning's conjugate-gradient iterations (``Demeaned.converged`` says
+        whether the data's accuracy was reached first).
 
     Returns
     -------
@@ -188,7 +191,7 @@ def absorb(y: FloatArray, X: FloatArray, fe: FixedEffects, weights: FloatArray |
         raise DataError(f"X must have shape (n_obs, n_cols) with n_obs = {np.shape(y)[0]}, "
                         f"however: {X.shape}")
     V = np.column_stack([np.asarray(y, dtype=np.float64), X])
-    dm = demean(V, fe, weights)
+    dm = demean(V, fe, weights, max_iter=max_iter)
     w = np.ones(fe.n_obs) if weights is None else np.asarray(weights, dtype=np.float64)
     root = np.sqrt(w)[:, None]
     before = np.linalg.norm(root * X, axis=0)

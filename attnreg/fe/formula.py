@@ -73,14 +73,17 @@ def _namespace() -> dict[str, Any]:
     return {**names, "lag": lag, "lags": lags, "diff": diff}
 
 
-def _split_options(options: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+def _split_options(options: dict[str, Any]) -> tuple[str, str, int, dict[str, Any]]:
     rest = dict(options)
     ssc = check_ssc(rest.pop("ssc", "fixest"))
     rm = rest.pop("fixef_rm", "none")
     if rm not in FIXEF_RM:
         raise OptionError(f"fixef_rm must be one of {', '.join(map(repr, FIXEF_RM))}, however: "
                           f"fixef_rm={rm!r}")
-    return ssc, rm, rest
+    cap = rest.pop("fixef_iter", 100_000)
+    if not isinstance(cap, (int, np.integer)) or isinstance(cap, bool) or cap < 1:
+        raise OptionError(f"fixef_iter must be a positive integer, however: fixef_iter={cap!r}")
+    return ssc, rm, int(cap), rest
 
 
 def _rows(design: Design, data: pd.DataFrame, parts: FormulaParts, rm: str,
@@ -108,14 +111,16 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResu
     """Fit ``request`` with the fixed effects of ``parts`` absorbed (module docstring).
 
     Options besides the OLS ones: ``ssc="fixest"`` (default) or ``"dummy"``
-    (:mod:`attnreg.fe.ssc`), ``fixef_rm="none"`` (default) or ``"singleton"``.
+    (:mod:`attnreg.fe.ssc`), ``fixef_rm="none"`` (default) or ``"singleton"``, and
+    ``fixef_iter`` (a cap on the demeaning's iterations, 100,000 by default; reaching it
+    before the data's accuracy warns and the summary says so).
     """
     from attnreg.large import chunked_backend, to_memory
 
     if request.method != "ols":
         raise OptionError(f"fixed effects in a formula are fitted by method 'ols', however: "
                           f"method={request.method!r}; drop the '| ...' part for other methods")
-    ssc, rm, options = _split_options(request.options)
+    ssc, rm, cap, options = _split_options(request.options)
     checked = get_method("ols").check_options(options)
     if checked["vcov"] == "cluster" and checked["vcov_options"].get("type") == "CR2":
         raise OptionError("type='CR2' is not available with absorbed fixed effects yet: use "
@@ -144,18 +149,18 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResu
         got = fixed_effects_of_frame(data.iloc[np.flatnonzero(mask)], parts.fixed_effect_terms)
     call = call_string(request.formula, "ols", request.options,
                        weighted=request.weights is not None)
-    return _fit(design, got, checked, ssc, call, n_single, n_missing)
+    return _fit(design, got, checked, (ssc, cap), call, n_single, n_missing)
 
 
-def _fit(design: Design, got: FrameEffects, checked: dict[str, Any], ssc: str, call: str,
-         n_single: int, n_missing: dict[str, int]) -> FixedEffectsResults:
-    fe = got.fe
+def _fit(design: Design, got: FrameEffects, checked: dict[str, Any], settings: tuple[str, int],
+         call: str, n_single: int, n_missing: dict[str, int]) -> FixedEffectsResults:
+    fe, (ssc, cap) = got.fe, settings
     slopes = [j for j, n in enumerate(design.column_names) if n != "(Intercept)"]
     if not slopes:
         raise DataError(f"{design.formula!r} has no regressor besides the fixed effects: "
                         "add one (y ~ x | firm)")
     X = design.X[:, slopes]
-    ab = absorb(design.y, X, fe, design.weights)
+    ab = absorb(design.y, X, fe, design.weights, max_iter=cap)
     inner = dataclasses.replace(design, y=ab.y, X=ab.X, intercept=False, zero_weight=None,
                                 column_names=[design.column_names[j] for j in slopes])
     spec = make_vcov_spec(checked["vcov"], maxlags=checked["maxlags"], n_obs=inner.n_obs,

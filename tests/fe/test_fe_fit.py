@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
-from attnreg.exceptions import DataError, FormulaError, InferenceWarning, OptionError
+from attnreg.exceptions import ConvergenceWarning, DataError, FormulaError, InferenceWarning
+from attnreg.exceptions import OptionError
 from attnreg.exceptions import RankDeficiencyWarning
 from attnreg.fe.results import FixedEffectsResults
 from tests.conftest import RTOL_EXACT
@@ -75,7 +76,8 @@ def assert_same(fe: FixedEffectsResults, dummy: object, names: list[str] = SLOPE
 #: HC2 and HC3 on the panel only: the mover graph has levels with a single row (leverage 1)
 VCOVS = [("classical", {}), ("HC0", {}), ("HC1", {}), ("HC2", {}), ("HC3", {}),
          ("cluster", {"cluster": "firm"}), ("cluster", {"cluster": "year", "type": "HC0"}),
-         ("cluster", {"cluster": "firm + year", "fix": False})]
+         ("cluster", {"cluster": "firm + year", "fix": False}),
+         ("DK", {"time": "year"}), ("HAC", {"maxlags": 2})]
 
 
 @pytest.mark.parametrize("data", ["panel", "movers"])
@@ -85,7 +87,7 @@ def test_equals_the_dummy_variable_fit_under_every_covariance(data: str, weighte
     fe, dummy = fits(df, weighted)
     assert isinstance(fe, FixedEffectsResults)
     assert fe.names == SLOPES
-    for kind, options in VCOVS if data == "panel" else VCOVS[:3] + VCOVS[5:]:
+    for kind, options in VCOVS if data == "panel" else VCOVS[:3] + VCOVS[5:]:  # no HC2, HC3
         assert_same(fe.with_vcov(kind, ssc="dummy", **options), dummy.with_vcov(kind, **options))
     np.testing.assert_allclose(fe.hat_values, dummy.hat_values, rtol=RTOL_EXACT, atol=RTOL_EXACT)
     np.testing.assert_allclose(fe.fitted, dummy.fitted, rtol=RTOL_EXACT)
@@ -245,6 +247,27 @@ def test_pickles_and_tests_on_slopes() -> None:
                                rtol=RTOL_EXACT)
     t, tref = fe.t_test("x1 - x2 = 2"), dummy.t_test("x1 - x2 = 2")
     np.testing.assert_allclose(t.table.to_numpy(), tref.table.to_numpy(), rtol=RTOL_EXACT)
+
+
+def test_anova_of_nested_models_with_the_same_fixed_effects() -> None:
+    df = fe_panel()
+    small, big = (ar.attnreg(f"y ~ {x} | firm + year", df) for x in ("x1", "x1 + x2"))
+    ref = ar.anova(ar.attnreg("y ~ x1 + C(firm) + C(year)", df),
+                   ar.attnreg("y ~ x1 + x2 + C(firm) + C(year)", df)).table
+    np.testing.assert_allclose(ar.anova(small, big).table.to_numpy(), ref.to_numpy(),
+                               rtol=RTOL_EXACT)
+
+
+def test_demeaning_short_of_the_data_accuracy_is_reported() -> None:
+    df = fe_movers()
+    with pytest.warns(ConvergenceWarning, match="demeaning on the fixed effects stopped"):
+        fe = ar.attnreg("y ~ x1 + x2 | firm + year", df, fixef_iter=2)
+    assert not fe.absorbed.converged and fe.absorbed.iterations == 2
+    assert "The demeaning reached a relative accuracy of" in str(fe.summary())
+    full = ar.attnreg("y ~ x1 + x2 | firm + year", df)
+    assert full.absorbed.converged and "demeaning reached" not in str(full.summary())
+    with pytest.raises(OptionError, match="fixef_iter must be a positive integer"):
+        ar.attnreg("y ~ x1 | firm", df, fixef_iter=0)
 
 
 def test_errors_name_the_argument() -> None:
