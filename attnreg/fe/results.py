@@ -224,6 +224,24 @@ class FixedEffectsResults(LinearResults):
 
         return predict_fe(self, newdata, interval=interval, level=level, unseen=unseen)
 
+    def augment(self, data: Any = None, newdata: Any = None, *, interval: str = "none",
+                conf_level: float = 0.95, se_fit: bool = False) -> pd.DataFrame:
+        """``LinearResults.augment`` (broom's frame) with the fixed effects in ``.fitted``;
+        without ``data`` the variables are the response and regressors as given (not
+        demeaned). Intervals and ``se_fit`` are not available here: use
+        ``predict(interval=)``."""
+        if interval != "none" or se_fit:
+            raise OptionError("augment(interval=, se_fit=) is not available with absorbed "
+                              "fixed effects: use fit.predict(newdata, interval='confidence')")
+        out = LinearResults.augment(self, data, newdata, conf_level=conf_level)
+        if data is None and newdata is None:
+            full = self.absorbed.full_design
+            out[full.response_name] = self.absorbed.y
+            for j, name in enumerate(full.column_names):
+                if name in out.columns:
+                    out[name] = full.X[:, j]
+        return out
+
     def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> Any:
         """Not available for fixed-effects fits yet (OptionError)."""
         raise OptionError("the attention view of a fit with absorbed fixed effects is not "

@@ -93,3 +93,20 @@ def test_singletons_removed_as_fixest() -> None:
     fit = ar.attnreg("y ~ x1 + x2 | firm + year", df, fixef_rm="singleton")
     assert fit.nobs == ref._N and fit.absorbed.n_singletons == len(df) - ref._N
     np.testing.assert_allclose(fit.std_err, ref.se()[SLOPES], rtol=RTOL_R)
+
+
+def test_connected_mover_graph_as_fixest() -> None:
+    rng = np.random.default_rng(5)
+    worker = np.repeat(np.arange(400), 5)
+    firm = rng.integers(0, 40, 400)[worker]
+    move = rng.random(worker.size) < 0.1
+    firm[move] = rng.integers(0, 40, move.sum())
+    x1, x2 = rng.normal(size=(2, worker.size))
+    df = pd.DataFrame({"y": x1 - x2 + 0.01 * worker + 0.05 * firm + rng.normal(size=worker.size),
+                       "x1": x1, "x2": x2, "firm": worker, "year": firm})
+    fit = ar.attnreg("y ~ x1 + x2 | firm + year", df)
+    assert fit.absorbed.n_redundant == 1  # one connected component: fixest's count is exact
+    for pf_vcov, kind, options in VCOVS:
+        ref = pf_fit(df, pf_vcov, False)
+        np.testing.assert_allclose(fit.with_vcov(kind, **options).std_err, ref.se()[SLOPES],
+                                   rtol=RTOL_R, err_msg=str(pf_vcov))

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
+from attnreg.exceptions import OptionError
 from tests.conftest import RTOL_EXACT
 
 
@@ -66,3 +67,17 @@ def test_etable_shows_fixed_effect_rows_and_within_r_squared(report_panel: pd.Da
     assert "firm FE" in str(t) and "firm FE" in t.to_latex()
     plain = ar.etable(fits[2:])
     assert ("Within R2", "statistic") not in plain.table.index
+
+
+def test_augment_is_the_dummy_fit_frame(report_panel: pd.DataFrame) -> None:
+    fit = ar.attnreg("y ~ x1 + x2 | firm + year", report_panel)
+    dummy = ar.attnreg("y ~ x1 + x2 + C(firm) + C(year)", report_panel)
+    got, ref = fit.augment(), dummy.augment()
+    columns = ["y", "x1", "x2", ".fitted", ".resid", ".hat", ".sigma", ".cooksd", ".std.resid"]
+    np.testing.assert_allclose(got[columns].to_numpy(), ref[columns].to_numpy(),
+                               rtol=RTOL_EXACT, atol=RTOL_EXACT)
+    new = report_panel.head(4)
+    np.testing.assert_allclose(fit.augment(newdata=new)[".fitted"], dummy.predict(new),
+                               rtol=RTOL_EXACT)
+    with pytest.raises(OptionError, match=r"augment\(interval=, se_fit=\) is not available"):
+        fit.augment(interval="confidence")
