@@ -96,6 +96,18 @@ def test_equals_the_dummy_variable_fit_under_every_covariance(data: str, weighte
                                rtol=RTOL_EXACT)
 
 
+def test_three_fixed_effects_leverage_and_intervals() -> None:
+    df = fe_panel().assign(plant=lambda d: np.random.default_rng(4).integers(0, 6, len(d)))
+    fe = ar.attnreg("y ~ x1 + x2 | firm + year + plant", df, vcov="HC3")
+    dummy = ar.attnreg("y ~ x1 + x2 + C(firm) + C(year) + C(plant)", df, vcov="HC3")
+    assert_same(fe, dummy)
+    np.testing.assert_allclose(fe.hat_values, dummy.hat_values, rtol=RTOL_EXACT)
+    new = df.head(5)
+    np.testing.assert_allclose(fe.with_vcov("classical").predict(new, interval="prediction"),
+                               dummy.with_vcov("classical").predict(new, interval="prediction"),
+                               rtol=RTOL_EXACT)
+
+
 def test_vcov_at_the_fit_and_classical_hc1_do_not_depend_on_ssc() -> None:
     df = fe_panel()
     fe, dummy = fits(df, vcov="HC1")
