@@ -172,11 +172,15 @@ class FixedEffectsResults(LinearResults):
     @cached_property
     def _hat(self) -> FloatArray:
         """Hat values of the dummy-variable regression: the demeaned design's and the fixed
-        effects' own."""
+        effects' own (exactly 1 on the row of a level with a single row)."""
         fe = self.absorbed.fe
         own = level_quadratic(fe, self.design.weights, fe.codes, what="the hat values")
         w = 1.0 if self.design.weights is None else self.design.weights
-        return np.asarray(LinearResults._hat.func(self) + w * own)  # type: ignore[attr-defined]
+        h = np.asarray(LinearResults._hat.func(self) + w * own)  # type: ignore[attr-defined]
+        single = np.zeros(fe.n_obs, dtype=bool)  # a level with one row fits it exactly
+        for code, n in zip(fe.codes, fe.n_levels, strict=True):
+            single |= np.bincount(code, minlength=n)[code] == 1
+        return np.where(single, 1.0, h)
 
     # ------------------------------------------------------------ covariance
     @cached_property

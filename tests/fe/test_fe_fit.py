@@ -120,6 +120,10 @@ def test_vcov_at_the_fit_and_classical_hc1_do_not_depend_on_ssc() -> None:
 def test_mover_graph_counts_its_connected_components() -> None:
     df = fe_movers()
     fe, dummy = fits(df)
+    lone = pd.concat([df, df.iloc[[0]].assign(year=999)], ignore_index=True)  # a one-row firm
+    fe_lone, dummy_lone = fits(lone)
+    assert fe_lone.hat_values.iloc[-1] == 1.0  # exactly: its own dummy fits it
+    np.testing.assert_allclose(fe_lone.hat_values, dummy_lone.hat_values, atol=RTOL_EXACT)
     assert fe.absorbed.n_redundant > 1  # several components: not fixest's "one per extra FE"
     assert fe.edf == dummy.edf  # the dummy fit's rank, exactly
 
