@@ -149,12 +149,13 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResu
         got = fixed_effects_of_frame(data.iloc[np.flatnonzero(mask)], parts.fixed_effect_terms)
     call = call_string(request.formula, "ols", request.options,
                        weighted=request.weights is not None)
-    return _fit(design, got, checked, (ssc, cap), call, n_single, n_missing)
+    return _fit(design, got, checked, (ssc, cap, request.formula), call, n_single, n_missing)
 
 
-def _fit(design: Design, got: FrameEffects, checked: dict[str, Any], settings: tuple[str, int],
-         call: str, n_single: int, n_missing: dict[str, int]) -> FixedEffectsResults:
-    fe, (ssc, cap) = got.fe, settings
+def _fit(design: Design, got: FrameEffects, checked: dict[str, Any],
+         settings: tuple[str, int, str], call: str, n_single: int,
+         n_missing: dict[str, int]) -> FixedEffectsResults:
+    fe, (ssc, cap, formula) = got.fe, settings
     slopes = [j for j, n in enumerate(design.column_names) if n != "(Intercept)"]
     if not slopes:
         raise DataError(f"{design.formula!r} has no regressor besides the fixed effects: "
@@ -162,7 +163,8 @@ def _fit(design: Design, got: FrameEffects, checked: dict[str, Any], settings: t
     X = design.X[:, slopes]
     ab = absorb(design.y, X, fe, design.weights, max_iter=cap)
     inner = dataclasses.replace(design, y=ab.y, X=ab.X, intercept=False, zero_weight=None,
-                                column_names=[design.column_names[j] for j in slopes])
+                                column_names=[design.column_names[j] for j in slopes],
+                                formula=formula)
     spec = make_vcov_spec(checked["vcov"], maxlags=checked["maxlags"], n_obs=inner.n_obs,
                           design=inner, **checked.get("vcov_options", {}))
     lin = fit_spectral_design(inner, "ols", None, standardize=False, tol=checked["tol"],

@@ -87,7 +87,7 @@ class AbsorbedEffects:
         return int(sum(self.fe.n_levels)) - self.n_redundant
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class FixedEffectsResults(LinearResults):
     """A regression with absorbed fixed effects (``attnreg("y ~ x | firm + year", df)``).
 
@@ -114,6 +114,8 @@ class FixedEffectsResults(LinearResults):
     >>> fit = ar.attnreg("y ~ x | firm + year", df)
     >>> fit.names, fit.df_resid
     (['x'], 51.0)
+    >>> fit  # doctest: +ELLIPSIS
+    <attnreg ols fit: y ~ x | firm + year; n=60; x=...>
     """
 
     absorbed: AbsorbedEffects = field(repr=False)
