@@ -23,7 +23,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.fe.demean import FixedEffects
 
-__all__ = ["MAX_DENSE_CELLS", "MAX_DENSE_LEVELS", "level_quadratic"]
+__all__ = ["MAX_DENSE_CELLS", "MAX_DENSE_LEVELS", "level_quadratic", "pinv_psd"]
 
 #: the largest number of levels (all fixed effects together, beyond the first's when there
 #: are several) for which the leverage of the fixed effects is computed (a dense G × G
@@ -82,7 +82,7 @@ def level_quadratic(fe: FixedEffects, weights: FloatArray | None,
                           f"have {G}; use vcov='classical', 'HC0', 'HC1' or 'cluster'")
     D = fe.dummies
     A = np.asarray((D.T @ (D.multiply(w[:, None]))).todense())  # D'WD, G × G
-    pinv = _pinv_psd(A)
+    pinv = pinv_psd(A)
     idx = safe + fe.offsets[:-1][None, :]  # (m, K) positions among the G levels
     out = np.zeros(stacked.shape[0])
     for k in range(idx.shape[1]):
@@ -91,7 +91,7 @@ def level_quadratic(fe: FixedEffects, weights: FloatArray | None,
     return np.where(unseen, np.nan, out)
 
 
-def _pinv_psd(A: FloatArray) -> FloatArray:
+def pinv_psd(A: FloatArray) -> FloatArray:
     """Pseudo-inverse of a symmetric positive semi-definite matrix (eigenvalues below
     n · eps of the largest are zero)."""
     vals, vecs = sla.eigh(A)
@@ -116,7 +116,7 @@ def _two_way(fe: FixedEffects, w: FloatArray, level_weight: FloatArray, codes: I
     np.add.at(B, (fe.codes[big], fe.codes[small]), w)
     R = B / w_big[:, None]  # each big level's weighted share in each small level
     S = np.diag(w_small) - B.T @ R
-    S_pinv = _pinv_psd((S + S.T) / 2.0)
+    S_pinv = pinv_psd((S + S.T) / 2.0)
     T = R @ S_pinv  # (g_big, g_small)
     quad = np.einsum("ij,ij->i", T, R)
     a, b = codes[:, big], codes[:, small]

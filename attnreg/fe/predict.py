@@ -21,6 +21,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, InferenceWarning, OptionError
 from attnreg.fe.absorb import codes_of, term_values
 from attnreg.fe.leverage import level_quadratic
+from attnreg.fe.robust import robust_prediction_variance
 from attnreg.linear.views import check_level
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ def predict_fe(fit: FixedEffectsResults, newdata: Any = None, *, interval: str =
     newdata : DataFrame or dict, optional
         Rows with the regressors and the fixed-effect columns; the fit's rows by default.
     interval : {"none", "confidence", "prediction"}
-        Intervals: under the classical covariance only (the dummy-variable fit's, exactly).
+        Intervals under the fit's covariance: classical, HC0–HC3 or cluster (HC0/HC1), the
+        dummy-variable fit's exactly (:mod:`attnreg.fe.robust`); ``"prediction"`` adds σ².
     level : float
     unseen : {"nan", "error"}
         A level not in the fit: NaN with an InferenceWarning naming it, or DataError.
@@ -99,10 +101,6 @@ def predict_fe(fit: FixedEffectsResults, newdata: Any = None, *, interval: str =
     if unseen not in UNSEEN:
         raise OptionError(f"unseen must be 'nan' or 'error', however: {unseen=}")
     check_level(level)
-    if interval != "none" and not fit.vcov_spec.estimator.classical:
-        raise OptionError(f"intervals of predictions with fixed effects are computed under the "
-                          f"classical covariance only, however the fit uses "
-                          f"{fit.vcov_spec.kind!r}: call fit.with_vcov('classical').predict(...)")
     frame = _frame(fit, newdata)
     design = fit.absorbed.full_design
     X_full, labels = design.rebuild(frame)
@@ -117,10 +115,16 @@ def predict_fe(fit: FixedEffectsResults, newdata: Any = None, *, interval: str =
         return pd.Series(pred, index=labels, name="fit")
     X_fe = _sum_effects(fit, codes, fit.absorbed.effects[:, 1:])
     Xt = X - X_fe  # the regressors less their fixed-effect part
-    V = np.nan_to_num(fit.vcov.to_numpy())
     sigma2 = fit.sigma ** 2
-    q = level_quadratic(fit.absorbed.fe, fit.design.weights, codes, what="prediction intervals")
-    var = np.einsum("ij,jk,ik->i", Xt, V, Xt) + sigma2 * q
+    if fit.vcov_spec.estimator.classical:
+        V = np.nan_to_num(fit.vcov.to_numpy())
+        q = level_quadratic(fit.absorbed.fe, fit.design.weights, codes,
+                            what="prediction intervals")
+        var = np.einsum("ij,jk,ik->i", Xt, V, Xt) + sigma2 * q
+    else:
+        ok = np.isfinite(Xt).all(axis=1)
+        var = np.full(Xt.shape[0], np.nan)
+        var[ok] = robust_prediction_variance(fit, Xt[ok], [c[ok] for c in codes])
     if interval == "prediction":
         var = var + sigma2
     half = stats.t.ppf(0.5 + level / 2.0, fit.df_resid) * np.sqrt(var)

@@ -224,8 +224,10 @@ class FixedEffectsResults(LinearResults):
     def predict(self, newdata: Any = None, *, interval: str = "none", level: float = 0.95,
                 unseen: str = "nan") -> Any:
         """Predictions with the estimated fixed effects added (see
-        :func:`attnreg.fe.predict.predict_fe`); ``unseen="nan"`` (default: NaN and a warning
-        naming the unseen levels) or ``"error"``."""
+        :func:`attnreg.fe.predict.predict_fe`), with the dummy-variable fit's confidence or
+        prediction intervals under the classical, HC0–HC3 or cluster covariance;
+        ``unseen="nan"`` (default: NaN and a warning naming the unseen levels) or
+        ``"error"``."""
         from attnreg.fe.predict import predict_fe
 
         return predict_fe(self, newdata, interval=interval, level=level, unseen=unseen)

@@ -220,8 +220,31 @@ def test_predictions_add_the_fixed_effects_with_the_dummy_fit_intervals() -> Non
     assert np.isnan(out.iloc[0]) and np.isfinite(out.iloc[1:]).all()
     with pytest.raises(DataError, match=r"'firm' has 1 level.*999.*unseen='nan'"):
         fe.predict(new, unseen="error")
-    with pytest.raises(OptionError, match=r"classical covariance only.*'HC1'"):
-        fe.with_vcov("HC1").predict(new, interval="confidence")
+    with pytest.raises(OptionError, match=r"cluster \(HC0, HC1\) covariances, however the fit uses 'HAC'"):
+        fe.with_vcov("HAC").predict(new.iloc[1:], interval="confidence")
+
+
+@pytest.mark.parametrize("data", ["panel", "movers"])
+def test_robust_prediction_intervals_equal_the_dummy_fit(data: str) -> None:
+    df = fe_panel() if data == "panel" else fe_movers()
+    fe, dummy = fits(df, weighted=True)
+    new = df.sample(12, random_state=2)
+    kinds = [("HC0", {}), ("HC1", {}), ("cluster", {"cluster": "firm"}),
+             ("cluster", {"cluster": "firm + year", "fix": False, "type": "HC0"})]
+    if data == "panel":  # the mover graph has rows of leverage 1
+        kinds += [("HC2", {}), ("HC3", {})]
+    for kind, options in kinds:
+        got = fe.with_vcov(kind, ssc="dummy", **options).predict(new, interval="confidence")
+        ref = dummy.with_vcov(kind, **options).predict(new, interval="confidence")
+        np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=RTOL_EXACT,
+                                   err_msg=kind)
+    # fixest's convention differs from the dummy fit's by one factor on every variance
+    fixest = fe.with_vcov("cluster", cluster="firm")
+    ratio = fixest.std_err["x1"] / fe.with_vcov("cluster", cluster="firm", ssc="dummy").std_err["x1"]
+    got = fixest.predict(new, interval="confidence")
+    ref = dummy.with_vcov("cluster", cluster="firm").predict(new, interval="confidence")
+    np.testing.assert_allclose(got["upr"] - got["fit"], (ref["upr"] - ref["fit"]) * ratio,
+                               rtol=RTOL_EXACT)
 
 
 def test_singletons_are_kept_by_default_and_removed_repeatedly_by_option() -> None:
