@@ -326,3 +326,13 @@ def test_errors_name_the_argument() -> None:
         ar.attnreg("y ~ x1 | firm", df, vcov="cluster", cluster="year", type="CR2")
     with pytest.raises(DataError, match="no regressor besides the fixed effects"):
         ar.attnreg("y ~ 1 | firm", df)
+
+
+def test_robust_prediction_intervals_with_one_fixed_effect() -> None:
+    df = fe_panel()
+    fe = ar.attnreg("y ~ x1 + x2 | firm", df, vcov="cluster", cluster="year", ssc="dummy")
+    dummy = ar.attnreg("y ~ x1 + x2 + C(firm)", df, vcov="cluster", cluster="year")
+    new = df.sample(9, random_state=3)
+    np.testing.assert_allclose(fe.predict(new, interval="prediction").to_numpy(),
+                               dummy.predict(new, interval="prediction").to_numpy(),
+                               rtol=RTOL_EXACT)
