@@ -66,8 +66,9 @@ def nested_fixed_effects(fe: FixedEffects, cluster_codes: IntArray) -> tuple[int
     dims = _intersection_codes(np.asarray(cluster_codes, dtype=np.int64))
     for code, n_levels in zip(fe.codes, fe.n_levels, strict=True):
         for cl in dims:
-            pairs = np.unique(code * (int(cl.max()) + 1) + cl)
-            if pairs.size == n_levels:
+            owner = np.empty(n_levels, dtype=np.int64)
+            owner[code] = cl  # one cluster of each level (the last row's)
+            if np.array_equal(owner[code], cl):  # every row of the level in that cluster
                 levels, count = levels + n_levels, count + 1
                 break
     return levels, count
