@@ -336,3 +336,13 @@ def test_robust_prediction_intervals_with_one_fixed_effect() -> None:
     np.testing.assert_allclose(fe.predict(new, interval="prediction").to_numpy(),
                                dummy.predict(new, interval="prediction").to_numpy(),
                                rtol=RTOL_EXACT)
+
+
+def test_wild_cluster_bootstrap_equals_the_dummy_fit() -> None:
+    fe, dummy = fits(fe_panel(), ssc="dummy")
+    got = fe.bootstrap(kind="wild", cluster="firm", reps=19, seed=0, hypothesis="x1 = 0.5")
+    ref = dummy.bootstrap(kind="wild", cluster="firm", reps=19, seed=0, hypothesis="x1 = 0.5")
+    np.testing.assert_allclose(got.std_err, ref.std_err[SLOPES], rtol=RTOL_EXACT)
+    np.testing.assert_allclose(got.p_value, ref.p_value[SLOPES], rtol=RTOL_EXACT)
+    np.testing.assert_allclose([got.test.statistic, got.test.p_value],
+                               [ref.test.statistic, ref.test.p_value], rtol=RTOL_EXACT)
