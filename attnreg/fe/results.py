@@ -255,6 +255,21 @@ class FixedEffectsResults(LinearResults):
         raise OptionError("the attention view of a fit with absorbed fixed effects is not "
                           "available yet: write the fixed effects as C(firm) for it")
 
+    def attention_of(self, X: Any, labels: Any, chunk_size: int | None = None) -> Any:
+        """Not available for fixed-effects fits yet (OptionError)."""
+        return self.attention()
+
+    @property
+    def embedding(self) -> Any:  # type: ignore[override]
+        """Not available for fixed-effects fits yet (OptionError)."""
+        return self.attention()
+
+    def diagnostics(self, **options: Any) -> Any:
+        """Not available for fixed-effects fits yet (OptionError): the battery's auxiliary
+        regressions would need the fixed effects' dummies."""
+        raise OptionError("diagnostics() of a fit with absorbed fixed effects is not available "
+                          "yet: write the fixed effects as C(firm) for it")
+
     def summary(self) -> Any:
         """The ``summary.lm``-style report with the absorbed fixed effects and within R²."""
         from attnreg.fe.report import fe_summary

@@ -326,6 +326,10 @@ def test_errors_name_the_argument() -> None:
         ar.attnreg("y ~ x1 | firm", df, vcov="cluster", cluster="year", type="CR2")
     with pytest.raises(DataError, match="no regressor besides the fixed effects"):
         ar.attnreg("y ~ 1 | firm", df)
+    fit = ar.attnreg("y ~ x1 | firm", df)
+    for view in (fit.attention, fit.diagnostics, lambda: fit.embedding):
+        with pytest.raises(OptionError, match="absorbed fixed effects is not available yet"):
+            view()
 
 
 def test_robust_prediction_intervals_with_one_fixed_effect() -> None:
