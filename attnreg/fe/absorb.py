@@ -11,8 +11,10 @@ Two helpers any estimator with a fixed-effects part can use (OLS here, IV too):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,8 +69,10 @@ def _terms(terms: Sequence[str | FixedEffectTerm]) -> tuple[FixedEffectTerm, ...
     return tuple(out)
 
 
-def term_values(frame: pd.DataFrame, term: FixedEffectTerm) -> tuple[pd.Series, BoolArray]:
-    """The level of each row of ``frame`` in ``term`` (tuples for ``a^b``) and its missing rows.
+def term_values(frame: pd.DataFrame,
+                term: FixedEffectTerm) -> tuple[pd.Series | pd.MultiIndex, BoolArray]:
+    """The level of each row of ``frame`` in ``term`` (a MultiIndex for ``a^b``) and its
+    missing rows.
 
     Raises
     ------
@@ -85,8 +89,21 @@ def term_values(frame: pd.DataFrame, term: FixedEffectTerm) -> tuple[pd.Series, 
         missing |= pd.isna(part).to_numpy()
     if len(parts) == 1:
         return parts[0], missing
-    values = pd.Series(list(zip(*(p.to_numpy() for p in parts), strict=True)), index=frame.index)
-    return values, missing
+    return pd.MultiIndex.from_arrays([p.to_numpy() for p in parts], names=term.columns), missing
+
+
+def _interaction(parts: list[pd.Series]) -> tuple[IntArray, pd.MultiIndex]:
+    """Codes of the combinations of ``parts`` (no missing value), in sorted order, and their
+    labels: factorised column by column, never through Python tuples of the rows."""
+    key = np.zeros(len(parts[0]), dtype=np.int64)
+    for part in parts:
+        code, uniques = pd.factorize(part, sort=True)
+        key, _ = pd.factorize(key * len(uniques) + code, sort=True)  # lexicographic order
+    first = np.empty(int(key.max()) + 1, dtype=np.int64)
+    first[key] = np.arange(key.size)  # a row of each combination
+    labels = pd.MultiIndex.from_arrays([p.to_numpy()[first] for p in parts],
+                                       names=[str(p.name) for p in parts])
+    return np.asarray(key, dtype=np.int64), labels
 
 
 def fixed_effects_of_frame(frame: pd.DataFrame,
@@ -131,8 +148,18 @@ def fixed_effects_of_frame(frame: pd.DataFrame,
         raise DataError(f"no row has every fixed effect ({', '.join(t.text for t in parsed)}) "
                         "present")
     rows = np.flatnonzero(keep)
-    fe = FixedEffects.from_columns([v.iloc[rows].reset_index(drop=True) for v in values],
-                                   [t.text for t in parsed])
+    columns: list[Any] = []
+    labels: dict[int, pd.MultiIndex] = {}
+    for k, (term, v) in enumerate(zip(parsed, values, strict=True)):
+        if isinstance(v, pd.MultiIndex):
+            codes, labels[k] = _interaction([frame[c].iloc[rows] for c in term.columns])
+            columns.append(codes)
+        else:
+            columns.append(v.iloc[rows].reset_index(drop=True))
+    fe = FixedEffects.from_columns(columns, [t.text for t in parsed])
+    if labels:  # the combinations' codes are in sorted order: label them
+        fe = dataclasses.replace(fe, levels=tuple(labels.get(k, lv)
+                                                  for k, lv in enumerate(fe.levels)))
     return FrameEffects(fe, keep, n_missing, parsed)
 
 
@@ -202,6 +229,7 @@ def absorb(y: FloatArray, X: FloatArray, fe: FixedEffects, weights: FloatArray |
     return Absorbed(np.ascontiguousarray(dm.resid[:, 0]), Xt, collinear, dm)
 
 
-def codes_of(values: pd.Series, levels: pd.Index) -> IntArray:
+def codes_of(values: pd.Series | pd.Index, levels: pd.Index) -> IntArray:
     """The code of each value among ``levels`` (−1 for a level not there)."""
-    return np.asarray(levels.get_indexer(pd.Index(values.to_numpy())), dtype=np.int64)
+    index = values if isinstance(values, pd.Index) else pd.Index(values.to_numpy())
+    return np.asarray(levels.get_indexer(index), dtype=np.int64)

@@ -64,7 +64,7 @@ def _codes(fit: FixedEffectsResults, frame: pd.DataFrame, unseen: str) -> list[I
         code = codes_of(values, fe.levels[k])
         new = (code < 0) & ~missing
         if new.any():
-            names = pd.unique(values[new].to_numpy())
+            names = pd.unique(np.asarray(values[new]))
             shown = ", ".join(map(repr, names[:5].tolist())) + (" ..." if names.size > 5 else "")
             message = (f"fixed effect {term.text!r} has {names.size} level(s) not in the fit: "
                        f"{shown}")

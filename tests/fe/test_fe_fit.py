@@ -350,3 +350,20 @@ def test_wild_cluster_bootstrap_equals_the_dummy_fit() -> None:
     np.testing.assert_allclose(got.p_value, ref.p_value[SLOPES], rtol=RTOL_EXACT)
     np.testing.assert_allclose([got.test.statistic, got.test.p_value],
                                [ref.test.statistic, ref.test.p_value], rtol=RTOL_EXACT)
+
+
+def test_interacted_levels_label_fixef_and_predictions() -> None:
+    df = fe_panel().assign(industry=lambda d: d.firm % 5)
+    df["iy"] = df.industry.astype(str) + "_" + df.year.astype(str)
+    fe = ar.attnreg("y ~ x1 + x2 | industry^year + firm", df)
+    with pytest.warns(RankDeficiencyWarning):
+        dummy = ar.attnreg("y ~ x1 + x2 + C(iy) + C(firm)", df)
+    effects = fe.fixef()["industry^year"]
+    assert list(effects.index.names) == ["industry", "year"]
+    assert len(effects) == df.iy.nunique() and effects.index.is_monotonic_increasing
+    new = df.sample(10, random_state=5)
+    np.testing.assert_allclose(fe.predict(new), dummy.predict(new), rtol=RTOL_EXACT)
+    new.loc[new.index[0], "year"] = 99
+    with pytest.warns(InferenceWarning, match=r"'industry\^year' has 1 level\(s\) not in the fit"):
+        out = fe.predict(new)
+    assert np.isnan(out.iloc[0]) and np.isfinite(out.iloc[1:]).all()
