@@ -96,6 +96,9 @@ class FixedEffectsResults(LinearResults):
     ``y ~ x + C(firm) + C(year)`` for the slopes; the fixed effects themselves are in
     :meth:`fixef`.
 
+    ``design`` holds the demeaned response and regressors (what OLS was fitted on); the
+    design as built from the model part is ``absorbed.full_design``.
+
     Attributes
     ----------
     absorbed : AbsorbedEffects
