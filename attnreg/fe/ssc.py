@@ -14,6 +14,13 @@ Two conventions (``ssc=``):
 
 Classical and heteroskedasticity-robust covariances are the dummy-variable regression's under
 both (fixest's "iid" and "hetero" are: their K counts every fixed effect).
+
+The fixed-effect parameters are the levels less the redundant ones
+(:func:`attnreg.fe.effects.redundant_levels`: one per connected component of the first two
+fixed effects, as R fixest counts them for two; one per further fixed effect). pyfixest
+subtracts one per fixed effect after the first whatever the components, so the two agree on
+connected graphs (where pyfixest is the reference of the tests) and differ by the number of
+extra components on a graph that falls apart.
 """
 
 from __future__ import annotations
