@@ -73,7 +73,9 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     ----------
     formula : str
         ``"y ~ x1 + C(group) + np.log(x2)"``; ``y ~ .`` uses every other column (R's dot).
-        Names not in ``data`` are looked up in the caller's scope.
+        Names not in ``data`` are looked up in the caller's scope. ``"y ~ x | firm + year"``
+        absorbs fixed effects (OLS; options ``ssc=``, ``fixef_rm=``, ``fixef_iter=``; see
+        :func:`attnreg.fe.formula.fit_fe_formula`).
     data : DataFrame or dict of columns
         Never modified. Row labels carry through to fitted values, residuals and weights.
     method : {"ols", "ridge", "pcr", "softmax", "block", "ftt"}

@@ -67,7 +67,8 @@ def returned_types() -> dict[str, type]:
                    "attnreg(method='logit')": ar.attnreg("I((y > 0) * 1.0) ~ x1", df, method="logit"),
                    "attnreg(method='logit', chunk_rows=)": ar.attnreg(
                        "I((y > 0) * 1.0) ~ x1", df.reset_index(drop=True), method="logit",
-                       chunk_rows=20)}
+                       chunk_rows=20),
+                   "attnreg('y ~ x | g')": ar.attnreg("y ~ x1 + x2 | g", df)}
     return {k: type(v) for k, v in objects.items()}
 
 

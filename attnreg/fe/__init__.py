@@ -3,12 +3,17 @@
 :func:`attnreg.fe.demean.demean` residualises columns on K fixed effects (each a vector of
 level codes) without forming the N × G dummy matrix; by the Frisch–Waugh–Lovell theorem OLS on
 the residualised columns gives the coefficients of the dummy-variable regression.
-:mod:`attnreg.fe.effects` counts the redundant levels and normalises the effects as fixest.
+:mod:`attnreg.fe.effects` counts the redundant levels and normalises the effects as fixest;
+:mod:`attnreg.fe.absorb` goes from a frame's columns to the levels and the demeaned y and X
+(for any estimator with a fixed-effects part), :mod:`attnreg.fe.formula` fits
+``y ~ x | firm + year``.
 """
 
 from __future__ import annotations
 
+from attnreg.fe.absorb import Absorbed, FrameEffects, absorb, fixed_effects_of_frame
 from attnreg.fe.demean import Demeaned, FixedEffects, demean
 from attnreg.fe.effects import components, normalise, redundant_levels
 
-__all__ = ["Demeaned", "FixedEffects", "components", "demean", "normalise", "redundant_levels"]
+__all__ = ["Absorbed", "Demeaned", "FixedEffects", "FrameEffects", "absorb", "components",
+           "demean", "fixed_effects_of_frame", "normalise", "redundant_levels"]

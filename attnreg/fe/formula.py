@@ -1,19 +1,185 @@
-"""``attnreg("y ~ x | firm + year", data)``: the fixed-effects part of a formula, fitted."""
+"""``attnreg("y ~ x | firm + year", data)``: the fixed-effects part of a formula, fitted.
+
+The model part is built as any formula (missing values, ``subset=``, ``weights=``); rows
+with a missing fixed effect are left out and counted; with ``fixef_rm="singleton"`` the
+singletons (a level with one row) are removed, repeatedly, as fixest. y and X (its intercept
+dropped: the fixed effects absorb it) are residualised on the fixed effects
+(:func:`attnreg.fe.absorb.absorb`), OLS is fitted on them, and
+:class:`~attnreg.fe.results.FixedEffectsResults` puts back what the demeaning does not carry.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from attnreg.exceptions import FormulaError
+import numpy as np
+import pandas as pd
+
+from attnreg._typing import BoolArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
+from attnreg.fe.absorb import FrameEffects, absorb, fixed_effects_of_frame, term_values
+from attnreg.fe.demean import FixedEffects
+from attnreg.fe.effects import redundant_levels
+from attnreg.fe.results import AbsorbedEffects, FixedEffectsResults
+from attnreg.fe.ssc import check_ssc
+from attnreg.formula.design import Design, build_design
+from attnreg.formula.poly import poly
+from attnreg.formula.subset import resolve_subset
+from attnreg.formula.transforms import center, scale, standardize
+from attnreg.linear.fit import fit_spectral_design
+from attnreg.linear.inference import make_vcov_spec
+from attnreg.methods import call_string, get_method
 
 if TYPE_CHECKING:
     from attnreg.formula.parts import FormulaParts
     from attnreg.large import FitRequest
 
-__all__ = ["fit_fe_formula"]
+__all__ = ["FIXEF_RM", "drop_singletons", "fit_fe_formula"]
+
+#: choices of ``fixef_rm=`` (fixest's name): keep singletons, or remove them repeatedly
+FIXEF_RM = ("none", "singleton")
 
 
-def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> Any:
-    """Fit ``request`` with the fixed effects of ``parts`` absorbed."""
-    raise FormulaError(f"fixed effects in a formula ({parts.formula!r}) are not supported yet: "
-                       "write them as C(firm) + C(year)")
+def drop_singletons(fe: FixedEffects) -> BoolArray:
+    """Rows kept once the singletons are removed, repeatedly (a level with one row in any
+    fixed effect goes, which may make others singletons), as fixest's ``fixef.rm``.
+
+    Examples
+    --------
+    >>> fe = FixedEffects.from_columns([[0, 0, 1, 2, 2], [0, 1, 1, 0, 1]])
+    >>> drop_singletons(fe).tolist()
+    [True, True, False, True, True]
+    """
+    keep = np.ones(fe.n_obs, dtype=bool)
+    while True:
+        single = np.zeros(fe.n_obs, dtype=bool)
+        for code, n in zip(fe.codes, fe.n_levels, strict=True):
+            counts = np.bincount(code[keep], minlength=n)
+            single |= keep & (counts[code] == 1)
+        if not single.any():
+            return keep
+        keep &= ~single
+
+
+def _namespace() -> dict[str, Any]:
+    names: dict[str, Any] = {"center": center, "standardize": standardize, "scale": scale,
+                             "poly": poly}
+    try:
+        from attnreg.formula.lags import diff, lag, lags
+    except ImportError:  # pragma: no cover - optional at import time, as in attnreg.api
+        return names
+    return {**names, "lag": lag, "lags": lags, "diff": diff}
+
+
+def _split_options(options: dict[str, Any]) -> tuple[str, str, int, dict[str, Any]]:
+    rest = dict(options)
+    ssc = check_ssc(rest.pop("ssc", "fixest"))
+    rm = rest.pop("fixef_rm", "none")
+    if rm not in FIXEF_RM:
+        raise OptionError(f"fixef_rm must be one of {', '.join(map(repr, FIXEF_RM))}, however: "
+                          f"fixef_rm={rm!r}")
+    cap = rest.pop("fixef_iter", 100_000)
+    if not isinstance(cap, (int, np.integer)) or isinstance(cap, bool) or cap < 1:
+        raise OptionError(f"fixef_iter must be a positive integer, however: fixef_iter={cap!r}")
+    return ssc, rm, int(cap), rest
+
+
+def _rows(design: Design, data: pd.DataFrame, parts: FormulaParts, rm: str,
+          na_action: str) -> tuple[FrameEffects, BoolArray, int]:
+    """The fixed effects of the design's rows, the rows kept, and the singletons removed."""
+    rows = design.data_rows if design.data_rows is not None else np.arange(design.n_obs)
+    frame = data.iloc[rows]
+    got = fixed_effects_of_frame(frame, parts.fixed_effect_terms)
+    if na_action == "raise" and not got.keep.all():
+        first = int(np.flatnonzero(~got.keep)[0])
+        bad = next(t.text for t in got.terms if term_values(frame.iloc[[first]], t)[1][0])
+        row = frame.index[first]
+        raise DataError(f"fixed effect {bad!r} is missing in row {row!r} (na_action='raise'); "
+                        "drop the row or use na_action='drop'")
+    keep = got.keep.copy()
+    n_single = 0
+    if rm == "singleton":
+        inner = drop_singletons(got.fe)
+        n_single = int((~inner).sum())
+        keep[np.flatnonzero(keep)[~inner]] = False
+    return got, keep, n_single
+
+
+def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResults:
+    """Fit ``request`` with the fixed effects of ``parts`` absorbed (module docstring).
+
+    Options besides the OLS ones: ``ssc="fixest"`` (default) or ``"dummy"``
+    (:mod:`attnreg.fe.ssc`), ``fixef_rm="none"`` (default) or ``"singleton"``, and
+    ``fixef_iter`` (a cap on the demeaning's iterations, 100,000 by default; reaching it
+    before the data's accuracy warns and the summary says so).
+    """
+    from attnreg.large import chunked_backend, to_memory
+
+    if request.method != "ols":
+        raise OptionError(f"fixed effects in a formula are fitted by method 'ols', however: "
+                          f"method={request.method!r}; drop the '| ...' part for other methods")
+    ssc, rm, cap, options = _split_options(request.options)
+    checked = get_method("ols").check_options(options)
+    if checked["vcov"] == "cluster" and checked["vcov_options"].get("type") == "CR2":
+        raise OptionError("type='CR2' is not available with absorbed fixed effects yet: use "
+                          "type='HC1' (default) or write the fixed effects as C(firm)")
+    if chunked_backend(request.data, options) is not None:
+        raise OptionError("fixed effects are fitted in memory for now: load the data as a "
+                          "pandas DataFrame first")
+    data = to_memory(request.data)
+    if not isinstance(data, pd.DataFrame):
+        data = pd.DataFrame(data)
+    names = _namespace()
+    subset = resolve_subset(request.subset, data, request.eval_env, names)
+    build = dict(weights=request.weights, na_action=request.na_action,
+                 eval_env=request.eval_env, extra_names=names)
+    first = build_design(parts.model, data, subset=subset, **build)  # type: ignore[arg-type]
+    got, keep, n_single = _rows(first, data, parts, rm, request.na_action)
+    n_missing = dict(got.n_missing)
+    design = first
+    if not keep.all():
+        mask = np.zeros(len(data), dtype=bool)
+        rows = first.data_rows if first.data_rows is not None else np.arange(first.n_obs)
+        mask[rows[keep]] = True
+        design = dataclasses.replace(
+            build_design(parts.model, data, subset=mask, **build),  # type: ignore[arg-type]
+            dropped_labels=first.dropped_labels, n_subset_excluded=first.n_subset_excluded)
+        got = fixed_effects_of_frame(data.iloc[np.flatnonzero(mask)], parts.fixed_effect_terms)
+    call = call_string(request.formula, "ols", request.options,
+                       weighted=request.weights is not None)
+    return _fit(design, got, checked, (ssc, cap, request.formula), call, n_single, n_missing)
+
+
+def _fit(design: Design, got: FrameEffects, checked: dict[str, Any],
+         settings: tuple[str, int, str], call: str, n_single: int,
+         n_missing: dict[str, int]) -> FixedEffectsResults:
+    fe, (ssc, cap, formula) = got.fe, settings
+    slopes = [j for j, n in enumerate(design.column_names) if n != "(Intercept)"]
+    if not slopes:
+        raise DataError(f"{design.formula!r} has no regressor besides the fixed effects: "
+                        "add one (y ~ x | firm)")
+    X = design.X[:, slopes]
+    ab = absorb(design.y, X, fe, design.weights, max_iter=cap)
+    inner = dataclasses.replace(design, y=ab.y, X=ab.X, intercept=False, zero_weight=None,
+                                column_names=[design.column_names[j] for j in slopes],
+                                formula=formula)
+    spec = make_vcov_spec(checked["vcov"], maxlags=checked["maxlags"], n_obs=inner.n_obs,
+                          design=inner, **checked.get("vcov_options", {}))
+    lin = fit_spectral_design(inner, "ols", None, standardize=False, tol=checked["tol"],
+                              call=call, vcov_spec=spec)
+    dm = ab.demeaned
+    if not dm.converged:
+        warn_user(f"the demeaning on the fixed effects stopped at a relative accuracy of "
+                  f"{float(dm.orthogonality.max()):.2g} (the data's floor is {dm.floor:.2g}) "
+                  f"after {dm.iterations} iterations", ConvergenceWarning)
+    w = np.ones(design.n_obs) if design.weights is None else design.weights
+    ybar = float(np.sum(w * design.y) / np.sum(w))
+    absorbed = AbsorbedEffects(
+        fe=fe, terms=got.terms, n_redundant=redundant_levels(fe), n_missing=n_missing,
+        n_singletons=n_single, effects=dm.effects, orthogonality=float(dm.orthogonality.max()),
+        floor=dm.floor, converged=dm.converged, iterations=dm.iterations, y=design.y,
+        tss=float(np.sum(w * (design.y - ybar) ** 2)), full_design=design)
+    fields = {f.name: getattr(lin, f.name) for f in dataclasses.fields(lin)}
+    return FixedEffectsResults(**fields, absorbed=absorbed, ssc=ssc)

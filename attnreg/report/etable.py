@@ -35,6 +35,11 @@ _CLUSTER_OPTIONS = ("cluster_name", "cluster_names", "cluster_label", "cluster",
                     "groups", "time")
 
 
+#: the statistics rows of :func:`etable` by default (with ``within_r2`` when a fit absorbed
+#: fixed effects)
+_DEFAULT_STATS = ("nobs", "r2", "adj_r2", "sigma")
+
+
 @dataclass(frozen=True)
 class Statistic:
     """A fit statistic :func:`etable` can show in its bottom rows.
@@ -115,6 +120,7 @@ STATISTICS: dict[str, Statistic] = {
     "lam": Statistic("lambda", "$\\lambda$", lambda f: f.lam, "general"),
     "k": Statistic("Components k", "Components $k$", lambda f: f.k, "int"),
     "clusters": Statistic("Clusters", "Clusters", _clusters, "int"),  # periods for DK
+    "within_r2": Statistic("Within R2", "Within $R^2$", lambda f: f.within_r_squared),
 }
 
 
@@ -317,7 +323,10 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     stats : sequence of str
         Bottom rows, by name in :data:`STATISTICS`: ``nobs``, ``r2``, ``adj_r2``,
         ``sigma``, ``f``, ``aic``, ``bic``, ``loglik``, ``df_resid``, ``lam``, ``k``,
-        ``clusters``. For ridge and PCR the degrees of freedom are the effective ones.
+        ``clusters``, ``within_r2`` (fits with absorbed fixed effects; added to the
+        default rows when a fit has them). For ridge and PCR the degrees of freedom are
+        the effective ones. A fit with absorbed fixed effects adds a row per fixed effect
+        (``firm FE``: ``Yes`` / ``No``) above the covariance.
     notes : str or list of str, optional
         Lines added below the default note.
     show : {"se", "t"}
@@ -383,8 +392,14 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
         est, err = zip(*(_coef_cells(m, rows[label], show, digits, marks) for m in models),
                        strict=True)
         cells += [list(est), list(err)]
+    absorbed = [tuple(getattr(m, "fixed_effect_names", ())) for m in models]
+    for name in dict.fromkeys(n for names in absorbed for n in names):  # "firm FE: Yes" rows
+        index.append((f"{name} FE", "fixed_effects"))
+        cells.append(["Yes" if name in names else "No" for names in absorbed])
     index.append(("Covariance", "covariance"))
     cells.append([covariance_name(m) for m in models])
+    if any(absorbed) and "within_r2" not in chosen and tuple(stats or ()) == _DEFAULT_STATS:
+        chosen = [*chosen, "within_r2"]
     for name in chosen:
         stat = STATISTICS[name]
         index.append((stat.label, "statistic"))
