@@ -117,9 +117,11 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResu
     """
     from attnreg.large import chunked_backend, to_memory
 
-    if request.method != "ols":
-        raise OptionError(f"fixed effects in a formula are fitted by method 'ols', however: "
-                          f"method={request.method!r}; drop the '| ...' part for other methods")
+    rule = get_method(request.method).rule
+    if rule is None or not rule.least_squares:  # the projection off the dummies is exact OLS
+        raise OptionError(f"fixed effects in a formula are fitted by least squares, method "
+                          f"'ols', however: method={request.method!r} is not unpenalised least "
+                          "squares; drop the '| ...' part for other methods")
     ssc, rm, cap, options = _split_options(request.options)
     checked = get_method("ols").check_options(options)
     if checked["vcov"] == "cluster" and checked["vcov_options"].get("type") == "CR2":
