@@ -143,7 +143,7 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
         if parts.endogenous is not None:
             from attnreg.iv.formula import fit_iv_formula  # scipy's optimisers: only when used
 
-            return fit_iv_formula(request, parts)
+            return fit_iv_formula(request, parts, formula_namespace())
         from attnreg.fe.formula import fit_fe_formula
 
         return fit_fe_formula(request, parts)
