@@ -29,7 +29,11 @@ __all__ = ["IVCoefficients", "IVDiagnostics", "IVResiduals", "IVStatistics", "iv
 
 @dataclass(frozen=True)
 class IVResiduals:
-    """The (weighted) residuals, printed as AER's quantiles (all of them up to five rows)."""
+    """The residuals ``sqrt(w) e``, printed as AER's quantiles (all of them up to five rows).
+
+    AER labels them "Residuals:" also when weighted (its ``summary.ivreg`` loses the weights
+    it would test for "Weighted"); the label is kept as AER prints it, ``weighted`` says which.
+    """
 
     values: np.ndarray
     weighted: bool
@@ -63,7 +67,7 @@ class IVStatistics:
 
 @render.text.register
 def _(section: IVResiduals) -> list[str]:
-    label = "Weighted Residuals:" if section.weighted else "Residuals:"
+    label = "Residuals:"  # as AER prints it, weighted or not (see IVResiduals)
     r = section.values
     if r.size > 5:
         body = print_named_vector(_quantiles(r), ["Min", "1Q", "Median", "3Q", "Max"], 4)
