@@ -8,13 +8,14 @@ and the estimator named by ``method`` fits the arrays (:mod:`attnreg.iv.estimato
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from attnreg.exceptions import DataError
 from attnreg.formula.subset import resolve_subset
 from attnreg.iv.cue import cue
-from attnreg.iv.estimators import IVFit, fuller, gmm, liml, tsls
+from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
 from attnreg.iv.frame import IVFrame, build_iv_frame
 from attnreg.iv.options import check_iv_options
 from attnreg.iv.results import IVResults, resolve_clusters
@@ -39,8 +40,11 @@ def fit_iv_arrays(frame: IVFrame, method: str, options: Mapping[str, Any], clust
         return tsls(*args, weights=w)
     if method == "liml":
         return liml(*args, weights=w)
-    if method == "fuller":
-        return fuller(*args, alpha=options["alpha"], weights=w)
+    if method == "fuller":  # κ_LIML − α/(n − L), L counting the levels absorbed (as the dummies)
+        k_liml = liml_kappa(*args, weights=w)
+        L = frame.X.shape[1] + frame.Z.shape[1] + frame.n_absorbed
+        fit = kclass(*args, kappa=k_liml - options["alpha"] / (len(frame.y) - L), weights=w)
+        return dataclasses.replace(fit, method="Fuller", liml_kappa=k_liml)
     if method == "gmm":
         return gmm(*args, weights=w, weight=_GMM_WEIGHT[options["vcov"]], clusters=clusters)
     return cue(*args, weights=w, clusters=clusters)

@@ -243,6 +243,12 @@ def _absorb(frame: IVFrame, parts: FormulaParts) -> IVFrame:
     k1, k2 = X.shape[1], frame.D.shape[1]
     stacked = np.column_stack([frame.y, X, frame.D, frame.Z])
     r = demean(stacked, fe, frame.weights).resid
+    left = np.sqrt(np.sum(r**2, axis=0)) <= _RANK_TOL * np.sqrt(np.sum(stacked**2, axis=0))
+    all_names = ["the response", *(frame.exog_names[j] for j in keep), *frame.endog_names,
+                 *frame.instrument_names]
+    if left.any():
+        raise DataError(f"{all_names[int(np.flatnonzero(left)[0])]!r} is constant within the "
+                        f"fixed effects {', '.join(names)} (absorbed by them); drop it")
     absorbed = int(sum(fe.n_levels)) - redundant_levels(fe)
     codes = np.column_stack(fe.codes)
     return dataclasses.replace(
