@@ -53,6 +53,7 @@ def returned_types() -> dict[str, type]:
     df["y"] = df.x1 + rng.normal(size=60)
     fit = ar.attnreg("y ~ x1 + x2 + C(g)", data=df)
     fc = ar.forecast("y ~ lag(y, 1)", df, horizon=1)
+    iv = ar.attnreg("y ~ x2 | x1 ~ C(g)", data=df)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         objects = {"attnreg()": fit, "summary()": fit.summary(), "attention()": fit.attention(df.head(2)),
@@ -64,7 +65,9 @@ def returned_types() -> dict[str, type]:
                    "compare_forecasts()": ar.compare_forecasts([fc]),
                    "forecast(by=)": ar.forecast("y ~ lag(y, 1)", df.assign(s=1), by="s"),
                    "attnreg(method='quantreg')": ar.attnreg("y ~ x1", df, method="quantreg"),
-                   "attnreg(method='logit')": ar.attnreg("I((y > 0) * 1.0) ~ x1", df, method="logit")}
+                   "attnreg(method='logit')": ar.attnreg("I((y > 0) * 1.0) ~ x1", df, method="logit"),
+                   "attnreg('y ~ x | d ~ z')": iv, "IV weak_instruments()": iv.weak_instruments(),
+                   "IV anderson_rubin()": iv.anderson_rubin(), "IV attention()": iv.attention(df.head(2))}
     return {k: type(v) for k, v in objects.items()}
 
 

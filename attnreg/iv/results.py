@@ -31,7 +31,33 @@ from attnreg.iv.options import check_vcov
 from attnreg.iv.weak import WeakIV, weak_instruments
 from attnreg.report import Summary
 
-__all__ = ["IVResults", "resolve_clusters"]
+__all__ = ["IVResults", "IVVcovSpec", "resolve_clusters"]
+
+
+@dataclass(frozen=True)
+class IVVcovSpec:
+    """The covariance of an IV fit, for reports (``etable``'s covariance row).
+
+    Attributes
+    ----------
+    kind : str
+        ``"classical"``, ``"HC0"``, ``"HC1"`` or ``"cluster"``.
+    cluster : str or None
+        The cluster column's name when one was given by name.
+    n_clusters : int or None
+    """
+
+    kind: str
+    cluster: str | None = None
+    n_clusters: int | None = None
+
+    def label(self) -> str:
+        """The covariance in words, e.g. ``"cluster (firm; 24 clusters), CR1"``."""
+        if self.kind != "cluster":
+            return {"classical": "classical (homoskedastic)"}.get(
+                self.kind, f"{self.kind} (heteroskedasticity-consistent)")
+        name = f"{self.cluster}; " if self.cluster else ""
+        return f"cluster ({name}{self.n_clusters} clusters), CR1"
 
 
 def resolve_clusters(cluster: Any, frame: IVFrame) -> Any:
@@ -202,6 +228,13 @@ class IVResults:
         kind = check_vcov(kind, cluster)
         return dataclasses.replace(self, vcov_kind=kind, cluster=cluster,
                                    clusters=resolve_clusters(cluster, self.frame))
+
+    @property
+    def vcov_spec(self) -> IVVcovSpec:
+        """The covariance in use, described (:class:`IVVcovSpec`)."""
+        g = None if self.clusters is None else int(np.unique(self.clusters).shape[0])
+        name = self.cluster if isinstance(self.cluster, str) else None
+        return IVVcovSpec(self.vcov_kind, name, g)
 
     # ------------------------------------------------------------ fit statistics
     @cached_property

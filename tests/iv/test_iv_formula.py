@@ -151,3 +151,12 @@ def test_tidy_and_glance() -> None:
     gl = fit.glance()
     assert gl.loc[0, "nobs"] == fit.nobs and gl.loc[0, "df.residual"] == fit.nobs - 6
     assert_allclose(gl.loc[0, "statistic"], fit.wald_test["statistic"], rtol=0)
+
+
+def test_etable_shows_iv_fits_next_to_ols() -> None:
+    df = frame()
+    iv = ar.attnreg("y ~ x1 + x2 | d1 ~ z1 + z2", df).with_vcov("cluster", cluster="g")
+    text = str(ar.etable([ar.attnreg("y ~ x1 + x2 + d1", df), iv]))
+    assert "tsls" in text and "cluster (g)" in text
+    assert f"({iv.std_err['d1']:.3f})" in text
+    assert iv.vcov_spec.n_clusters == df.g.nunique()
