@@ -57,6 +57,8 @@ class IVFrame:
         Parameters the fixed effects add to the model (levels less redundant ones).
     fe_codes : ndarray of int, shape (n_obs, n_fe), or None
         Level codes of the fixed effects (for cluster-robust inference on them).
+    instruments_design : Design or None
+        The first stage's design: ``X`` = [exogenous, excluded instruments] (not demeaned).
     """
 
     design: Design
@@ -70,6 +72,7 @@ class IVFrame:
     fixed_effects: tuple[str, ...] = ()
     n_absorbed: int = 0
     fe_codes: IntArray | None = field(default=None, repr=False)
+    instruments_design: Design | None = field(default=None, repr=False)
 
     @property
     def names(self) -> list[str]:
@@ -218,8 +221,13 @@ def build_iv_frame(parts: FormulaParts, data: Any, *, weights: Any = None, subse
     exog, endog = reg_names[:n_x], reg_names[n_x:]
     reg_design = dataclasses.replace(design, X=np.hstack([X, D]), column_names=list(reg_names),
                                      design_info=reg_info, formula=parts.formula)
+    inst_info = info.subset(x_terms + z_terms)
+    inst_design = dataclasses.replace(design, X=np.hstack([X, Z]), design_info=inst_info,
+                                      column_names=r_column_names(inst_info), zero_weight=None,
+                                      formula=f"{lhs} ~ {rhs} + {parts.instruments}")
     frame = IVFrame(design=reg_design, y=design.y, X=X, D=D, Z=Z, exog_names=tuple(exog),
-                    endog_names=tuple(endog), instrument_names=tuple(z_names))
+                    endog_names=tuple(endog), instrument_names=tuple(z_names),
+                    instruments_design=inst_design)
     if parts.fixed_effects:
         frame = _absorb(frame, parts)
     _check_columns(frame.X, frame.D, frame.Z, [*frame.names, *frame.instrument_names],

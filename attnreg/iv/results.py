@@ -292,6 +292,14 @@ class IVResults:
         return iv_diagnostics(self._iv_design, self.fit.wresid, list(self.frame.endog_names),
                               kind, self.clusters, self.frame.n_absorbed)
 
+    @cached_property
+    def first_stage(self) -> dict[str, Any]:
+        """The first-stage OLS fits (``LinearResults``), one per endogenous regressor, under
+        the covariance in use (:func:`attnreg.iv.first_stage.first_stages`)."""
+        from attnreg.iv.first_stage import first_stages
+
+        return first_stages(self)
+
     def weak_instruments(self, tau: float = 0.10) -> WeakIV:
         """The fuller weak-instrument statistics (:func:`attnreg.iv.weak.weak_instruments`):
         partial R², Sanderson–Windmeijer F, Cragg–Donald, Kleibergen–Paap rk Wald/LM and the

@@ -12,6 +12,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
+from attnreg.exceptions import OptionError
 from attnreg.iv.results import IVResults
 from tests.conftest import RTOL_EXACT, RTOL_OPTIM, RTOL_SM
 from tests.iv.conftest import make_iv_data
@@ -160,3 +161,27 @@ def test_etable_shows_iv_fits_next_to_ols() -> None:
     assert "tsls" in text and "cluster (g)" in text
     assert f"({iv.std_err['d1']:.3f})" in text
     assert iv.vcov_spec.n_clusters == df.g.nunique()
+
+
+@pytest.mark.parametrize("vcov", ["classical", "HC0", "HC1", "cluster"])
+def test_first_stage_fits_are_ols_and_their_wald_f_is_the_weak_instrument_f(vcov: str) -> None:
+    """The first stages are OLS fits of the linear family (another code path), whose Wald F of
+    the excluded instruments under the same covariance is the diagnostics' weak-instrument F."""
+    df, opts = frame(), {"vcov": vcov, **({"cluster": "g"} if vcov == "cluster" else {})}
+    iv = ar.attnreg("y ~ x1 + C(g % 3) | d1 + d2 ~ z1 + z2 + z3", df, **opts)
+    diag = iv.diagnostics()
+    for j, name in enumerate(["d1", "d2"]):
+        ols = iv.first_stage[name]
+        ref = ar.attnreg(f"{name} ~ x1 + C(g % 3) + z1 + z2 + z3", df, **opts)
+        assert_allclose(ols.coef, ref.coef, rtol=RTOL_EXACT)
+        assert_allclose(ols.std_err, ref.std_err, rtol=RTOL_EXACT)
+        wald = ols.wald_test(["z1 = 0", "z2 = 0", "z3 = 0"])
+        assert_allclose(diag.iloc[j]["statistic"], wald.statistic, rtol=RTOL_EXACT)
+
+
+def test_first_stage_with_fixed_effects_says_how_to_fit_it() -> None:
+    df = frame().assign(firm=lambda f: f.g % 5)
+    fit = ar.attnreg("y ~ x1 | firm | d1 ~ z1 + z2", df)
+    with pytest.raises(OptionError, match=r"first_stage is not available for an IV fit with "
+                                          r"absorbed fixed effects"):
+        fit.first_stage  # noqa: B018
