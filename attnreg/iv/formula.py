@@ -16,7 +16,7 @@ from attnreg.exceptions import DataError
 from attnreg.formula.subset import resolve_subset
 from attnreg.iv.cue import cue
 from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
-from attnreg.iv.frame import IVFrame, build_iv_frame
+from attnreg.iv.frame import IVFrame, build_iv_frame, name_collinear_column
 from attnreg.iv.options import check_iv_options
 from attnreg.iv.results import IVResults, resolve_clusters
 from attnreg.methods import DEFAULT_METHOD, call_string
@@ -80,7 +80,11 @@ def fit_iv_formula(request: FitRequest, parts: FormulaParts,
                            na_action=request.na_action, eval_env=request.eval_env,
                            extra_names=names)
     clusters = resolve_clusters(options["cluster"], frame)
-    fit = fit_iv_arrays(frame, method, options, clusters)
+    try:
+        fit = fit_iv_arrays(frame, method, options, clusters)
+    except DataError:
+        name_collinear_column(frame)  # the column to drop, by name, when that is the cause
+        raise
     shown = {k: v for k, v in request.options.items() if k in ("alpha",)}
     call = call_string(parts.formula, method, shown, weighted=request.weights is not None)
     return IVResults(frame=frame, fit=fit, method=method, vcov_kind=options["vcov"],

@@ -27,7 +27,7 @@ from attnreg.formula.design import INTERCEPT, Design, build_design
 from attnreg.formula.parts import FormulaParts
 from attnreg.formula.poly import r_column_names
 
-__all__ = ["IVFrame", "build_iv_frame", "first_dependent"]
+__all__ = ["IVFrame", "build_iv_frame", "first_dependent", "name_collinear_column"]
 
 _RANK_TOL = 1e-9  # share of a unit-norm column left after projecting on the earlier ones
 
@@ -112,41 +112,62 @@ def _check_parts(model_terms: list[str], endog: list[str], instr: list[str], for
             raise FormulaError(f"{', '.join(map(repr, both))} {what}, in {formula!r}")
 
 
-def first_dependent(M: FloatArray) -> int | None:
-    """Index of the first column of ``M`` (n, m) that is a linear combination of earlier ones
-    (relative to its own norm), or None when the columns are independent."""
-    norms = np.sqrt(np.sum(M**2, axis=0))
-    if np.any(norms == 0):
-        return int(np.flatnonzero(norms == 0)[0])
-    r = np.linalg.qr(M / norms, mode="r")
-    small = np.abs(np.diag(r)) <= _RANK_TOL
+def first_dependent(R: FloatArray) -> int | None:
+    """Index of the first column that is a linear combination of earlier ones, from the R
+    factor (m, k) of columns scaled to unit norm (relative tolerance), or None."""
+    if R.shape[1] == 0:
+        return None
+    r = np.linalg.qr(R, mode="r") if R.shape[0] < R.shape[1] or np.any(np.tril(R, -1)) else R
+    diag = np.zeros(R.shape[1])
+    diag[:min(r.shape)] = np.abs(np.diag(r))
+    small = diag <= _RANK_TOL
     return int(np.flatnonzero(small)[0]) if small.any() else None
 
 
 def _check_columns(X: FloatArray, D: FloatArray, Z: FloatArray, names: Sequence[str],
-                   formula: str) -> None:
-    """DataError naming a constant, collinear or under-identifying column (before fitting)."""
+                   formula: str, intercept: bool) -> None:
+    """DataError naming an under-identifying, constant or all-zero column (before fitting)."""
     k1, k2, nz = X.shape[1], D.shape[1], Z.shape[1]
-    exog, endog, instr = names[:k1], names[k1:k1 + k2], names[k1 + k2:]
+    endog, instr = names[k1:k1 + k2], names[k1 + k2:]
     if nz < k2:
         raise DataError(f"the model is under-identified: {k2} endogenous regressor(s) "
                         f"({', '.join(endog)}) but only {nz} excluded instrument(s) "
                         f"({', '.join(instr)}) in {formula!r}; add instruments right of the "
                         "IV part's '~'")
     for j, name in enumerate(instr):
-        if np.ptp(Z[:, j]) == 0:
+        if intercept and np.ptp(Z[:, j]) == 0:
             raise DataError(f"instrument {name!r} is constant over the rows used (absorbed by the "
-                            "intercept or the fixed effects): it carries no information; drop it")
-    bad = first_dependent(X) if k1 else None
+                            "intercept): it carries no information; drop it")
+    ordered = [*names[:k1], *instr, *endog]
+    norms = np.sqrt(np.sum(np.hstack([X, Z, D]) ** 2, axis=0))
+    if np.any(norms == 0):
+        raise DataError(f"column {ordered[int(np.flatnonzero(norms == 0)[0])]!r} is zero in every "
+                        "row used; drop it")
+
+
+def name_collinear_column(frame: IVFrame) -> None:
+    """DataError naming the first exogenous regressor, instrument or endogenous regressor that
+    is a linear combination of the columns before it; nothing when there is none.
+
+    Called when a fit finds a rank deficiency (a tall QR is not free: it is not run on every
+    fit). One QR of ``[X, Z, D]`` (columns scaled to unit norm); the R factors of ``[X, D]``
+    and of the leading blocks come from it (small QRs of columns of R).
+    """
+    X, D, Z = frame.X, frame.D, frame.Z
+    k1, k2, nz = X.shape[1], D.shape[1], Z.shape[1]
+    exog, endog, instr = frame.exog_names, frame.endog_names, frame.instrument_names
+    M = np.hstack([X, Z, D])
+    R = np.linalg.qr(M / np.sqrt(np.sum(M**2, axis=0)), mode="r")  # (min(n, m), m)
+    bad = first_dependent(R[:, :k1])
     if bad is not None:
         raise DataError(f"exogenous regressor {exog[bad]!r} is a linear combination of the "
                         "other exogenous regressors (or the fixed effects); drop it")
-    bad = first_dependent(np.hstack([X, Z]))
+    bad = first_dependent(R[:, :k1 + nz])
     if bad is not None:
         raise DataError(f"instrument {instr[bad - k1]!r} is a linear combination of the "
                         "exogenous regressors and the other instruments (an instrument identical "
                         "to a regressor adds nothing); drop it")
-    bad = first_dependent(np.hstack([X, D]))
+    bad = first_dependent(R[:, [*range(k1), *range(k1 + nz, k1 + nz + k2)]])
     if bad is not None:
         raise DataError(f"endogenous regressor {endog[bad - k1]!r} is a linear combination of "
                         "the exogenous regressors and the other endogenous ones; drop it")
@@ -231,7 +252,7 @@ def build_iv_frame(parts: FormulaParts, data: Any, *, weights: Any = None, subse
     if parts.fixed_effects:
         frame = _absorb(frame, parts)
     _check_columns(frame.X, frame.D, frame.Z, [*frame.names, *frame.instrument_names],
-                   parts.formula)
+                   parts.formula, frame.intercept)
     return frame
 
 

@@ -288,9 +288,8 @@ class IVResults:
         """R's ``summary(ivreg, diagnostics = TRUE)$diagnostics`` under the covariance in use:
         weak instruments F per endogenous regressor, Wu–Hausman, Sargan (see
         :mod:`attnreg.iv.diagnostics`); shape (k2 + 2, 4)."""
-        kind = "HC0" if self.vcov_kind == "HC0" else self.vcov_kind
         return iv_diagnostics(self._iv_design, self.fit.wresid, list(self.frame.endog_names),
-                              kind, self.clusters, self.frame.n_absorbed)
+                              self.vcov_kind, self.clusters, self.frame.n_absorbed)
 
     @cached_property
     def first_stage(self) -> dict[str, Any]:
