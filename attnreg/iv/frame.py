@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import patsy
+from scipy.linalg import qr
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError, FormulaError
@@ -117,7 +118,7 @@ def first_dependent(R: FloatArray) -> int | None:
     factor (m, k) of columns scaled to unit norm (relative tolerance), or None."""
     if R.shape[1] == 0:
         return None
-    r = np.linalg.qr(R, mode="r") if R.shape[0] < R.shape[1] or np.any(np.tril(R, -1)) else R
+    r = qr(R, mode="r")[0] if R.shape[0] < R.shape[1] or np.any(np.tril(R, -1)) else R
     diag = np.zeros(R.shape[1])
     diag[:min(r.shape)] = np.abs(np.diag(r))
     small = diag <= _RANK_TOL
@@ -157,7 +158,7 @@ def name_collinear_column(frame: IVFrame) -> None:
     k1, k2, nz = X.shape[1], D.shape[1], Z.shape[1]
     exog, endog, instr = frame.exog_names, frame.endog_names, frame.instrument_names
     M = np.hstack([X, Z, D])
-    R = np.linalg.qr(M / np.sqrt(np.sum(M**2, axis=0)), mode="r")  # (min(n, m), m)
+    R = qr(M / np.sqrt(np.sum(M**2, axis=0)), mode="r")[0][:M.shape[1]]  # (min(n, m), m)
     bad = first_dependent(R[:, :k1])
     if bad is not None:
         raise DataError(f"exogenous regressor {exog[bad]!r} is a linear combination of the "
