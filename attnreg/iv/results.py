@@ -307,7 +307,8 @@ class IVResults:
         f = self.frame
         kind = self.vcov_kind if self.vcov_kind != "classical" else "HC0"
         return weak_instruments(f.X if f.X.shape[1] else None, f.D, f.Z, f.weights, kind=kind,
-                                clusters=self.clusters, debiased=kind != "HC0", tau=tau)
+                                clusters=self.clusters, debiased=kind != "HC0", tau=tau,
+                                absorbed=f.n_absorbed)
 
     def anderson_rubin(self, level: float = 0.95) -> ARSet:
         """The Anderson–Rubin confidence set of the endogenous coefficient (one endogenous
@@ -319,7 +320,7 @@ class IVResults:
         if not 0 < level < 1:
             raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
         return anderson_rubin_set(f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights,
-                                  alpha=1 - level)
+                                  alpha=1 - level, absorbed=f.n_absorbed)
 
     # ------------------------------------------------------------ prediction, attention
     def predict(self, newdata: Any = None) -> pd.Series:

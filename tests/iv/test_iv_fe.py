@@ -88,3 +88,18 @@ def test_a_missing_fixed_effect_and_a_regressor_absorbed_by_them_are_refused() -
                                         r"\(absorbed by them\)"):
         ar.attnreg("y ~ x1 + size | firm + year | d ~ z1 + z2",
                    panel().assign(size=lambda f: f.firm * 2.0))
+
+
+@pytest.mark.parametrize("vcov", ["HC1", "cluster"])
+def test_weak_instrument_report_and_ar_set_equal_the_dummy_variable_fit(vcov: str) -> None:
+    df = panel()
+    fe = ar.attnreg("y ~ x1 + x2 | firm + year | d ~ z1 + z2", df, **VCOV[vcov])
+    dv = ar.attnreg("y ~ x1 + x2 + C(firm) + C(year) | d ~ z1 + z2", df, **VCOV[vcov])
+    a, b = fe.weak_instruments(), dv.weak_instruments()
+    for field in ("partial_r2", "f_classical", "f_robust", "sw_f", "cragg_donald_f", "kp_rk_wald",
+                  "kp_rk_wald_f", "kp_rk_lm", "effective_f", "effective_f_cv"):
+        assert_allclose(getattr(a, field), getattr(b, field), rtol=RTOL_EXACT, err_msg=field)
+    assert a.df == b.df
+    sa, sb = fe.anderson_rubin(0.99), dv.anderson_rubin(0.99)
+    assert sa.shape == sb.shape == "interval"
+    assert_allclose([sa.lower, sa.upper], [sb.lower, sb.upper], rtol=RTOL_EXACT)
