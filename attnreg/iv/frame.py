@@ -192,6 +192,13 @@ def _fe_codes(design: Design, parts: FormulaParts) -> tuple[tuple[str, ...], lis
     return tuple(cols), [data[c].to_numpy()[design.data_rows] for c in cols]
 
 
+def _columns(design: Design, terms: list[str]) -> FloatArray:
+    """The design columns of ``terms``, shape (n_obs, m)."""
+    slices = design.design_info.term_name_slices
+    idx = [j for t in terms for j in range(slices[t].start, slices[t].stop)]
+    return np.ascontiguousarray(design.X[:, idx])
+
+
 def build_iv_frame(parts: FormulaParts, data: Any, *, weights: Any = None, subset: Any = None,
                    na_action: Any = "drop", eval_env: Any = None,
                    extra_names: Any = None) -> IVFrame:
@@ -229,16 +236,10 @@ def build_iv_frame(parts: FormulaParts, data: Any, *, weights: Any = None, subse
     x_terms = [t for t in info.term_names if roles[t] == "x"]
     d_terms = [t for t in info.term_names if roles[t] == "d"]
     z_terms = [t for t in info.term_names if roles[t] == "z"]
-    slices = info.term_name_slices
-
-    def cols(terms: list[str]) -> FloatArray:
-        idx = [j for t in terms for j in range(slices[t].start, slices[t].stop)]
-        return np.ascontiguousarray(design.X[:, idx])
-
     reg_info = info.subset(x_terms + d_terms)
     reg_names = r_column_names(reg_info)
     z_names = r_column_names(info.subset(z_terms)) if z_terms else []
-    X, D, Z = cols(x_terms), cols(d_terms), cols(z_terms)
+    X, D, Z = (_columns(design, terms) for terms in (x_terms, d_terms, z_terms))
     n_x = X.shape[1]
     exog, endog = reg_names[:n_x], reg_names[n_x:]
     reg_design = dataclasses.replace(design, X=np.hstack([X, D]), column_names=list(reg_names),

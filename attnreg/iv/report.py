@@ -132,7 +132,7 @@ def iv_summary(res: IVResults) -> Summary:
     sw = np.ones(res.nobs) if w is None else np.sqrt(w)
     table = pd.DataFrame({"Estimate": res.coef, "Std. Error": res.std_err,
                           "t value": res.t_value, "Pr(>|t|)": res.p_value})
-    wt = res.wald_test
+    wt = res.f_test
     stats_ = IVStatistics(sigma=res.sigma, df_resid=res.df_resid, r_squared=res.r_squared,
                           adj_r_squared=res.adj_r_squared, wald=float(wt["statistic"]),
                           wald_p=float(wt["p_value"]), wald_df1=int(wt["df1"]),

@@ -216,6 +216,14 @@ class IVResults:
         pct = [f"{100 * (1 - level) / 2:.3g} %", f"{100 * (1 + level) / 2:.3g} %"]
         return pd.DataFrame({pct[0]: lo, pct[1]: hi})
 
+    def wald_test(self, hypothesis: str | list[str]) -> Any:
+        """Joint Wald F test of linear restrictions under the covariance in use, on
+        (q, :attr:`df_resid`) df (``car::linearHypothesis(ivreg_fit, ..., test = "F")``);
+        see :func:`attnreg.iv.hypotheses.iv_wald_test`. Returns a ``WaldTest``."""
+        from attnreg.iv.hypotheses import iv_wald_test
+
+        return iv_wald_test(self, hypothesis)
+
     def with_vcov(self, kind: str = "classical", *, cluster: Any = None) -> IVResults:
         """A new result with another covariance (the estimate is unchanged, also for GMM).
 
@@ -267,16 +275,16 @@ class IVResults:
         return 1 - (1 - self.r_squared) * (self.nobs - int(centred)) / self.df_resid
 
     @cached_property
-    def wald_test(self) -> pd.Series:
-        """AER's Wald test of every coefficient but the intercept (the fixed effects are not
-        tested): ``statistic`` (F), ``p_value``, ``df1``, ``df2``."""
+    def f_test(self) -> pd.Series:
+        """The overall test (AER's "Wald test"): every coefficient but the intercept is zero
+        (the fixed effects are not tested); ``statistic`` (F), ``p_value``, ``df1``, ``df2``."""
         keep = [j for j, n in enumerate(self.names) if n != "(Intercept)"]
         b = self.fit.coef[keep]
         V = self.vcov.to_numpy()[np.ix_(keep, keep)]
         f = float(b @ np.linalg.solve(V, b)) / len(keep)
         p = float(stats.f.sf(f, len(keep), self.df_resid))
         return pd.Series({"statistic": f, "p_value": p, "df1": float(len(keep)),
-                          "df2": float(self.df_resid)}, name="wald_test")
+                          "df2": float(self.df_resid)}, name="f_test")
 
     # ------------------------------------------------------------ weak instruments
     @cached_property
@@ -370,7 +378,7 @@ class IVResults:
     def glance(self) -> pd.DataFrame:
         """One row of fit statistics: r.squared, adj.r.squared, sigma, statistic and p.value
         (the Wald test), df, df.residual, nobs."""
-        wt = self.wald_test
+        wt = self.f_test
         return pd.DataFrame({"r.squared": [self.r_squared], "adj.r.squared": [self.adj_r_squared],
                              "sigma": [self.sigma], "statistic": [wt["statistic"]],
                              "p.value": [wt["p_value"]], "df": [int(wt["df1"])],

@@ -151,7 +151,7 @@ def test_tidy_and_glance() -> None:
     assert_allclose(td["std.error"], fit.std_err.to_numpy(), rtol=0)
     gl = fit.glance()
     assert gl.loc[0, "nobs"] == fit.nobs and gl.loc[0, "df.residual"] == fit.nobs - 6
-    assert_allclose(gl.loc[0, "statistic"], fit.wald_test["statistic"], rtol=0)
+    assert_allclose(gl.loc[0, "statistic"], fit.f_test["statistic"], rtol=0)
 
 
 def test_etable_shows_iv_fits_next_to_ols() -> None:

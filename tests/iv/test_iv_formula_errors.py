@@ -89,3 +89,11 @@ def test_the_ar_set_needs_one_endogenous_regressor() -> None:
 def test_data_out_of_memory_is_refused_by_name() -> None:
     with pytest.raises(DataError, match=r"an IV formula needs data in memory"):
         ar.attnreg("y ~ x1 | d1 ~ z1 + z2", [1, 2, 3])
+
+
+def test_a_wald_test_names_the_unknown_coefficient() -> None:
+    fit = ar.attnreg("y ~ x1 | d1 ~ z1 + z2", frame())
+    with pytest.raises(OptionError, match=r"d9"):
+        fit.wald_test("d9 = 0")
+    with pytest.raises(OptionError, match=r"linearly dependent"):
+        fit.wald_test("d1 = 0, 2*d1 = 0")

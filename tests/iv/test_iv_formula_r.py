@@ -61,7 +61,7 @@ def test_fit_statistics_equal_aer(model: str) -> None:
     assert_allclose(fit.sigma, ref["sigma"], rtol=RTOL_R)
     assert fit.df_resid == ref["df"][1]
     assert_allclose([fit.r_squared, fit.adj_r_squared], [ref["r2"], ref["adj_r2"]], rtol=RTOL_R)
-    wt = fit.wald_test
+    wt = fit.f_test
     assert_allclose(wt[["statistic", "p_value", "df1", "df2"]].to_numpy(dtype=float),
                     ref["wald"], rtol=RTOL_R)
     assert_allclose(fit.resid.to_numpy(), ref["resid"], rtol=RTOL_R, atol=RTOL_R)
@@ -83,5 +83,17 @@ def test_diagnostics_equal_aer(model: str, vcov: str) -> None:
 @pytest.mark.parametrize("vcov", ["HC1", "cluster"])
 def test_wald_test_under_a_robust_covariance_equals_aer(vcov: str) -> None:
     fit = fit_model("two", vcov)
-    wt = fit.wald_test[["statistic", "p_value", "df1", "df2"]].to_numpy(dtype=float)
+    wt = fit.f_test[["statistic", "p_value", "df1", "df2"]].to_numpy(dtype=float)
     assert_allclose(wt, REF["two"][vcov]["wald"], rtol=RTOL_R_VCOV)
+
+
+@pytest.mark.parametrize("model", ["two", "two_weighted", "one"])
+@pytest.mark.parametrize("vcov", list(VCOV))
+def test_wald_test_of_restrictions_equals_car_linear_hypothesis(model: str, vcov: str) -> None:
+    fit = fit_model(model, vcov)
+    ref = REF[model]["hypothesis"] if vcov == "classical" else REF[model][vcov]["hypothesis"]
+    wt = fit.wald_test("d1 + x1 = 1, x1 = 0")
+    assert wt.df == (ref[2], ref[3])
+    rtol = RTOL_R if vcov == "classical" else RTOL_R_VCOV
+    assert_allclose([wt.statistic, wt.p_value], ref[:2], rtol=rtol)
+    assert list(wt.table.index) == ["x1 + d1 = 1", "x1 = 0"]

@@ -4,15 +4,17 @@
 # y, x, d and z (one model frame: the same rows dropped). For each model: the coefficient
 # table of summary(fit, diagnostics = TRUE) under the classical covariance and under
 # sandwich's HC0, HC1 and vcovCL(type = "HC1") covariances, sigma, df, R-squared, the Wald test,
-# the diagnostics matrix, and the printed summary text (checked digit for digit).
+# the diagnostics matrix, the printed summary text (checked digit for digit), and
+# car::linearHypothesis(fit, c("d1 + x1 = 1", "x1 = 0")) under each covariance.
 # Checked by tests/iv/test_iv_formula_r.py and tests/iv/test_iv_summary.py.
 #
-# Regenerate from the repository root (needs r-cran-aer, r-cran-sandwich, r-cran-jsonlite):
+# Regenerate from the repository root (needs r-cran-aer, r-cran-sandwich, r-cran-car,
+# r-cran-jsonlite):
 #   Rscript tests/reference/make_iv_formula.R
 # It overwrites tests/reference/iv_formula_r.json. The data are drawn here and rounded to 6
 # decimals, so the JSON holds R's doubles exactly and the Python tests refit the same numbers.
 options(useFancyQuotes = FALSE)  # the legend with ASCII quotes, as attnreg prints it
-suppressPackageStartupMessages({ library(jsonlite); library(AER); library(sandwich) })
+suppressPackageStartupMessages({ library(jsonlite); library(AER); library(sandwich); library(car) })
 
 set.seed(20261204)
 n <- 150
@@ -44,23 +46,30 @@ one_fit <- function(f, weighted) {
   cl <- function(x) vcovCL(x, cluster = dat$g[rows], type = "HC1")
   hc0 <- function(x) vcovHC(x, type = "HC0")
   hc1 <- function(x) vcovHC(x, type = "HC1")
+  hyp <- c("d1 + x1 = 1", "x1 = 0")  # car::linearHypothesis: F on (2, n - k) df
+  lh <- function(v = NULL) {
+    h <- if (is.null(v)) linearHypothesis(fit, hyp, test = "F") else
+      linearHypothesis(fit, hyp, vcov. = v(fit), test = "F")
+    unname(c(h[2, "F"], h[2, "Pr(>F)"], h[2, "Df"], h[2, "Res.Df"]))
+  }
   robust <- function(v) {
     sv <- summary(fit, vcov. = v, diagnostics = TRUE)
     list(table = table(sv), vcov = unname(v(fit)), wald = unname(sv$waldtest),
-         diagnostics = unname(sv$diagnostics))
+         diagnostics = unname(sv$diagnostics), hypothesis = lh(v))
   }
   list(names = names(coef(fit)), nobs = length(fit$residuals),
        table = table(s), vcov = unname(vcov(fit)), sigma = fit$sigma,
        df = unname(s$df), r2 = s$r.squared, adj_r2 = s$adj.r.squared, wald = unname(s$waldtest),
        diagnostics = unname(s$diagnostics), diagnostic_names = rownames(s$diagnostics),
        resid = unname(residuals(fit)), fitted = unname(fitted(fit)),
-       printed = capture.output(print(s)),
+       printed = capture.output(print(s)), hypothesis = lh(),
        HC0 = robust(hc0), HC1 = robust(hc1), cluster = robust(cl))
 }
 
 out <- list(
   header = list(R = R.version.string, AER = as.character(packageVersion("AER")),
                 sandwich = as.character(packageVersion("sandwich")),
+                car = as.character(packageVersion("car")),
                 jsonlite = as.character(packageVersion("jsonlite")),
                 script = "tests/reference/make_iv_formula.R"),
   data = as.list(dat),
