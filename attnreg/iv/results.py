@@ -4,7 +4,8 @@ The inference follows R's ``AER::ivreg``: the classical covariance uses
 ``σ² = Σ w e² / (n - k)``, robust ones are sandwich's ``vcovHC(type="HC0"|"HC1")`` and
 ``vcovCL(type="HC1")`` (``G/(G-1)·(n-1)/(n-k)``); t tests on ``n - k`` df; the Wald test of
 every coefficient but the intercept. With fixed effects, ``k`` counts the absorbed levels, so
-every figure equals the dummy-variable fit's.
+every figure of a 2SLS, LIML or Fuller fit equals the dummy-variable fit's (a GMM fit's
+covariance is that of the demeaned moments, which the dummies' moments do not reproduce).
 """
 
 from __future__ import annotations
