@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from attnreg.exceptions import DataError
 from attnreg.formula.subset import resolve_subset
 from attnreg.iv.cue import cue
@@ -19,6 +21,7 @@ from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
 from attnreg.iv.frame import IVFrame, build_iv_frame, name_collinear_column
 from attnreg.iv.options import check_iv_options
 from attnreg.iv.results import IVResults, resolve_clusters
+from attnreg.large import to_memory
 from attnreg.methods import DEFAULT_METHOD, call_string
 
 if TYPE_CHECKING:
@@ -70,10 +73,11 @@ def fit_iv_formula(request: FitRequest, parts: FormulaParts,
     """
     method = "tsls" if request.method == DEFAULT_METHOD else request.method
     options = check_iv_options(method, dict(request.options))  # every option, before any work
-    data = request.data
-    if not hasattr(data, "columns") and not isinstance(data, Mapping):
-        raise DataError(f"an IV formula needs data in memory (a pandas DataFrame or a dict of "
-                        f"columns), however: type(data) is {type(data).__name__}")
+    data = to_memory(request.data)  # small arrow / polars inputs: pandas
+    if not isinstance(data, (pd.DataFrame, Mapping)):
+        raise DataError(f"an IV formula needs data in memory (a pandas DataFrame, a dict of "
+                        f"columns, or a small arrow table or polars frame), however: type(data) "
+                        f"is {type(data).__name__}; files and dask frames are not supported yet")
     names = dict(namespace or {})
     subset = resolve_subset(request.subset, data, request.eval_env, names)
     frame = build_iv_frame(parts, data, weights=request.weights, subset=subset,

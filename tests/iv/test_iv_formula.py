@@ -185,3 +185,10 @@ def test_first_stage_with_fixed_effects_says_how_to_fit_it() -> None:
     with pytest.raises(OptionError, match=r"first_stage is not available for an IV fit with "
                                           r"absorbed fixed effects"):
         fit.first_stage  # noqa: B018
+
+
+def test_a_polars_frame_fits_as_its_pandas_copy() -> None:
+    pl = pytest.importorskip("polars")
+    df = frame()
+    fit = ar.attnreg("y ~ x1 | d1 ~ z1 + z2", pl.from_pandas(df))
+    assert_allclose(fit.coef, ar.attnreg("y ~ x1 | d1 ~ z1 + z2", df).coef, rtol=RTOL_EXACT)

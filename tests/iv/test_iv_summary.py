@@ -73,3 +73,9 @@ def test_weak_instrument_statistics_follow_the_covariance() -> None:
     assert not np.allclose(wk.f_robust, wk.f_classical)
     with pytest.raises(ar.exceptions.OptionError, match="level must be strictly between 0 and 1"):
         fit_model("one").anderson_rubin(1.5)
+
+
+def test_summary_renders_as_html_latex_and_markdown() -> None:
+    s = fit_model("two").summary()
+    assert "Diagnostic tests:" in s._repr_html_() and "Wu-Hausman" in s.to_markdown()
+    assert "\\begin{tabular}" in s.to_latex()
