@@ -319,6 +319,14 @@ class IVResults:
                                 clusters=self.clusters, debiased=kind != "HC0", tau=tau,
                                 absorbed=f.n_absorbed)
 
+    @property
+    def weak_iv(self) -> pd.DataFrame:
+        """:meth:`weak_instruments` as one table: statistic, df1, df2, p-value per row
+        (:func:`attnreg.iv.weak_table.weak_iv_table`)."""
+        from attnreg.iv.weak_table import weak_iv_table
+
+        return weak_iv_table(self.weak_instruments(), self.frame.endog_names)
+
     def anderson_rubin(self, level: float = 0.95) -> ARSet:
         """The Anderson–Rubin confidence set of the endogenous coefficient (one endogenous
         regressor): an interval, two rays, the real line or empty (:attr:`ARSet.shape`)."""

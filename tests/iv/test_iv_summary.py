@@ -79,3 +79,21 @@ def test_summary_renders_as_html_latex_and_markdown() -> None:
     s = fit_model("two").summary()
     assert "Diagnostic tests:" in s._repr_html_() and "Wu-Hausman" in s.to_markdown()
     assert "\\begin{tabular}" in s.to_latex()
+
+
+def test_weak_iv_table_holds_the_statistics_and_their_p_values() -> None:
+    from scipy import stats
+
+    fit = fit_model("two", "HC1")
+    wk, table = fit.weak_instruments(), fit.weak_iv
+    assert list(table.columns) == ["statistic", "df1", "df2", "p-value"]
+    row = table.loc["first-stage F (d2)"]
+    assert_allclose(row["statistic"], wk.f_classical[1], rtol=0)
+    assert_allclose(row["p-value"], stats.f.sf(wk.f_classical[1], 4, 136), rtol=RTOL_EXACT)
+    assert (row["df1"], row["df2"]) == (4, 136)  # 4 instruments (zf has 3 levels), n - L = 145 - 9
+    sw = table.loc["Sanderson-Windmeijer F (d1)"]
+    assert (sw["df1"], sw["df2"]) == (3, 136)
+    assert_allclose(table.loc["Kleibergen-Paap rk LM", "p-value"], wk.kp_rk_lm_pvalue, rtol=0)
+    assert "effective F" not in table.index  # two endogenous regressors: no MOP statistic
+    assert_allclose(table.loc["first-stage F (d1)", "statistic"],
+                    fit.with_vcov("classical").diagnostics().iloc[0]["statistic"], rtol=RTOL_EXACT)
