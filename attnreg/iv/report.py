@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from attnreg.report import Summary, render
 from attnreg.report.rformat import fmt_g, fmt_pvalue, format_c, r_format, r_signif
@@ -126,6 +127,21 @@ def _weak_lines(res: IVResults) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def _estimator_lines(res: IVResults) -> tuple[str, ...]:
+    """What the estimator adds: LIML's and Fuller's κ, GMM's and CUE's Hansen J."""
+    f = res.fit
+    if res.method in ("liml", "fuller"):
+        return (f"k-class kappa: {fmt_g(f.kappa, 7)} (LIML kappa {fmt_g(f.liml_kappa, 7)}"
+                + (f", Fuller alpha {fmt_g(res.alpha)})" if res.method == "fuller" else ")"),)
+    if res.method in ("gmm", "cue"):
+        q = res.frame.Z.shape[1] - res.frame.D.shape[1]
+        if q == 0:
+            return ()
+        p = float(stats.chi2.sf(f.j_stat, q))
+        return (f"Hansen J statistic: {fmt_g(f.j_stat)} on {q} DF,  p-value: {fmt_pvalue(p, 4)}",)
+    return ()
+
+
 def iv_summary(res: IVResults) -> Summary:
     """The report of an IV fit (see the module docstring)."""
     w = res.frame.weights
@@ -141,6 +157,9 @@ def iv_summary(res: IVResults) -> Summary:
         Call(res.call),
         IVResiduals(res.fit.resid * sw, w is not None and bool(np.ptp(w) != 0)),
         IVCoefficients(table), IVDiagnostics(res.diagnostics()), stats_]
+    estimator = _estimator_lines(res)
+    if estimator:
+        sections.append(Lines(estimator, lead_blank=True))
     if res.frame.fixed_effects:
         sections.append(Lines((f"Fixed effects absorbed: {', '.join(res.frame.fixed_effects)} "
                                f"({res.frame.n_absorbed} parameters)",), lead_blank=True))

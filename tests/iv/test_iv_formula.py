@@ -63,6 +63,10 @@ def test_equals_linearmodels(method: str, vcov: str, weighted: bool) -> None:
     assert_allclose(fit.vcov.to_numpy(), ref.cov.to_numpy(), rtol=RTOL_SM)
     assert_allclose(fit.std_err.to_numpy(), ref.std_errors.to_numpy(), rtol=RTOL_SM)
     assert_allclose(fit.resid.to_numpy(), ref.resids.to_numpy(), rtol=RTOL_SM, atol=RTOL_SM)
+    if method == "gmm":
+        assert_allclose(fit.fit.j_stat, ref.j_stat.stat, rtol=RTOL_SM)
+    if method in ("liml", "fuller"):
+        assert_allclose(fit.fit.kappa, ref.kappa, rtol=RTOL_SM)
 
 
 def test_cue_equals_linearmodels() -> None:

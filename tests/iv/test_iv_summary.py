@@ -97,3 +97,16 @@ def test_weak_iv_table_holds_the_statistics_and_their_p_values() -> None:
     assert "effective F" not in table.index  # two endogenous regressors: no MOP statistic
     assert_allclose(table.loc["first-stage F (d1)", "statistic"],
                     fit.with_vcov("classical").diagnostics().iloc[0]["statistic"], rtol=RTOL_EXACT)
+
+
+def test_gmm_and_liml_summaries_show_hansen_j_and_kappa() -> None:
+    from scipy import stats
+
+    from tests.iv.test_iv_formula import FORMULA, frame
+
+    gmm = ar.attnreg(FORMULA, frame(), method="gmm", vcov="HC0")
+    p = stats.chi2.sf(gmm.fit.j_stat, 2)
+    assert f"Hansen J statistic: {gmm.fit.j_stat:.4g} on 2 DF,  p-value: {p:.4g}" in str(gmm.summary())
+    fuller = ar.attnreg(FORMULA, frame(), method="fuller", alpha=4.0)
+    assert (f"k-class kappa: {fuller.fit.kappa:.7g} (LIML kappa {fuller.fit.liml_kappa:.7g}, "
+            "Fuller alpha 4)") in str(fuller.summary())
