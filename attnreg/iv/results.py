@@ -80,8 +80,9 @@ def resolve_clusters(cluster: Any, frame: IVFrame) -> Any:
                               f"however it has shape {ids.shape}")
     ids = ids[rows]
     if pd.isna(ids).any():
-        raise DataError(f"cluster {cluster if isinstance(cluster, str) else 'ids'!s} has missing "
-                        "values in the rows used; fill or drop them first")
+        what = repr(cluster) if isinstance(cluster, str) else "ids"
+        raise DataError(f"cluster {what} has missing values in the rows used; fill them or "
+                        "drop those rows first")
     return ids
 
 

@@ -98,3 +98,13 @@ def test_a_wald_test_names_the_unknown_coefficient() -> None:
         fit.wald_test("d9 = 0")
     with pytest.raises(OptionError, match=r"linearly dependent"):
         fit.wald_test("d1 = 0, 2*d1 = 0")
+
+
+def test_cluster_ids_are_checked() -> None:
+    df = frame().assign(gg=lambda f: f.g.astype(float))
+    df.loc[7, "gg"] = np.nan
+    with pytest.raises(DataError, match=r"cluster 'gg' has missing values in the rows used"):
+        ar.attnreg("y ~ x1 | d1 ~ z1 + z2", df, vcov="cluster", cluster="gg")
+    with pytest.raises(OptionError, match=r"cluster must have one id per row of data \(400\), "
+                                          r"however it has shape \(3,\)"):
+        ar.attnreg("y ~ x1 | d1 ~ z1 + z2", df, vcov="cluster", cluster=[1, 2, 3])
