@@ -84,6 +84,9 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
         ``"ftt"`` its FT-Transformer baseline (torch networks, :mod:`attnreg.nn`).
         Ridge and PCR also accept wide designs (no more rows than coefficients: the thin SVD
         of the n_obs × n_obs side); OLS needs more rows than coefficients.
+        A formula with an instrumental-variable part (``"y ~ x | d ~ z"``, with fixed effects
+        ``"y ~ x | firm + year | d ~ z"``) is fitted by ``"tsls"`` (its default), ``"liml"``,
+        ``"fuller"`` (``alpha=``), ``"gmm"`` or ``"cue"`` (:mod:`attnreg.iv.formula`).
     weights : str or array-like, optional
         Prior weights (weighted least squares): a column name or a vector.
     subset : str or boolean array-like, optional
@@ -146,7 +149,7 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
         if parts.endogenous is not None:
             from attnreg.iv.formula import fit_iv_formula  # scipy's optimisers: only when used
 
-            return fit_iv_formula(request, parts)
+            return fit_iv_formula(request, parts, formula_namespace())
         from attnreg.fe.formula import fit_fe_formula
 
         return fit_fe_formula(request, parts)

@@ -13,9 +13,11 @@ stays light.
 
 Examples
 --------
->>> method_names()
+>>> method_names()[:11]
 ('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt', 'glm', 'logit', 'probit', 'poisson', 'quantreg')
->>> method_names("weights")
+>>> method_names("iv")  # formulas with an IV part, 'y ~ x | d ~ z'
+('tsls', 'liml', 'fuller', 'gmm', 'cue')
+>>> method_names("weights")[:8]
 ('ols', 'ridge', 'pcr', 'glm', 'logit', 'probit', 'poisson', 'quantreg')
 >>> get_method("ridge").check_options({"lam": 0.5})["tuning"]
 0.5
@@ -106,7 +108,7 @@ class Estimator:
         The ``method=`` string.
     family : str
         A label grouping methods (``"spectral"``, ``"softmax"``, ``"network"``, ``"glm"``,
-        ``"quantreg"``, or a third party's own; ``method_names(family)`` lists them). What a
+        ``"quantreg"``, ``"iv"``, or a third party's own; ``method_names(family)`` lists them). What a
         fit can do is decided by ``capabilities`` and ``rule``, never by the family.
     title : str
         One line for help texts.
@@ -411,3 +413,37 @@ def _predict_quantreg(result: Any, X: FloatArray) -> FloatArray:
 register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
                    Capabilities(weights=True, quantiles=True), _check_quantreg, _fit_quantreg,
                    _predict_quantreg, call_options=("tau", "se")))
+
+
+
+# ------------------------------------------------------------------------------ instrumental variables
+
+def _check_iv(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    from attnreg.iv.options import check_iv_options
+
+    return check_iv_options(name, options)
+
+
+def _fit_iv(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
+    from attnreg.exceptions import FormulaError
+
+    raise FormulaError(f"method {name!r} needs a formula with an instrumental-variable part, "
+                       f"'y ~ x | d ~ z' (endogenous ~ instruments), however: {design.formula!r}")
+
+
+def _predict_iv(result: Any, X: FloatArray) -> FloatArray:
+    return X @ result.fit.coef
+
+
+# attnreg/iv: fitted from formulas with an IV part only ("y ~ x | d ~ z"; attnreg.iv.formula)
+_IV = Capabilities(weights=True, vcov=True)
+register(Estimator("tsls", "iv", "two-stage least squares (IV formula)", _IV, _check_iv, _fit_iv,
+                   _predict_iv))
+register(Estimator("liml", "iv", "limited-information maximum likelihood (IV formula)", _IV,
+                   _check_iv, _fit_iv, _predict_iv))
+register(Estimator("fuller", "iv", "Fuller's modified LIML (IV formula)", _IV, _check_iv,
+                   _fit_iv, _predict_iv, call_options=("alpha",)))
+register(Estimator("gmm", "iv", "two-step efficient GMM (IV formula)", _IV, _check_iv, _fit_iv,
+                   _predict_iv))
+register(Estimator("cue", "iv", "continuously updated GMM (IV formula)", _IV, _check_iv, _fit_iv,
+                   _predict_iv))

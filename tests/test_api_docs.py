@@ -53,6 +53,7 @@ def returned_types() -> dict[str, type]:
     df["y"] = df.x1 + rng.normal(size=60)
     fit = ar.attnreg("y ~ x1 + x2 + C(g)", data=df)
     fc = ar.forecast("y ~ lag(y, 1)", df, horizon=1)
+    iv = ar.attnreg("y ~ x2 | x1 ~ C(g)", data=df)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         objects = {"attnreg()": fit, "summary()": fit.summary(), "attention()": fit.attention(df.head(2)),
@@ -68,7 +69,9 @@ def returned_types() -> dict[str, type]:
                    "attnreg(method='logit', chunk_rows=)": ar.attnreg(
                        "I((y > 0) * 1.0) ~ x1", df.reset_index(drop=True), method="logit",
                        chunk_rows=20),
-                   "attnreg('y ~ x | g')": ar.attnreg("y ~ x1 + x2 | g", df)}
+                   "attnreg('y ~ x | g')": ar.attnreg("y ~ x1 + x2 | g", df),
+                   "attnreg('y ~ x | d ~ z')": iv, "IV weak_instruments()": iv.weak_instruments(),
+                   "IV anderson_rubin()": iv.anderson_rubin(), "IV attention()": iv.attention(df.head(2))}
     return {k: type(v) for k, v in objects.items()}
 
 

@@ -108,6 +108,7 @@ def test_public_names_have_examples(name: str) -> None:
 
 def _result_classes() -> list[type]:
     from attnreg.attention import AttentionWeights, Embedding
+    from attnreg.iv.results import IVResults
     from attnreg.linear.anova import AnovaTable
     from attnreg.linear.bootstrap import BootstrapResults, BootstrapTest
     from attnreg.linear.diagtests import DiagnosticTable, OutlierTest
@@ -122,7 +123,7 @@ def _result_classes() -> list[type]:
 
     return [LinearResults, SoftmaxResults, NetworkResults, ForecastResults, RollingResults,
             AttentionWeights, Embedding, Summary, Comparison, WaldTest, TTest, AnovaTable,
-            DiagnosticTable, OutlierTest, BootstrapResults, BootstrapTest, ETable]
+            DiagnosticTable, OutlierTest, BootstrapResults, BootstrapTest, ETable, IVResults]
 
 
 @pytest.mark.parametrize("cls", _result_classes(), ids=lambda c: c.__name__)

@@ -124,7 +124,8 @@ def anderson_rubin_test(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayL
 
 
 def anderson_rubin_set(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
-                       weights: npt.ArrayLike | None = None, *, alpha: float = 0.05) -> ARSet:
+                       weights: npt.ArrayLike | None = None, *, alpha: float = 0.05,
+                       absorbed: int = 0) -> ARSet:
     """Homoskedastic AR confidence set of one endogenous coefficient, by exact inversion.
 
     Parameters
@@ -136,6 +137,8 @@ def anderson_rubin_set(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLi
     weights : array_like, shape (n,), optional
     alpha : float
         Test size; the set has level ``1 - alpha``.
+    absorbed : int
+        Levels of fixed effects absorbed from y, X, D and Z beforehand: counted in ``L``.
 
     Returns
     -------
@@ -144,7 +147,7 @@ def anderson_rubin_set(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLi
     d = make_design(y, X, D, Z, weights)
     if d.D.shape[1] != 1:
         raise DataError(f"the AR confidence set needs exactly one endogenous regressor; D has {d.D.shape[1]}")
-    n, L, nz = d.n, d.X.shape[1] + d.Z.shape[1], d.Z.shape[1]
+    n, L, nz = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1]
     c = float(stats.f.ppf(1 - alpha, nz, n - L))
     kc = c * nz / (n - L)
     dv = d.D[:, 0]

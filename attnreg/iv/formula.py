@@ -1,19 +1,96 @@
-"""``attnreg("y ~ x | d ~ z", data)``: the instrumental-variable part of a formula, fitted."""
+"""``attnreg("y ~ x | d ~ z", data)``: the instrumental-variable part of a formula, fitted.
+
+The front door hands a formula with an IV part (fixest's ``y ~ x | d ~ z`` or
+``y ~ x | fe1 + fe2 | d ~ z``) here: the options are checked before any work, one model frame
+is built for y, x, d and z (:mod:`attnreg.iv.frame`), the fixed effects if any are absorbed,
+and the estimator named by ``method`` fits the arrays (:mod:`attnreg.iv.estimators`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from attnreg.exceptions import FormulaError
+import pandas as pd
+
+from attnreg.exceptions import DataError
+from attnreg.formula.subset import resolve_subset
+from attnreg.iv.cue import cue
+from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
+from attnreg.iv.frame import IVFrame, build_iv_frame, name_collinear_column
+from attnreg.iv.options import check_iv_options
+from attnreg.iv.results import IVResults, resolve_clusters
+from attnreg.large import to_memory
+from attnreg.methods import DEFAULT_METHOD, call_string
 
 if TYPE_CHECKING:
     from attnreg.formula.parts import FormulaParts
     from attnreg.large import FitRequest
 
-__all__ = ["fit_iv_formula"]
+__all__ = ["fit_iv_arrays", "fit_iv_formula"]
+
+_GMM_WEIGHT = {"classical": "unadjusted", "HC0": "robust", "HC1": "robust", "cluster": "cluster"}
 
 
-def fit_iv_formula(request: FitRequest, parts: FormulaParts) -> Any:
-    """Fit ``request`` by instrumental variables, absorbing the fixed effects of ``parts`` if any."""
-    raise FormulaError(f"instrumental variables in a formula ({parts.formula!r}) are not "
-                       "supported yet: use attnreg.iv.tsls on arrays")
+def fit_iv_arrays(frame: IVFrame, method: str, options: Mapping[str, Any], clusters: Any) -> IVFit:
+    """Fit the arrays of ``frame`` with the estimator ``method`` (GMM's weight matrix is the
+    efficient one under ``options["vcov"]``)."""
+    X = frame.X if frame.X.shape[1] else None
+    args = (frame.y, X, frame.D, frame.Z)
+    w = frame.weights
+    if method == "tsls":
+        return tsls(*args, weights=w)
+    if method == "liml":
+        return liml(*args, weights=w)
+    if method == "fuller":  # κ_LIML − α/(n − L), L counting the levels absorbed (as the dummies)
+        k_liml = liml_kappa(*args, weights=w)
+        L = frame.X.shape[1] + frame.Z.shape[1] + frame.n_absorbed
+        fit = kclass(*args, kappa=k_liml - options["alpha"] / (len(frame.y) - L), weights=w)
+        return dataclasses.replace(fit, method="Fuller", liml_kappa=k_liml)
+    if method == "gmm":
+        return gmm(*args, weights=w, weight=_GMM_WEIGHT[options["vcov"]], clusters=clusters)
+    return cue(*args, weights=w, clusters=clusters)
+
+
+def fit_iv_formula(request: FitRequest, parts: FormulaParts,
+                   namespace: Mapping[str, Callable[..., Any]] | None = None) -> IVResults:
+    """Fit ``request`` by instrumental variables, absorbing the fixed effects of ``parts`` if any.
+
+    Parameters
+    ----------
+    request : FitRequest
+        What :func:`attnreg.attnreg` was given; ``method`` is one of
+        :data:`attnreg.iv.options.IV_METHODS` (the default method means ``"tsls"``).
+    parts : FormulaParts
+        The split formula, with an IV part.
+    namespace : mapping, optional
+        Helper functions available inside the formula (``lag``, ``poly``, ...).
+
+    Returns
+    -------
+    IVResults
+    """
+    method = "tsls" if request.method == DEFAULT_METHOD else request.method
+    options = check_iv_options(method, dict(request.options))  # every option, before any work
+    data = to_memory(request.data)  # small arrow / polars inputs: pandas
+    if not isinstance(data, (pd.DataFrame, Mapping)):
+        raise DataError(f"an IV formula needs data in memory (a pandas DataFrame, a dict of "
+                        f"columns, or a small arrow table or polars frame), however: type(data) "
+                        f"is {type(data).__name__}; files and dask frames are not supported yet")
+    names = dict(namespace or {})
+    subset = resolve_subset(request.subset, data, request.eval_env, names)
+    frame = build_iv_frame(parts, data, weights=request.weights, subset=subset,
+                           na_action=request.na_action, eval_env=request.eval_env,
+                           extra_names=names)
+    clusters = resolve_clusters(options["cluster"], frame)
+    try:
+        fit = fit_iv_arrays(frame, method, options, clusters)
+    except DataError:
+        name_collinear_column(frame)  # the column to drop, by name, when that is the cause
+        raise
+    shown = {k: v for k, v in request.options.items() if k in ("alpha",)}
+    call = call_string(parts.formula, method, shown, weighted=request.weights is not None)
+    return IVResults(frame=frame, fit=fit, method=method, vcov_kind=options["vcov"],
+                     clusters=clusters, cluster=options["cluster"], alpha=options["alpha"],
+                     call=call)

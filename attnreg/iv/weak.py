@@ -92,8 +92,8 @@ class WeakIV:
 
 
 def _first_stage(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
-                 debiased: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
-    n, L, nz = d.n, d.X.shape[1] + d.Z.shape[1], d.Z.shape[1]
+                 debiased: bool, absorbed: int = 0) -> tuple[FloatArray, FloatArray, FloatArray]:
+    n, L, nz = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1]
     G = d.Qz.T @ d.D  # (nz, k2): R_z Π̂ in the orthonormal basis
     V = d.annihilate(d.D)
     Dt = d.annihilate_x(d.D)
@@ -105,11 +105,11 @@ def _first_stage(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
     return partial_r2, f_classical, f_robust
 
 
-def _sw_f(d: IVDesign) -> FloatArray:
+def _sw_f(d: IVDesign, absorbed: int = 0) -> FloatArray:
     """SW conditional F of each endogenous regressor (2SLS of D_j on D_{-j}, X with [X, Z])."""
     from attnreg.iv.estimators import tsls
 
-    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1], d.Z.shape[1], d.D.shape[1]
+    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1], d.D.shape[1]
     out = np.empty(k2)
     for j in range(k2):
         others = np.delete(d.D, j, axis=1)
@@ -120,9 +120,10 @@ def _sw_f(d: IVDesign) -> FloatArray:
     return out
 
 
-def _kp(d: IVDesign, kind: str, clusters: npt.ArrayLike | None) -> tuple[float, float, float, float]:
+def _kp(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
+        absorbed: int = 0) -> tuple[float, float, float, float]:
     """Cragg–Donald F, KP rk Wald and rk LM from the canonical-correlation matrix ``Q_z'Q_d``."""
-    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1], d.Z.shape[1], d.D.shape[1]
+    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1], d.D.shape[1]
     Qd = qr(d.annihilate_x(d.D), mode="economic")[0]
     U, s, Vt = np.linalg.svd(d.Qz.T @ Qd)  # s: canonical correlations, descending
     r2 = float(s[-1] ** 2)
@@ -139,7 +140,7 @@ def _kp(d: IVDesign, kind: str, clusters: npt.ArrayLike | None) -> tuple[float, 
 
 
 def _effective_f(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
-                 tau: float) -> tuple[float, float, float]:
+                 tau: float, absorbed: int = 0) -> tuple[float, float, float]:
     """MOP effective F and the simplified critical value (k2 = 1)."""
     pi = d.Qz.T @ d.D[:, 0]  # first-stage coefficients on the orthonormal Z̃ basis
     H = d.Qz * d.annihilate(d.D[:, 0])[:, None]
@@ -147,7 +148,7 @@ def _effective_f(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
         H = group_sums(H, clusters)  # type: ignore[arg-type]
     W2 = H.T @ H
     if kind == "HC1":
-        W2 = W2 * d.n / (d.n - d.X.shape[1] - d.Z.shape[1])
+        W2 = W2 * d.n / (d.n - d.X.shape[1] - d.Z.shape[1] - absorbed)
     tr = float(np.trace(W2))
     f_eff = float(pi @ pi) / tr
     x = 1.0 / tau
@@ -168,7 +169,7 @@ def _kp_f(rk: float, n: int, L: int, nz: int, kind: str, clusters: npt.ArrayLike
 def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
                      weights: npt.ArrayLike | None = None, *, kind: str = "HC0",
                      clusters: npt.ArrayLike | None = None, debiased: bool = False,
-                     tau: float = 0.10) -> WeakIV:
+                     tau: float = 0.10, absorbed: int = 0) -> WeakIV:
     r"""First-stage strength statistics.
 
     * partial R²: ``1 - V̂_j'V̂_j / D̃_j'D̃_j``.
@@ -208,6 +209,9 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
         Small-sample factor for ``f_robust``.
     tau : float
         Worst-case Nagar bias threshold of the effective-F critical value.
+    absorbed : int
+        Levels of fixed effects absorbed from X, D and Z beforehand (demeaned arrays): counted
+        in ``L``, so every statistic equals the dummy-variable regression's.
 
     Returns
     -------
@@ -215,13 +219,14 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
     """
     dummy_y = np.zeros(np.asarray(D).shape[0])
     d = make_design(dummy_y, X, D, Z, weights)
-    pr2, fc, fr = _first_stage(d, kind, clusters, debiased)
-    r2, cd_f, rk_w, rk_lm = _kp(d, kind, clusters)
-    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1], d.Z.shape[1], d.D.shape[1]
+    pr2, fc, fr = _first_stage(d, kind, clusters, debiased, absorbed)
+    r2, cd_f, rk_w, rk_lm = _kp(d, kind, clusters, absorbed)
+    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1], d.D.shape[1]
     f_eff = cv = k_eff = float("nan")
     if k2 == 1:
-        f_eff, cv, k_eff = _effective_f(d, kind, clusters, tau)
-    return WeakIV(partial_r2=pr2, f_classical=fc, f_robust=fr, sw_f=_sw_f(d), cragg_donald_f=cd_f,
+        f_eff, cv, k_eff = _effective_f(d, kind, clusters, tau, absorbed)
+    return WeakIV(partial_r2=pr2, f_classical=fc, f_robust=fr, sw_f=_sw_f(d, absorbed),
+                  cragg_donald_f=cd_f,
                   anderson_lm=n * r2, cragg_donald_wald=n * r2 / (1 - r2),
                   kp_rk_wald=rk_w, kp_rk_wald_f=_kp_f(rk_w, n, L, nz, kind, clusters), kp_rk_lm=rk_lm,
                   kp_rk_lm_pvalue=float(stats.chi2.sf(rk_lm, nz - k2 + 1)), effective_f=f_eff,

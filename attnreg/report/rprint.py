@@ -62,12 +62,13 @@ _COEF_COLUMNS = (("Estimate", "Std. Error", "t value", "Pr(>|t|)"),
                  ("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
 
 
-def print_coefmat(table: pd.DataFrame, digits: int = 4,
-                  signif_stars: bool = True) -> tuple[list[str], bool]:
+def print_coefmat(table: pd.DataFrame, digits: int = 4, signif_stars: bool = True,
+                  na_print: str | None = None) -> tuple[list[str], bool]:
     """R's ``printCoefmat`` of an estimate / standard error / statistic / p-value table.
 
     A row whose estimate is NaN is an aliased coefficient and prints ``NA`` throughout;
-    another NaN prints ``NaN``. Returns the lines and whether stars were printed (R prints
+    another NaN prints ``NaN``, or ``na_print`` when given (a table whose missing values are
+    R's ``NA``, such as AER's diagnostics). Returns the lines and whether stars were printed (R prints
     them, and the legend, only when some p-value is below 0.1).
     """
     x = table.to_numpy(dtype=float)
@@ -96,7 +97,7 @@ def print_coefmat(table: pd.DataFrame, digits: int = 4,
     for j in range(4):
         for i in range(n):
             if np.isnan(x[i, j]):
-                cells[j][i] = "NA" if aliased[i] else "NaN"
+                cells[j][i] = "NA" if aliased[i] else (na_print or "NaN")
     starred = signif_stars and bool((p[~np.isnan(p)] < 0.1).any())
     colnames = list(table.columns)
     if starred:

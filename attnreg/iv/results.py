@@ -1,0 +1,399 @@
+"""Results of ``attnreg("y ~ x | d ~ z", data)``: an IV fit with names, inference and reports.
+
+The inference follows R's ``AER::ivreg``: the classical covariance uses
+``σ² = Σ w e² / (n - k)``, robust ones are sandwich's ``vcovHC(type="HC0"|"HC1")`` and
+``vcovCL(type="HC1")`` (``G/(G-1)·(n-1)/(n-k)``); t tests on ``n - k`` df; the Wald test of
+every coefficient but the intercept. With fixed effects, ``k`` counts the absorbed levels, so
+every figure of a 2SLS, LIML or Fuller fit equals the dummy-variable fit's (a GMM fit's
+covariance is that of the demeaned moments, which the dummies' moments do not reproduce).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from attnreg._typing import FloatArray
+from attnreg.exceptions import DataError, OptionError
+from attnreg.iv._design import IVDesign, make_design
+from attnreg.iv.arset import ARSet, anderson_rubin_set
+from attnreg.iv.attention import IVAttention, tsls_attention
+from attnreg.iv.covariance import iv_vcov
+from attnreg.iv.diagnostics import iv_diagnostics
+from attnreg.iv.estimators import IVFit
+from attnreg.iv.frame import IVFrame
+from attnreg.iv.options import check_vcov
+from attnreg.iv.weak import WeakIV, weak_instruments
+from attnreg.report import Summary
+
+__all__ = ["IVResults", "IVVcovSpec", "resolve_clusters"]
+
+
+@dataclass(frozen=True)
+class IVVcovSpec:
+    """The covariance of an IV fit, for reports (``etable``'s covariance row).
+
+    Attributes
+    ----------
+    kind : str
+        ``"classical"``, ``"HC0"``, ``"HC1"`` or ``"cluster"``.
+    cluster : str or None
+        The cluster column's name when one was given by name.
+    n_clusters : int or None
+    """
+
+    kind: str
+    cluster: str | None = None
+    n_clusters: int | None = None
+
+    def label(self) -> str:
+        """The covariance in words, e.g. ``"cluster (firm; 24 clusters), CR1"``."""
+        if self.kind != "cluster":
+            return {"classical": "classical (homoskedastic)"}.get(
+                self.kind, f"{self.kind} (heteroskedasticity-consistent)")
+        name = f"{self.cluster}; " if self.cluster else ""
+        return f"cluster ({name}{self.n_clusters} clusters), CR1"
+
+
+def resolve_clusters(cluster: Any, frame: IVFrame) -> Any:
+    """Cluster ids of the rows used: a column name of the data, or one id per data row."""
+    if cluster is None:
+        return None
+    design = frame.design
+    data, rows = design.data, design.data_rows
+    assert data is not None and rows is not None
+    if isinstance(cluster, str):
+        if cluster not in data.columns:
+            raise OptionError(f"cluster={cluster!r} is not a column of data; give a column name "
+                              "or one id per row")
+        ids = data[cluster].to_numpy()
+    else:
+        ids = np.asarray(cluster)
+        if ids.shape != (data.shape[0],):
+            raise OptionError(f"cluster must have one id per row of data ({data.shape[0]}), "
+                              f"however it has shape {ids.shape}")
+    ids = ids[rows]
+    if pd.isna(ids).any():
+        what = repr(cluster) if isinstance(cluster, str) else "ids"
+        raise DataError(f"cluster {what} has missing values in the rows used; fill them or "
+                        "drop those rows first")
+    return ids
+
+
+@dataclass(frozen=True)
+class IVResults:
+    """A fitted instrumental-variable regression. Immutable; derived quantities are cached.
+
+    Attributes
+    ----------
+    frame : IVFrame
+        The arrays (exogenous, endogenous, instruments) and the regressors' design.
+    fit : IVFit
+        The numerical fit (:mod:`attnreg.iv.estimators`).
+    method : str
+        ``"tsls"``, ``"liml"``, ``"fuller"``, ``"gmm"`` or ``"cue"``.
+    vcov_kind : str
+        ``"classical"``, ``"HC0"``, ``"HC1"`` or ``"cluster"``.
+    clusters : ndarray or None
+        Cluster ids of the rows used (``vcov_kind="cluster"``).
+    cluster : object
+        The ``cluster=`` given (a column name is shown in reports).
+    alpha : float
+        Fuller's α (``method="fuller"``).
+    call : str
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import attnreg as ar
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=400), "z1": rng.normal(size=400),
+    ...                    "z2": rng.normal(size=400), "u": rng.normal(size=400)})
+    >>> df["d"] = df.z1 + 0.5 * df.z2 + df.u + rng.normal(size=400)
+    >>> df["y"] = 1 + 0.5 * df.x + 2 * df.d + df.u
+    >>> fit = ar.attnreg("y ~ x | d ~ z1 + z2", df)
+    >>> fit.coef.round(1).to_dict()
+    {'(Intercept)': 1.1, 'x': 0.5, 'd': 2.0}
+    >>> list(fit.diagnostics().index)
+    ['Weak instruments', 'Wu-Hausman', 'Sargan']
+    """
+
+    frame: IVFrame
+    fit: IVFit
+    method: str = "tsls"
+    vcov_kind: str = "classical"
+    clusters: Any = field(default=None, repr=False)
+    cluster: Any = field(default=None, repr=False)
+    alpha: float = 1.0
+    call: str = ""
+
+    # ------------------------------------------------------------ sizes and coefficients
+    @property
+    def design(self) -> Any:
+        """The regressors' design (formula, response, row labels, prediction)."""
+        return self.frame.design
+
+    @property
+    def names(self) -> list[str]:
+        """Coefficient names: exogenous regressors, then endogenous."""
+        return self.frame.names
+
+    @property
+    def nobs(self) -> int:
+        """Number of rows used."""
+        return int(self.frame.y.shape[0])
+
+    @property
+    def df_model(self) -> int:
+        """Coefficients tested by the Wald test (all but the intercept)."""
+        return len(self.names) - int(self.frame.intercept)
+
+    @property
+    def df_resid(self) -> int:
+        """n − k, k the coefficients plus the levels absorbed by fixed effects."""
+        return self.nobs - len(self.names) - self.frame.n_absorbed
+
+    @cached_property
+    def coef(self) -> pd.Series:
+        """Coefficients, shape (k,)."""
+        return pd.Series(self.fit.coef, index=self.names, name="coef")
+
+    @cached_property
+    def resid(self) -> pd.Series:
+        """y − fitted on the data's scale (unweighted), shape (n,)."""
+        return pd.Series(self.fit.resid, index=self.design.row_labels, name="resid")
+
+    @cached_property
+    def fitted(self) -> pd.Series:
+        """Fitted values ``[X, D] coef`` (plus the fixed effects when absorbed), shape (n,)."""
+        return pd.Series(self.design.y - self.fit.resid, index=self.design.row_labels,
+                         name="fitted")
+
+    # ------------------------------------------------------------ inference
+    def _scale(self) -> float:
+        """AER's small-sample factor on top of the core's unscaled covariance."""
+        n, k = self.nobs, len(self.names) + self.frame.n_absorbed
+        if self.vcov_kind in ("classical", "HC1"):
+            return n / (n - k)
+        if self.vcov_kind == "cluster":
+            g = int(np.unique(self.clusters).shape[0])
+            return g / (g - 1) * (n - 1) / (n - k)
+        return 1.0
+
+    @cached_property
+    def vcov(self) -> pd.DataFrame:
+        """Covariance of the coefficients under :attr:`vcov_kind`, shape (k, k)."""
+        kind = "HC0" if self.vcov_kind == "HC1" else self.vcov_kind
+        V = iv_vcov(self.fit, kind, clusters=self.clusters) * self._scale()
+        return pd.DataFrame(V, index=self.names, columns=self.names)
+
+    @cached_property
+    def std_err(self) -> pd.Series:
+        """Standard errors, shape (k,)."""
+        return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.names, name="std_err")
+
+    @cached_property
+    def t_value(self) -> pd.Series:
+        """coef / std_err."""
+        return (self.coef / self.std_err).rename("t_value")
+
+    @cached_property
+    def p_value(self) -> pd.Series:
+        """Two-sided p-values from Student's t on :attr:`df_resid` df (as AER)."""
+        p = 2 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_resid)
+        return pd.Series(p, index=self.names, name="p_value")
+
+    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
+        """Confidence intervals ``coef ± t_{(1+level)/2} std_err``, shape (k, 2) (R's ``confint``)."""
+        if not 0 < level < 1:
+            raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
+        q = stats.t.ppf((1 + level) / 2, self.df_resid)
+        lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
+        pct = [f"{100 * (1 - level) / 2:.3g} %", f"{100 * (1 + level) / 2:.3g} %"]
+        return pd.DataFrame({pct[0]: lo, pct[1]: hi})
+
+    def wald_test(self, hypothesis: str | list[str]) -> Any:
+        """Joint Wald F test of linear restrictions under the covariance in use, on
+        (q, :attr:`df_resid`) df (``car::linearHypothesis(ivreg_fit, ..., test = "F")``);
+        see :func:`attnreg.iv.hypotheses.iv_wald_test`. Returns a ``WaldTest``."""
+        from attnreg.iv.hypotheses import iv_wald_test
+
+        return iv_wald_test(self, hypothesis)
+
+    def with_vcov(self, kind: str = "classical", *, cluster: Any = None) -> IVResults:
+        """A new result with another covariance (the estimate is unchanged, also for GMM).
+
+        Parameters
+        ----------
+        kind : {"classical", "HC0", "HC1", "cluster"}
+        cluster : str or array-like, optional
+            For ``"cluster"``: a column name of the data, or one id per data row.
+        """
+        kind = check_vcov(kind, cluster)
+        return dataclasses.replace(self, vcov_kind=kind, cluster=cluster,
+                                   clusters=resolve_clusters(cluster, self.frame))
+
+    @property
+    def vcov_spec(self) -> IVVcovSpec:
+        """The covariance in use, described (:class:`IVVcovSpec`)."""
+        g = None if self.clusters is None else int(np.unique(self.clusters).shape[0])
+        name = self.cluster if isinstance(self.cluster, str) else None
+        return IVVcovSpec(self.vcov_kind, name, g)
+
+    # ------------------------------------------------------------ fit statistics
+    @cached_property
+    def _w(self) -> FloatArray:
+        w = self.frame.weights
+        return np.ones(self.nobs) if w is None else w
+
+    @cached_property
+    def rss(self) -> float:
+        """Weighted residual sum of squares Σ w e²."""
+        return float(np.sum(self._w * self.fit.resid**2))
+
+    @property
+    def sigma(self) -> float:
+        """Residual standard error sqrt(Σ w e² / (n − k))."""
+        return float(np.sqrt(self.rss / self.df_resid))
+
+    @cached_property
+    def r_squared(self) -> float:
+        """1 − RSS/TSS (TSS centred with an intercept or fixed effects; can be negative)."""
+        y, w = self.design.y, self._w
+        centred = self.frame.intercept or bool(self.frame.fixed_effects)
+        tss = float(np.sum(w * (y - np.sum(w * y) / np.sum(w)) ** 2)) if centred else float(np.sum(w * y**2))
+        return 1 - self.rss / tss
+
+    @property
+    def adj_r_squared(self) -> float:
+        """1 − (1 − R²)(n − 1)/(n − k) (n rather than n − 1 without an intercept)."""
+        centred = self.frame.intercept or bool(self.frame.fixed_effects)
+        return 1 - (1 - self.r_squared) * (self.nobs - int(centred)) / self.df_resid
+
+    @cached_property
+    def f_test(self) -> pd.Series:
+        """The overall test (AER's "Wald test"): every coefficient but the intercept is zero
+        (the fixed effects are not tested); ``statistic`` (F), ``p_value``, ``df1``, ``df2``."""
+        keep = [j for j, n in enumerate(self.names) if n != "(Intercept)"]
+        b = self.fit.coef[keep]
+        V = self.vcov.to_numpy()[np.ix_(keep, keep)]
+        f = float(b @ np.linalg.solve(V, b)) / len(keep)
+        p = float(stats.f.sf(f, len(keep), self.df_resid))
+        return pd.Series({"statistic": f, "p_value": p, "df1": float(len(keep)),
+                          "df2": float(self.df_resid)}, name="f_test")
+
+    # ------------------------------------------------------------ weak instruments
+    @cached_property
+    def _iv_design(self) -> IVDesign:
+        f = self.frame
+        return make_design(f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
+
+    def diagnostics(self) -> pd.DataFrame:
+        """R's ``summary(ivreg, diagnostics = TRUE)$diagnostics`` under the covariance in use:
+        weak instruments F per endogenous regressor, Wu–Hausman, Sargan (see
+        :mod:`attnreg.iv.diagnostics`); shape (k2 + 2, 4)."""
+        return iv_diagnostics(self._iv_design, self.fit.wresid, list(self.frame.endog_names),
+                              self.vcov_kind, self.clusters, self.frame.n_absorbed)
+
+    @cached_property
+    def first_stage(self) -> dict[str, Any]:
+        """The first-stage OLS fits (``LinearResults``), one per endogenous regressor, under
+        the covariance in use (:func:`attnreg.iv.first_stage.first_stages`)."""
+        from attnreg.iv.first_stage import first_stages
+
+        return first_stages(self)
+
+    def weak_instruments(self, tau: float = 0.10) -> WeakIV:
+        """The fuller weak-instrument statistics (:func:`attnreg.iv.weak.weak_instruments`):
+        partial R², Sanderson–Windmeijer F, Cragg–Donald, Kleibergen–Paap rk Wald/LM and the
+        Montiel Olea–Pflueger effective F with its critical value; robust ones under the
+        covariance in use (HC0 under the classical one)."""
+        f = self.frame
+        kind = self.vcov_kind if self.vcov_kind != "classical" else "HC0"
+        return weak_instruments(f.X if f.X.shape[1] else None, f.D, f.Z, f.weights, kind=kind,
+                                clusters=self.clusters, debiased=kind != "HC0", tau=tau,
+                                absorbed=f.n_absorbed)
+
+    @property
+    def weak_iv(self) -> pd.DataFrame:
+        """:meth:`weak_instruments` as one table: statistic, df1, df2, p-value per row
+        (:func:`attnreg.iv.weak_table.weak_iv_table`)."""
+        from attnreg.iv.weak_table import weak_iv_table
+
+        return weak_iv_table(self.weak_instruments(), self.frame.endog_names)
+
+    def anderson_rubin(self, level: float = 0.95) -> ARSet:
+        """The Anderson–Rubin confidence set of the endogenous coefficient (one endogenous
+        regressor): an interval, two rays, the real line or empty (:attr:`ARSet.shape`)."""
+        f = self.frame
+        if f.D.shape[1] != 1:
+            raise DataError(f"the AR confidence set needs one endogenous regressor, however the "
+                            f"model has {f.D.shape[1]}: {', '.join(f.endog_names)}")
+        if not 0 < level < 1:
+            raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
+        return anderson_rubin_set(f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights,
+                                  alpha=1 - level, absorbed=f.n_absorbed)
+
+    # ------------------------------------------------------------ prediction, attention
+    def predict(self, newdata: Any = None) -> pd.Series:
+        """``[X, D] coef`` for new rows (the training rows' fitted values when None); rows
+        with a missing value give NaN. Not available with fixed effects."""
+        if newdata is None:
+            return self.fitted.rename("fit")
+        if self.frame.fixed_effects:
+            raise OptionError("predict(newdata) is not available for an IV fit with absorbed "
+                              "fixed effects (their levels are not estimated); use fitted")
+        X, labels = self.design.rebuild(newdata)
+        return pd.Series(X @ self.fit.coef, index=labels, name="fit")
+
+    def attention(self, newdata: Any = None) -> IVAttention:
+        """2SLS predictions at the rows of ``newdata`` (default the training rows) as weights
+        over the training responses (:func:`attnreg.iv.attention.tsls_attention`):
+        ``weights @ y == predictions``."""
+        f = self.frame
+        if self.method != "tsls" or f.fixed_effects:
+            raise OptionError(f"attention() is the view of 2SLS without fixed effects, however: "
+                              f"method={self.method!r}"
+                              + (f", fixed effects {', '.join(f.fixed_effects)}" if f.fixed_effects else ""))
+        X0 = self.design.X if newdata is None else self.design.rebuild(newdata)[0]
+        if not np.isfinite(X0).all():
+            raise DataError("newdata has rows with missing values; drop them first")
+        return tsls_attention(X0, f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
+
+    # ------------------------------------------------------------ reports
+    def summary(self) -> Summary:
+        """R's ``summary(ivreg(...), diagnostics = TRUE)`` under the covariance in use, then
+        the weak-instrument report (effective F, Kleibergen–Paap, the AR set)."""
+        from attnreg.iv.report import iv_summary
+
+        return iv_summary(self)
+
+    def tidy(self, conf_int: bool = False, conf_level: float = 0.95) -> pd.DataFrame:
+        """One row per coefficient, as ``broom::tidy``: term, estimate, std.error, statistic,
+        p.value (and conf.low, conf.high)."""
+        out = pd.DataFrame({"term": self.names, "estimate": self.coef.to_numpy(),
+                            "std.error": self.std_err.to_numpy(),
+                            "statistic": self.t_value.to_numpy(), "p.value": self.p_value.to_numpy()})
+        if conf_int:
+            ci = self.conf_int(conf_level).to_numpy()
+            out["conf.low"], out["conf.high"] = ci[:, 0], ci[:, 1]
+        return out
+
+    def glance(self) -> pd.DataFrame:
+        """One row of fit statistics: r.squared, adj.r.squared, sigma, statistic and p.value
+        (the Wald test), df, df.residual, nobs."""
+        wt = self.f_test
+        return pd.DataFrame({"r.squared": [self.r_squared], "adj.r.squared": [self.adj_r_squared],
+                             "sigma": [self.sigma], "statistic": [wt["statistic"]],
+                             "p.value": [wt["p_value"]], "df": [int(wt["df1"])],
+                             "df.residual": [self.df_resid], "nobs": [self.nobs]})
+
+    def __repr__(self) -> str:
+        return (f"<attnreg IV fit ({self.method}): {self.design.formula}; n={self.nobs}; "
+                f"vcov={self.vcov_kind}>")
