@@ -123,6 +123,12 @@ class Estimator:
         path's options ``chunk_rows``/``progress``/``sep`` checked, and the call string), for a
         method that is not a spectral filter of the accumulated R factor (which the chunked
         backends fit themselves).
+    fit_fixed_effects : callable, optional
+        ``fit_fixed_effects(request, parts, call)``: the method's own fit of a formula with
+        absorbed fixed effects (``y ~ x | firm``; ``parts`` a
+        :class:`~attnreg.formula.parts.FormulaParts`, the data in memory, ``call`` the call
+        string), for a method that is not unpenalised least squares (which
+        :mod:`attnreg.fe.formula` fits itself).
     rule : SpectralRule or None
         The spectral declaration of a linear method (its filter, whether it is penalised and
         by which tuning parameter), for the paths that fit the rule themselves: the chunked
@@ -141,6 +147,7 @@ class Estimator:
     tuning: str | None = None
     call_options: tuple[str, ...] = ()
     fit_chunks: Callable[[Any, dict[str, Any], str], Any] | None = field(default=None, repr=False)
+    fit_fixed_effects: Callable[[Any, Any, str], Any] | None = field(default=None, repr=False)
     rule: SpectralRule | None = field(default=None, repr=False)
 
     def require_rule(self, what: str) -> SpectralRule:
@@ -369,6 +376,12 @@ def _predict_glm(result: Any, X: FloatArray) -> FloatArray:
     return result.predict_matrix(X)
 
 
+def _fit_glm_fixed_effects(request: Any, parts: Any, call: str) -> Any:
+    from attnreg.glm.fe_fit import fit_fe_glm
+
+    return fit_fe_glm(request, parts, call)
+
+
 def _fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> Any:
     from attnreg.glm.chunked_results import fit_glm_chunks
 
@@ -378,16 +391,16 @@ def _fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> Any:
 _GLM = Capabilities(weights=True)  # attnreg/glm: R's glm(), and three shortcuts
 register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, _check_glm,
                    _fit_glm, _predict_glm, call_options=("family", "link", "offset"),
-                   fit_chunks=_fit_glm_chunks))
+                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
 register(Estimator("logit", "glm", "logistic regression (binomial, logit link)", _GLM,
                    _check_glm, _fit_glm, _predict_glm, call_options=("offset",),
-                   fit_chunks=_fit_glm_chunks))
+                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
 register(Estimator("probit", "glm", "probit regression (binomial, probit link)", _GLM,
                    _check_glm, _fit_glm, _predict_glm, call_options=("offset",),
-                   fit_chunks=_fit_glm_chunks))
+                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
 register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _GLM,
                    _check_glm, _fit_glm, _predict_glm, call_options=("link", "offset"),
-                   fit_chunks=_fit_glm_chunks))
+                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
 
 
 # ------------------------------------------------------------------------------ quantile regression

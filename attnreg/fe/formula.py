@@ -16,18 +16,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from attnreg._typing import BoolArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
-from attnreg.fe.absorb import FrameEffects, absorb, fixed_effects_of_frame, term_values
-from attnreg.fe.demean import FixedEffects
+from attnreg.fe.absorb import FrameEffects, absorb
 from attnreg.fe.effects import redundant_levels
+from attnreg.fe.frame import absorbed_design
 from attnreg.fe.results import AbsorbedEffects, FixedEffectsResults
 from attnreg.fe.ssc import check_ssc
-from attnreg.formula.design import Design, build_design
-from attnreg.formula.poly import poly
-from attnreg.formula.subset import resolve_subset
-from attnreg.formula.transforms import center, scale, standardize
+from attnreg.formula.design import Design
 from attnreg.linear.fit import fit_spectral_design
 from attnreg.linear.inference import make_vcov_spec
 from attnreg.methods import call_string, get_method
@@ -36,41 +32,10 @@ if TYPE_CHECKING:
     from attnreg.formula.parts import FormulaParts
     from attnreg.large import FitRequest
 
-__all__ = ["FIXEF_RM", "drop_singletons", "fit_fe_formula"]
+__all__ = ["FIXEF_RM", "fit_fe_formula"]
 
 #: choices of ``fixef_rm=`` (fixest's name): keep singletons, or remove them repeatedly
 FIXEF_RM = ("none", "singleton")
-
-
-def drop_singletons(fe: FixedEffects) -> BoolArray:
-    """Rows kept once the singletons are removed, repeatedly (a level with one row in any
-    fixed effect goes, which may make others singletons), as fixest's ``fixef.rm``.
-
-    Examples
-    --------
-    >>> fe = FixedEffects.from_columns([[0, 0, 1, 2, 2], [0, 1, 1, 0, 1]])
-    >>> drop_singletons(fe).tolist()
-    [True, True, False, True, True]
-    """
-    keep = np.ones(fe.n_obs, dtype=bool)
-    while True:
-        single = np.zeros(fe.n_obs, dtype=bool)
-        for code, n in zip(fe.codes, fe.n_levels, strict=True):
-            counts = np.bincount(code[keep], minlength=n)
-            single |= keep & (counts[code] == 1)
-        if not single.any():
-            return keep
-        keep &= ~single
-
-
-def _namespace() -> dict[str, Any]:
-    names: dict[str, Any] = {"center": center, "standardize": standardize, "scale": scale,
-                             "poly": poly}
-    try:
-        from attnreg.formula.lags import diff, lag, lags
-    except ImportError:  # pragma: no cover - optional at import time, as in attnreg.api
-        return names
-    return {**names, "lag": lag, "lags": lags, "diff": diff}
 
 
 def _split_options(options: dict[str, Any]) -> tuple[str, str, int, dict[str, Any]]:
@@ -86,38 +51,29 @@ def _split_options(options: dict[str, Any]) -> tuple[str, str, int, dict[str, An
     return ssc, rm, int(cap), rest
 
 
-def _rows(design: Design, data: pd.DataFrame, parts: FormulaParts, rm: str,
-          na_action: str) -> tuple[FrameEffects, BoolArray, int]:
-    """The fixed effects of the design's rows, the rows kept, and the singletons removed."""
-    rows = design.data_rows if design.data_rows is not None else np.arange(design.n_obs)
-    frame = data.iloc[rows]
-    got = fixed_effects_of_frame(frame, parts.fixed_effect_terms)
-    if na_action == "raise" and not got.keep.all():
-        first = int(np.flatnonzero(~got.keep)[0])
-        bad = next(t.text for t in got.terms if term_values(frame.iloc[[first]], t)[1][0])
-        row = frame.index[first]
-        raise DataError(f"fixed effect {bad!r} is missing in row {row!r} (na_action='raise'); "
-                        "drop the row or use na_action='drop'")
-    keep = got.keep.copy()
-    n_single = 0
-    if rm == "singleton":
-        inner = drop_singletons(got.fe)
-        n_single = int((~inner).sum())
-        keep[np.flatnonzero(keep)[~inner]] = False
-    return got, keep, n_single
-
-
-def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResults:
+def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> Any:
     """Fit ``request`` with the fixed effects of ``parts`` absorbed (module docstring).
 
     Options besides the OLS ones: ``ssc="fixest"`` (default) or ``"dummy"``
     (:mod:`attnreg.fe.ssc`), ``fixef_rm="none"`` (default) or ``"singleton"``, and
     ``fixef_iter`` (a cap on the demeaning's iterations, 100,000 by default; reaching it
-    before the data's accuracy warns and the summary says so).
+    before the data's accuracy warns and the summary says so). A method that absorbs fixed
+    effects its own way (``Estimator.fit_fixed_effects``: the GLMs) fits them itself.
     """
     from attnreg.large import chunked_backend, to_memory
 
-    rule = get_method(request.method).rule
+    if chunked_backend(request.data, dict(request.options)) is not None:
+        raise OptionError("fixed effects are fitted in memory for now: load the data as a "
+                          "pandas DataFrame first")
+    data = to_memory(request.data)
+    request = dataclasses.replace(request, data=data if isinstance(data, pd.DataFrame)
+                                  else pd.DataFrame(data))
+    estimator = get_method(request.method)
+    if estimator.fit_fixed_effects is not None:
+        call = call_string(request.formula, request.method, request.options,
+                           weighted=request.weights is not None)
+        return estimator.fit_fixed_effects(request, parts, call)
+    rule = estimator.rule
     if rule is None or not rule.least_squares:  # the projection off the dummies is exact OLS
         raise OptionError(f"fixed effects in a formula are fitted by least squares, method "
                           f"'ols', however: method={request.method!r} is not unpenalised least "
@@ -127,28 +83,8 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> FixedEffectsResu
     if checked["vcov"] == "cluster" and checked["vcov_options"].get("type") == "CR2":
         raise OptionError("type='CR2' is not available with absorbed fixed effects yet: use "
                           "type='HC1' (default) or write the fixed effects as C(firm)")
-    if chunked_backend(request.data, options) is not None:
-        raise OptionError("fixed effects are fitted in memory for now: load the data as a "
-                          "pandas DataFrame first")
-    data = to_memory(request.data)
-    if not isinstance(data, pd.DataFrame):
-        data = pd.DataFrame(data)
-    names = _namespace()
-    subset = resolve_subset(request.subset, data, request.eval_env, names)
-    build = dict(weights=request.weights, na_action=request.na_action,
-                 eval_env=request.eval_env, extra_names=names)
-    first = build_design(parts.model, data, subset=subset, **build)  # type: ignore[arg-type]
-    got, keep, n_single = _rows(first, data, parts, rm, request.na_action)
-    n_missing = dict(got.n_missing)
-    design = first
-    if not keep.all():
-        mask = np.zeros(len(data), dtype=bool)
-        rows = first.data_rows if first.data_rows is not None else np.arange(first.n_obs)
-        mask[rows[keep]] = True
-        design = dataclasses.replace(
-            build_design(parts.model, data, subset=mask, **build),  # type: ignore[arg-type]
-            dropped_labels=first.dropped_labels, n_subset_excluded=first.n_subset_excluded)
-        got = fixed_effects_of_frame(data.iloc[np.flatnonzero(mask)], parts.fixed_effect_terms)
+    design, got, n_single, n_missing = absorbed_design(
+        dataclasses.replace(request, options=options), parts, rm)
     call = call_string(request.formula, "ols", request.options,
                        weighted=request.weights is not None)
     return _fit(design, got, checked, (ssc, cap, request.formula), call, n_single, n_missing)

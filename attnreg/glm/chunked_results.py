@@ -82,6 +82,7 @@ class ChunkedGlmResults:
     control: str = "optimum"
     offset_spec: str | None = None
     separation: None = None
+    absorbed: None = None
 
     @property
     def family(self) -> Family:

@@ -21,7 +21,7 @@ from attnreg.glm.results import GlmResults
 from attnreg.threads import narrow_blas
 from attnreg.glm.separation import check_separation_mode, find_separation, handle_separation
 
-__all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design"]
+__all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design", "training_offset", "warn_fit"]
 
 #: The shortcut methods: their family and link (``"poisson"`` also takes ``link=``).
 SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
@@ -101,7 +101,7 @@ def _family_and_link(name: str, family: Any, link: Any) -> tuple[str, str]:
     return fam.name, link
 
 
-def _training_offset(spec: Any, design: Design) -> FloatArray:
+def training_offset(spec: Any, design: Design) -> FloatArray:
     if spec is None:
         return np.zeros(design.n_obs)
     if design.data is None or design.data_rows is None or design.data_rows.size != design.n_obs:
@@ -154,7 +154,7 @@ def _fit_checked(design: Design, family: Any, link: Any, options: dict[str, Any]
                and options["control"] == "optimum" and np.isfinite(design.y).all()
                and (design.y >= 0).all() and (family.name != "binomial" or (design.y <= 1).all()))
     if checked:
-        offset = _training_offset(options["offset"], design)
+        offset = training_offset(options["offset"], design)
         try:
             fit, kept, aliased = _irls_fit(design, family, link, offset, options)
         except DataError:  # an invalid step: the linear program decides
@@ -164,7 +164,7 @@ def _fit_checked(design: Design, family: Any, link: Any, options: dict[str, Any]
                                    design.column_names, design.row_labels[:0])
             return design, none, offset, fit, kept, aliased
     design, separation = handle_separation(design, family.name, mode)
-    offset = _training_offset(options["offset"], design)
+    offset = training_offset(options["offset"], design)
     fit, kept, aliased = _irls_fit(design, family, link, offset, options)
     return design, separation, offset, fit, kept, aliased
 
@@ -182,7 +182,7 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
                   RankDeficiencyWarning)
     control = {"epsilon": options["epsilon"], "maxit": options["maxit"],
                "exact_r": options["control"] == "R"}
-    _warn_fit(fit, family.name)
+    warn_fit(fit, family.name)
     if design.intercept and np.any(offset != 0):  # R refits y ~ 1 with the offset
         null = irls(np.ones((design.n_obs, 1)), design.y, wt, offset, family, link,
                     **control).deviance
@@ -199,7 +199,7 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
                                                               type=v["type"])
 
 
-def _warn_fit(fit: IrlsFit, family: str) -> None:
+def warn_fit(fit: IrlsFit, family: str) -> None:
     """R's warnings of ``glm.fit``, each once per fit."""
     mu = fit.mu
     if fit.n_halved:

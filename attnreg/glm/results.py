@@ -54,6 +54,11 @@ class GlmResults:
         ``lmtest::coeftest`` of a glm.
     cluster : ndarray, shape (n_obs,), or None
         Cluster ids of the training rows (``vcov="cluster"``: ``sandwich::vcovCL``).
+    absorbed : AbsorbedGlm or None
+        The fixed effects absorbed (``y ~ x | firm``, :mod:`attnreg.glm.fe_fit`): their
+        degrees of freedom count in the residual df and the AIC, the sandwich's scores use
+        the demeaned regressors; predictions of new rows, attention, profile intervals,
+        margins and anova need the effects themselves and are refused.
     separation : Separation or None
         Separated rows and separating regressors (binomial and Poisson; ``separation=``);
         None when not checked. With ``separation="drop"`` the rows are not in ``design``.
@@ -74,6 +79,7 @@ class GlmResults:
     robust: str | None = None
     cluster: Any = None
     separation: Separation | None = None
+    absorbed: Any = None
 
     # ---------------------------------------------------------------- model pieces
     @property
@@ -114,13 +120,23 @@ class GlmResults:
 
     @property
     def df_resid(self) -> int:
-        """Residual degrees of freedom, n − rank."""
-        return self.nobs - self.rank
+        """Residual degrees of freedom, n − rank (− the absorbed fixed effects' levels)."""
+        return self.nobs - self.rank - self._n_absorbed
 
     @property
     def df_null(self) -> int:
-        """Degrees of freedom of the null model, n − intercept."""
-        return self.nobs - int(self.design.intercept)
+        """Degrees of freedom of the null model, n − intercept (the fixed effects hold one)."""
+        return self.nobs - int(self.design.intercept or self.absorbed is not None)
+
+    @property
+    def _n_absorbed(self) -> int:
+        return 0 if self.absorbed is None else int(self.absorbed.n_params)
+
+    def _needs_effects(self, what: str) -> None:
+        if self.absorbed is not None:
+            raise OptionError(f"{what} of a GLM with absorbed fixed effects needs the fixed "
+                              "effects' estimates, which the fit does not form; write them as "
+                              "C(firm) for this")
 
     @property
     def deviance(self) -> float:
@@ -139,9 +155,10 @@ class GlmResults:
 
     @cached_property
     def aic(self) -> float:
-        """R's AIC: the family's −2 log-likelihood (+2 for a dispersion) + 2 rank."""
+        """R's AIC: the family's −2 log-likelihood (+2 for a dispersion) + 2 rank (the
+        absorbed fixed effects' levels counted in the rank)."""
         return self.family.aic(self.design.y, self.fit.mu, self.prior_weights,
-                               self.deviance) + 2 * self.rank
+                               self.deviance) + 2 * (self.rank + self._n_absorbed)
 
     @cached_property
     def dispersion(self) -> float:
@@ -205,7 +222,8 @@ class GlmResults:
         if type not in ("HC0", "HC1"):
             raise OptionError(f"type must be None, 'HC0' or 'HC1', however: {type=}")
         bread = self.cov_unscaled.to_numpy()[np.ix_(self.kept, self.kept)]
-        scores = self.design.X[:, self.kept] * (
+        X = self.design.X[:, self.kept] if self.absorbed is None else self.absorbed.x_tilde
+        scores = X * (
             self.residuals("working").to_numpy() * self.fit.working_weights)[:, None]
         n = self.nobs
         if cluster is None:
@@ -362,6 +380,8 @@ class GlmResults:
         >>> list(band.columns), bool(0 < band["lwr"].iloc[0] < band["fit"].iloc[0] < band["upr"].iloc[0] < 1)
         (['fit', 'lwr', 'upr'], True)
         """
+        if newdata is not None or se_fit or interval != "none":
+            self._needs_effects("predict(newdata) or its standard errors")
         return predict_glm(self, newdata, type, offset, se_fit=se_fit, interval=interval,
                            level=level)
 
@@ -387,6 +407,7 @@ class GlmResults:
         AttentionWeights
             ``y_train`` holds the working responses, ``base`` the queries' offsets.
         """
+        self._needs_effects("attention()")
         return glm_attention(self, newdata, offset, chunk_size=chunk_size)
 
     def summary(self) -> Any:
@@ -400,6 +421,8 @@ class GlmResults:
         shape (n_coef, 2) (see :mod:`attnreg.glm.profile`)."""
         from attnreg.glm.profile import confint
 
+        if method != "wald":
+            self._needs_effects("confint(method='profile')")
         return confint(self, level, method)
 
     def margins(self, at: str = "overall", dummy: bool = False) -> pd.DataFrame:
@@ -407,6 +430,7 @@ class GlmResults:
         ``get_margeff(at=, dummy=)`` (see :mod:`attnreg.glm.margins`)."""
         from attnreg.glm.margins import margins
 
+        self._needs_effects("margins()")
         return margins(self, at, dummy)
 
     def analysis_of_deviance(self, *others: GlmResults, test: str | None = None) -> Any:
@@ -414,6 +438,7 @@ class GlmResults:
         :func:`attnreg.anova` calls it (see :mod:`attnreg.glm.anova`)."""
         from attnreg.glm.anova import deviance_anova
 
+        self._needs_effects("anova()")
         return deviance_anova(self, *others, test=test)
 
     def anova(self, test: str | None = None) -> Any:

@@ -48,6 +48,8 @@ def glm_notes(res: GlmResults | ChunkedGlmResults) -> tuple[str, ...]:
     if n_na:
         lines.append(f"  ({n_na} observation{'s' if n_na > 1 else ''} deleted due to "
                      "missingness)")
+    if res.absorbed is not None:
+        lines.append(f"  ({res.absorbed.describe()})")
     sep = res.separation
     if sep:
         n_sep = len(sep.rows)

@@ -14,6 +14,7 @@ from scipy.linalg import solve_triangular
 
 import attnreg as ar
 from attnreg.fe.demean import FixedEffects
+from attnreg.exceptions import DataError, OptionError
 from attnreg.glm.families import FAMILIES
 from attnreg.glm.fe_irls import fe_irls, perfectly_fitted
 from attnreg.glm.links import LINKS
@@ -123,3 +124,61 @@ def test_equals_pyfixest_fepois(panel: pd.DataFrame) -> None:
     n, k = len(kept), 2 + kept.g.nunique() + kept.h.nunique() - 1
     assert_allclose(_se(fit) * np.sqrt((n - 1) / (n - k)), ref.se().to_numpy(),
                     rtol=RTOL_PYFIXEST)
+
+
+# ------------------------------------------------------------------------------ from formulas
+
+@pytest.mark.parametrize(("formula", "options"), [
+    ("y ~ x + z", {"method": "poisson", "offset": "np.log(exposure)"}),
+    ("y ~ x + z", {"method": "poisson", "weights": "w", "vcov": "HC1"}),
+    ("y ~ x + z", {"method": "poisson", "vcov": "cluster", "cluster": "g"}),
+    ("yb ~ x + z", {"method": "logit"}),
+    ("yb ~ x + z", {"method": "probit", "vcov": "HC0"}),
+    ("exposure ~ x + z", {"method": "glm", "family": "Gamma", "link": "log"}),
+])
+def test_formula_equals_the_dummy_variable_glm(panel: pd.DataFrame, formula: str,
+                                               options: dict[str, Any]) -> None:
+    fit = ar.attnreg(formula + " | g + h", panel, **options)
+    dummy = _dummy(panel, formula, **options)
+    names = ["x", "z"]
+    assert list(fit.coef.index) == names
+    assert_allclose(fit.coef, dummy.coef[names], rtol=RTOL_EXACT)
+    assert_allclose(fit.std_err, dummy.std_err[names], rtol=RTOL_EXACT)
+    for name in ("deviance", "null_deviance", "aic", "dispersion"):
+        assert_allclose(getattr(fit, name), getattr(dummy, name), rtol=RTOL_EXACT, err_msg=name)
+    assert (fit.df_resid, fit.df_null) == (dummy.df_resid, dummy.df_null)
+    assert_allclose(fit.p_value, dummy.p_value[names], rtol=RTOL_EXACT, atol=1e-300)
+
+
+def test_summary_reports_the_effects_and_the_rows_removed(panel: pd.DataFrame) -> None:
+    zeros = panel.assign(y=np.where(panel.g == 7, 0, panel.y))
+    fit = ar.attnreg("y ~ x + z | g + h", zeros, method="poisson")
+    n7 = int((zeros.g == 7).sum())
+    assert fit.nobs == len(zeros) - n7 and fit.absorbed.n_perfect == n7
+    text = str(fit.summary())
+    assert (f"  (Fixed effects: g (49 levels), h (20 levels); {n7} observations removed "
+            "(levels fitted perfectly))") in text
+    dummy = _dummy(zeros[zeros.g != 7], "y ~ x + z", method="poisson")
+    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
+    with pytest.raises(DataError, match="levels whose responses are all 0"):
+        ar.attnreg("y ~ x + z | g + h", zeros, method="poisson", separation="error")
+
+
+@pytest.mark.parametrize("call", [
+    lambda f, df: f.predict(df.head()), lambda f, df: f.attention(),
+    lambda f, df: f.margins(), lambda f, df: f.anova(), lambda f, df: f.confint(),
+    lambda f, df: f.predict(se_fit=True)])
+def test_what_needs_the_effects_is_refused(panel: pd.DataFrame, call: Any) -> None:
+    fit = ar.attnreg("y ~ x + z | g + h", panel, method="poisson")
+    with pytest.raises(OptionError, match="absorbed fixed effects needs the fixed effects"):
+        call(fit, panel)
+
+
+def test_training_predictions_and_wald_intervals(panel: pd.DataFrame) -> None:
+    fit = ar.attnreg("y ~ x + z | g + h", panel, method="poisson")
+    dummy = _dummy(panel, "y ~ x + z", method="poisson")
+    assert_allclose(fit.predict(type="response"), dummy.fitted, rtol=RTOL_EXACT)
+    assert_allclose(fit.confint(method="wald"), dummy.confint(method="wald").loc[["x", "z"]],
+                    rtol=RTOL_EXACT)
+    with pytest.raises(OptionError, match="control='R'"):
+        ar.attnreg("y ~ x + z | g + h", panel, method="poisson", control="R")
