@@ -11,6 +11,17 @@ import math
 from functools import singledispatch
 from typing import Any
 
+from attnreg.report import render_forecast as rf
+from attnreg.report.fcfigures import (
+    CalibrationSetup,
+    ForecastNotes,
+    ForecastSetup,
+    HorizonsSetup,
+    IntervalMethod,
+    PanelNotes,
+    PanelSetup,
+    TuningRange,
+)
 from attnreg.report.figures import (
     BootstrapSetup,
     BootstrapTestResult,
@@ -121,3 +132,15 @@ def _(section: BootstrapTestResult) -> list[tuple[str, str]]:
             ("t" if s.form == "t" else "Wald F", fmt_g(s.test_statistic)),
             ("Bootstrap p-value", fmt_pvalue(s.test_p_value, 4)),
             ("Replications", str(s.n_draws))]
+
+
+# ------------------------------------------------------------------------------ forecasts
+
+for _section, _lines in ((ForecastSetup, rf.forecast_setup_lines),
+                         (ForecastNotes, rf.forecast_notes_lines),
+                         (IntervalMethod, rf.interval_lines), (TuningRange, rf.tuning_lines),
+                         (HorizonsSetup, rf.horizons_setup_lines),
+                         (PanelSetup, rf.panel_setup_lines), (PanelNotes, rf.panel_notes_lines),
+                         (CalibrationSetup, rf.calibration_lines)):
+    text.register(_section)(_lines)
+rows.register(TuningRange)(rf.tuning_rows)

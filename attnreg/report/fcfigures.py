@@ -1,0 +1,191 @@
+"""The parts of a forecast report, as data: the setting, the notes and the tuning path.
+
+Each is a :class:`~attnreg.report.figures.Figures` section (its fields are entries of
+:attr:`Summary.statistics <attnreg.report.summary.Summary.statistics>`); the tables of
+accuracy are :class:`~attnreg.report.sections.Coefficients`. The renderers are in
+:mod:`attnreg.report.render_forecast`. Dates (targets, origins) are kept as their labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from attnreg.report.figures import Figures
+
+__all__ = ["CalibrationSetup", "ForecastNotes", "ForecastSetup", "HorizonsSetup",
+           "IntervalMethod", "PanelNotes", "PanelSetup", "TuningRange"]
+
+
+@dataclass(frozen=True)
+class ForecastSetup(Figures):
+    """The setting of out-of-sample forecasts at one horizon.
+
+    Attributes
+    ----------
+    formula, method, scheme : str
+    window : int or None
+        The rolling window (None for a recursive scheme).
+    horizon : int
+    refit_every : int or None
+        Origins between two estimations (None: estimated once).
+    n_forecasts : int
+    first_target, last_target, first_origin : str
+    first_n_train : int
+        Training rows at the first origin.
+    engine : str
+    """
+
+    formula: str
+    method: str
+    scheme: str
+    window: int | None
+    horizon: int
+    refit_every: int | None
+    n_forecasts: int
+    first_target: str
+    last_target: str
+    first_origin: str
+    first_n_train: int
+    engine: str
+
+
+@dataclass(frozen=True)
+class ForecastNotes(Figures):
+    """What the accuracy table's statistics are, for forecasts at one horizon.
+
+    Attributes
+    ----------
+    horizon : int
+        The DM and CW tests use ``horizon - 1`` lags.
+    strategy : str
+        ``"direct"`` or ``"iterated"``.
+    heads : bool
+        The re-estimation includes attention heads (softmax methods).
+    """
+
+    horizon: int
+    strategy: str
+    heads: bool
+
+
+@dataclass(frozen=True)
+class IntervalMethod(Figures):
+    """How the forecast intervals were made.
+
+    Attributes
+    ----------
+    interval : str
+        ``"gaussian"``, ``"empirical"`` or ``"aci"``.
+    level : float
+        Nominal coverage.
+    min_errors : int
+        Past errors needed before an empirical interval.
+    aci_gamma : float
+        The adaptive conformal step.
+    strategy : str
+    """
+
+    interval: str
+    level: float
+    min_errors: int
+    aci_gamma: float
+    strategy: str
+
+
+@dataclass(frozen=True)
+class TuningRange(Figures):
+    """The range of a tuning parameter chosen at every origin.
+
+    Attributes
+    ----------
+    parameter : str
+        ``"lambda"`` or ``"k"``.
+    over : str
+        What it ranges over, in words (``"origins"``).
+    tuning_min, tuning_median, tuning_max : float
+    """
+
+    parameter: str
+    over: str
+    tuning_min: float
+    tuning_median: float
+    tuning_max: float
+
+
+@dataclass(frozen=True)
+class HorizonsSetup(Figures):
+    """The setting of forecasts at several horizons.
+
+    Attributes
+    ----------
+    formula, method, scheme : str
+    window : int or None
+    horizons : tuple of int
+    strategy : str
+    first_target, last_target : str
+    engines : tuple of str
+    """
+
+    formula: str
+    method: str
+    scheme: str
+    window: int | None
+    horizons: tuple[int, ...]
+    strategy: str
+    first_target: str
+    last_target: str
+    engines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PanelSetup(Figures):
+    """The setting of forecasts of several series.
+
+    Attributes
+    ----------
+    by : str or list of str
+        The column(s) naming the series.
+    formula, method, scheme : str
+    horizon, n_series : int
+    """
+
+    by: Any
+    formula: str
+    method: str
+    scheme: str
+    horizon: int
+    n_series: int
+
+
+@dataclass(frozen=True)
+class PanelNotes(Figures):
+    """The pooled test of forecasts of several series.
+
+    Attributes
+    ----------
+    n_dates : int
+        Dates the pooled DM test averages over.
+    horizon : int
+    skipped : tuple of str
+        Series left out (too short).
+    """
+
+    n_dates: int
+    horizon: int
+    skipped: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CalibrationSetup(Figures):
+    """What a calibration report tests.
+
+    Attributes
+    ----------
+    level : float
+        Nominal coverage of the intervals.
+    interval : str
+    """
+
+    level: float
+    interval: str

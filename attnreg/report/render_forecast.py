@@ -1,0 +1,113 @@
+"""The text of the forecast reports' sections (:mod:`attnreg.report.fcfigures`).
+
+Pure functions of one section each; :mod:`attnreg.report.render_figures` dispatches to them.
+"""
+
+from __future__ import annotations
+
+from attnreg.report.fcfigures import (
+    CalibrationSetup,
+    ForecastNotes,
+    ForecastSetup,
+    HorizonsSetup,
+    IntervalMethod,
+    PanelNotes,
+    PanelSetup,
+    TuningRange,
+)
+from attnreg.report.rformat import fmt_g
+
+__all__ = ["calibration_lines", "forecast_notes_lines", "forecast_setup_lines",
+           "horizons_setup_lines", "interval_lines", "panel_notes_lines", "panel_setup_lines",
+           "tuning_lines", "tuning_rows"]
+
+
+def _window(window: int | None) -> str:
+    return f" (window {window})" if window else ""
+
+
+def forecast_setup_lines(s: ForecastSetup) -> list[str]:
+    """The header of a one-horizon forecast report, down to the accuracy table's heading."""
+    every = "once" if s.refit_every is None else f"every {s.refit_every} origin(s)"
+    return [f"Out-of-sample forecasts: {s.formula}",
+            f"method = {s.method!r}, scheme = {s.scheme!r}{_window(s.window)}, "
+            f"horizon = {s.horizon}, estimated {every}",
+            f"{s.n_forecasts} forecasts, targets {s.first_target} to {s.last_target}; first "
+            f"origin {s.first_origin} with {s.first_n_train} training rows (engine: {s.engine})",
+            "", "Forecast accuracy:"]
+
+
+def forecast_notes_lines(s: ForecastNotes) -> list[str]:
+    """What the statistics are, after the tables (a blank line first)."""
+    lags = s.horizon - 1
+    out = ["", "OOS R-squared = 1 - MSFE / MSFE(prevailing mean) (Campbell-Thompson).",
+           f"DM: two-sided, squared loss, Harvey-Leybourne-Newbold correction, {lags} lags; "
+           f"CW: one-sided (model better), Newey-West {lags} lags.",
+           "Every forecast re-estimates the model from rows observed at its origin "
+           "(centring, scaling, spectrum, lambda/k" + (", heads" if s.heads else "") + ")."]
+    if s.strategy == "iterated":
+        out.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
+                   f"{s.horizon} time(s).")
+    return out
+
+
+def interval_lines(s: IntervalMethod) -> list[str]:
+    """How the intervals were made, in one line."""
+    pct = f"{100 * s.level:g}%"
+    if s.interval == "empirical":
+        return [f"{pct} intervals: quantiles of the model's own past out-of-sample errors at "
+                f"the same horizon observed by the origin (at least {s.min_errors}; none before)."]
+    if s.interval == "aci":
+        return [f"{pct} adaptive conformal intervals (Gibbs-Candes, step {s.aci_gamma:g}): "
+                "quantiles of the past errors at a miss rate updated by the coverage observed "
+                "by the origin."]
+    how = ("t * sigma * sqrt(1 + x'(X'X)^-1 x) at h = 1 (the fit's prediction interval); "
+           + ("z * sigma * sqrt(sum psi_j^2) (the fitted AR's MA weights) for h > 1"
+              if s.strategy == "iterated" else
+              "z * sigma of the h-step regression for h > 1 (parameter uncertainty ignored)"))
+    return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
+
+
+def tuning_lines(s: TuningRange) -> list[str]:
+    """The tuning parameter's range, in one line."""
+    return [f"{s.parameter} over {s.over}: min {fmt_g(s.tuning_min)}, "
+            f"median {fmt_g(s.tuning_median)}, max {fmt_g(s.tuning_max)}"]
+
+
+def tuning_rows(s: TuningRange) -> list[tuple[str, str]]:
+    """The tuning parameter's range as a table."""
+    return [(f"{s.parameter} over {s.over}: {what}", fmt_g(value)) for what, value in
+            (("min", s.tuning_min), ("median", s.tuning_median), ("max", s.tuning_max))]
+
+
+def horizons_setup_lines(s: HorizonsSetup) -> list[str]:
+    """The header of a several-horizon forecast report."""
+    return [f"Out-of-sample forecasts at horizons {', '.join(map(str, s.horizons))}: "
+            f"{s.formula}",
+            f"method = {s.method!r}, scheme = {s.scheme!r}{_window(s.window)}, "
+            f"strategy = {s.strategy!r}",
+            f"targets {s.first_target} to {s.last_target}; engine: " + ", ".join(s.engines),
+            "", "Forecast accuracy by horizon:"]
+
+
+def panel_setup_lines(s: PanelSetup) -> list[str]:
+    """The header of a report of several series' forecasts."""
+    return [f"Out-of-sample forecasts by {s.by!r}: {s.formula}",
+            f"method = {s.method!r}, scheme = {s.scheme!r}, horizon = {s.horizon}, "
+            f"{s.n_series} series"]
+
+
+def panel_notes_lines(s: PanelNotes) -> list[str]:
+    """The notes after the table of several series' forecasts (a blank line first)."""
+    out = ["", "OOS R-squared against the prevailing mean of each series; pooled: "
+               "1 - sum of SSE / sum of benchmark SSE.",
+           "Pooled DM: HLN-corrected DM test of the mean over series of the loss "
+           f"differential at each date ({s.n_dates} dates, {s.horizon - 1} lags)."]
+    if s.skipped:
+        out.append(f"Left out (too short): {', '.join(s.skipped)}.")
+    return out
+
+
+def calibration_lines(s: CalibrationSetup) -> list[str]:
+    """The heading of a calibration report."""
+    return [f"Calibration of {100 * s.level:g}% {s.interval} forecast intervals and densities"]

@@ -1,0 +1,81 @@
+"""The forecast reports hold their numbers: the setting, the tuning path and the accuracy
+tables are the forecasts' own, and the HTML, LaTeX and Markdown are well formed and show them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.datasets import macrodata
+
+import attnreg as ar
+from tests.report.renderings import check_renderings
+
+
+@pytest.fixture(scope="module")
+def macro() -> pd.DataFrame:
+    df = macrodata.load_pandas().data
+    df.index = pd.period_range("1959Q1", periods=len(df), freq="Q")
+    return df
+
+
+def test_one_horizon_summary(macro) -> None:
+    fc = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro, method="ridge",
+                     start="2000Q1", interval="empirical", level=0.8)
+    s = fc.summary()
+    stats, f = s.statistics, fc.forecasts
+    assert (stats["method"], stats["scheme"], stats["horizon"]) == ("ridge", "recursive", 1)
+    assert (stats["n_forecasts"], stats["first_target"]) == (len(f), str(f.index[0]))
+    assert stats["first_n_train"] == f["n_train"].iloc[0] and stats["refit_every"] == 1
+    assert (stats["interval"], stats["level"]) == ("empirical", 0.8)
+    assert stats["parameter"] == "lambda" and stats["over"] == "origins"
+    assert stats["tuning_min"] == np.nanmin(fc.tuning_path)
+    assert stats["tuning_max"] == np.nanmax(fc.tuning_path)
+    accuracy, intervals = s.tables
+    e = fc.evaluation
+    assert accuracy.loc["MSFE", "Estimate"] == e.msfe
+    assert accuracy.loc["Clark-West, vs mean", "p-value"] == e.cw_p_value
+    assert intervals.loc["empirical intervals", "Coverage"] == e.coverage
+    check_renderings(fc.summary(), [stats["tuning_min"], stats["tuning_median"]],
+                     [e.msfe, e.oos_r2, e.coverage])
+
+
+def test_one_horizon_summary_estimated_once(macro) -> None:
+    fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="2005Q1", refit_every=1000)
+    stats = fc.summary().statistics
+    assert stats["refit_every"] is None and "estimated once" in str(fc.summary())
+    assert "tuning_min" not in stats and "interval" not in stats
+
+
+def test_horizons_summary(macro) -> None:
+    fh = ar.forecast("infl ~ lag(infl, h)", macro, start="1990Q1", horizon=[1, 4],
+                     interval="gaussian", method="pcr")
+    s = fh.summary()
+    stats = s.statistics
+    assert stats["horizons"] == (1, 4) and stats["strategy"] == "direct"
+    assert (stats["interval"], stats["parameter"]) == ("gaussian", "k")
+    tune = np.concatenate([p.tuning_path for p in fh.parts])
+    assert stats["tuning_median"] == np.nanmedian(tune)
+    np.testing.assert_array_equal(s.table["MSFE"].to_numpy(), fh.evaluation["msfe"].to_numpy())
+    check_renderings(s, [stats["tuning_max"]], fh.evaluation["oos_r2"])
+
+
+def test_panel_summary(macro) -> None:
+    both = pd.concat([macro.assign(s="a"), macro.assign(s="b", infl=macro.infl * 1.1)])
+    pf = ar.forecast("infl ~ lag(infl, 1)", both, by="s", start="1990Q1")
+    s = pf.summary()
+    stats = s.statistics
+    assert (stats["by"], stats["n_series"], stats["skipped"]) == ("s", 2, ())
+    assert stats["n_dates"] == pf.pooled["n_dates"] and stats["horizon"] == 1
+    assert s.table.loc["Pooled", "OOS R2"] == pf.pooled["oos_r2"]
+    check_renderings(s, [], [pf.pooled["oos_r2"], *pf.evaluation["msfe"]])
+
+
+def test_calibration_summary(macro) -> None:
+    fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="1990Q1", interval="empirical",
+                     level=0.8)
+    cal = fc.calibration()
+    s = cal.summary()
+    assert s.statistics == {"level": 0.8, "interval": "empirical"}
+    assert s.table["Pr(uc)"].iloc[0] == cal.table["uc_p"].iloc[0]
+    check_renderings(s, [], [cal.table["uc_lr"].iloc[0]], ["80% empirical"])
