@@ -8,10 +8,12 @@ and Markdown, one without is printed as its lines there too.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import singledispatch
 from typing import Any
 
 from attnreg.report import render_forecast as rf
+from attnreg.report import render_models as rm
 from attnreg.report.fcfigures import (
     CalibrationSetup,
     ForecastNotes,
@@ -29,6 +31,7 @@ from attnreg.report.figures import (
     HypothesisSetup,
     WaldStatistic,
 )
+from attnreg.report.modelfigures import NetworkFigures, PermutationSetup, SoftmaxFigures
 from attnreg.report.rformat import fmt_g, fmt_pvalue, format_c
 
 __all__ = ["df_text", "rows", "text"]
@@ -134,13 +137,20 @@ def _(section: BootstrapTestResult) -> list[tuple[str, str]]:
             ("Replications", str(s.n_draws))]
 
 
-# ------------------------------------------------------------------------------ forecasts
+# ------------------------------------------------------------------------------ forecasts, models
 
-for _section, _lines in ((ForecastSetup, rf.forecast_setup_lines),
-                         (ForecastNotes, rf.forecast_notes_lines),
-                         (IntervalMethod, rf.interval_lines), (TuningRange, rf.tuning_lines),
-                         (HorizonsSetup, rf.horizons_setup_lines),
-                         (PanelSetup, rf.panel_setup_lines), (PanelNotes, rf.panel_notes_lines),
-                         (CalibrationSetup, rf.calibration_lines)):
+#: the sections whose renderers live in render_forecast and render_models
+_TEXT: dict[type, Callable[[Any], list[str]]] = {
+    ForecastSetup: rf.forecast_setup_lines, ForecastNotes: rf.forecast_notes_lines,
+    IntervalMethod: rf.interval_lines, TuningRange: rf.tuning_lines,
+    HorizonsSetup: rf.horizons_setup_lines, PanelSetup: rf.panel_setup_lines,
+    PanelNotes: rf.panel_notes_lines, CalibrationSetup: rf.calibration_lines,
+    SoftmaxFigures: rm.softmax_lines, PermutationSetup: rm.permutation_lines,
+    NetworkFigures: rm.network_lines}
+_ROWS: dict[type, Callable[[Any], list[tuple[str, str]]]] = {
+    TuningRange: rf.tuning_rows, SoftmaxFigures: rm.softmax_rows,
+    NetworkFigures: rm.network_rows}
+for _section, _lines in _TEXT.items():
     text.register(_section)(_lines)
-rows.register(TuningRange)(rf.tuning_rows)
+for _section, _rows in _ROWS.items():
+    rows.register(_section)(_rows)
