@@ -13,8 +13,9 @@ from typing import Any
 
 from attnreg.report.figures import Figures
 
-__all__ = ["CalibrationSetup", "ForecastNotes", "ForecastSetup", "HorizonsSetup",
-           "IntervalMethod", "PanelNotes", "PanelSetup", "TuningRange"]
+__all__ = ["CalibrationSetup", "ComparisonNotes", "ComparisonSetup", "ForecastNotes", "ForecastSetup",
+           "HorizonsSetup", "IntervalMethod", "ModelConfidence", "PanelNotes", "PanelSetup",
+           "TuningRange"]
 
 
 @dataclass(frozen=True)
@@ -189,3 +190,67 @@ class CalibrationSetup(Figures):
 
     level: float
     interval: str
+
+
+@dataclass(frozen=True)
+class ComparisonSetup(Figures):
+    """What a comparison of several models' forecasts compares.
+
+    Attributes
+    ----------
+    n_models : int
+    benchmark : str
+    horizon : int
+        The DM test uses ``horizon - 1`` lags.
+    loss : str
+    n_forecasts : int
+        Forecasts common to every model.
+    first_target, last_target : str
+    """
+
+    n_models: int
+    benchmark: str
+    horizon: int
+    loss: str
+    n_forecasts: int
+    first_target: str
+    last_target: str
+
+
+@dataclass(frozen=True)
+class ComparisonNotes(Figures):
+    """What each test of a comparison of forecasts is.
+
+    Attributes
+    ----------
+    horizon : int
+        The DM test uses ``horizon - 1`` lags.
+    """
+
+    horizon: int
+
+
+@dataclass(frozen=True)
+class ModelConfidence(Figures):
+    """The model confidence set of Hansen, Lunde and Nason.
+
+    Attributes
+    ----------
+    mcs_method : str
+        The statistic (``"R"`` or ``"max"``).
+    bootstrap : str
+    block_size, reps : int
+    seed : int or None
+    size : float
+        Its test size: the set holds at confidence 1 − size.
+    included : tuple of str
+        The models in the set.
+    """
+
+    mcs_method: str
+    bootstrap: str
+    block_size: int
+    reps: int
+    seed: int | None
+    size: float
+    included: tuple[str, ...]

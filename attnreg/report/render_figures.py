@@ -16,10 +16,13 @@ from attnreg.report import render_forecast as rf
 from attnreg.report import render_models as rm
 from attnreg.report.fcfigures import (
     CalibrationSetup,
+    ComparisonNotes,
+    ComparisonSetup,
     ForecastNotes,
     ForecastSetup,
     HorizonsSetup,
     IntervalMethod,
+    ModelConfidence,
     PanelNotes,
     PanelSetup,
     TuningRange,
@@ -151,7 +154,9 @@ _TEXT: dict[type, Callable[[Any], list[str]]] = {
     HorizonsSetup: rf.horizons_setup_lines, PanelSetup: rf.panel_setup_lines,
     PanelNotes: rf.panel_notes_lines, CalibrationSetup: rf.calibration_lines,
     SoftmaxFigures: rm.softmax_lines, PermutationSetup: rm.permutation_lines,
-    NetworkFigures: rm.network_lines, GlmFigures: rm.glm_lines}
+    NetworkFigures: rm.network_lines, GlmFigures: rm.glm_lines,
+    ComparisonSetup: rf.comparison_setup_lines, ComparisonNotes: rf.comparison_notes_lines,
+    ModelConfidence: rf.mcs_lines}
 _ROWS: dict[type, Callable[[Any], list[tuple[str, str]]]] = {
     TuningRange: rf.tuning_rows, SoftmaxFigures: rm.softmax_rows,
     NetworkFigures: rm.network_rows, GlmFigures: rm.glm_rows}

@@ -7,18 +7,22 @@ from __future__ import annotations
 
 from attnreg.report.fcfigures import (
     CalibrationSetup,
+    ComparisonNotes,
+    ComparisonSetup,
     ForecastNotes,
     ForecastSetup,
     HorizonsSetup,
     IntervalMethod,
+    ModelConfidence,
     PanelNotes,
     PanelSetup,
     TuningRange,
 )
 from attnreg.report.rformat import fmt_g
 
-__all__ = ["calibration_lines", "forecast_notes_lines", "forecast_setup_lines",
-           "horizons_setup_lines", "interval_lines", "panel_notes_lines", "panel_setup_lines",
+__all__ = ["calibration_lines", "comparison_notes_lines", "comparison_setup_lines",
+           "forecast_notes_lines", "forecast_setup_lines", "horizons_setup_lines",
+           "interval_lines", "mcs_lines", "panel_notes_lines", "panel_setup_lines",
            "tuning_lines", "tuning_rows"]
 
 
@@ -111,3 +115,29 @@ def panel_notes_lines(s: PanelNotes) -> list[str]:
 def calibration_lines(s: CalibrationSetup) -> list[str]:
     """The heading of a calibration report."""
     return [f"Calibration of {100 * s.level:g}% {s.interval} forecast intervals and densities"]
+
+
+def comparison_setup_lines(s: ComparisonSetup) -> list[str]:
+    """The header of a comparison of forecasts."""
+    return [f"{s.n_models} models against the benchmark {s.benchmark!r}, "
+            f"horizon = {s.horizon}, loss = {s.loss!r}",
+            f"{s.n_forecasts} common forecasts, targets {s.first_target} to {s.last_target}", ""]
+
+
+def comparison_notes_lines(s: ComparisonNotes) -> list[str]:
+    """What each test of a comparison is (a blank line first)."""
+    return ["", "OOS R2 = 1 - MSFE / MSFE(benchmark); .table holds every statistic and p-value.",
+            f"DM: Diebold-Mariano, two-sided, HLN correction, {s.horizon - 1} lags "
+            "(forecast::dm.test). CW: Clark-West, one-sided (model better), for models nesting "
+            "the benchmark.",
+            "GW: Giacomini-White conditional predictive ability, instruments (1, lagged loss "
+            "difference), chi-squared(2).",
+            "ENC: H0 the benchmark encompasses the model; ENC rev: H0 the model encompasses the "
+            "benchmark (Harvey-Leybourne-Newbold 1998, one-sided t(n-1))."]
+
+
+def mcs_lines(s: ModelConfidence) -> list[str]:
+    """The model confidence set in one line."""
+    return [f"MCS: Hansen-Lunde-Nason model confidence set ({s.mcs_method} statistic, "
+            f"{s.bootstrap} bootstrap, block {s.block_size}, {s.reps} replications, seed "
+            f"{s.seed}); {100 * (1 - s.size):g}% set: {', '.join(s.included)}."]
