@@ -11,7 +11,7 @@ from typing import Any
 from attnreg.report import fmt_g
 
 #: a line that is a row of a table, in each rendering
-_TABLE_ROW = {"html": re.compile(r"<td>"), "latex": re.compile(r"&.*\\\\\s*$"),
+_TABLE_ROW = {"html": re.compile(r"<td[ >]"), "latex": re.compile(r"&.*\\\\\s*$"),
               "markdown": re.compile(r"^\|")}
 _VOID = {"br", "hr", "img", "meta", "input", "col"}
 
