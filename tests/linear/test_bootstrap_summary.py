@@ -3,6 +3,7 @@ bootstrap's own, and its HTML, LaTeX and Markdown are well formed and show them.
 
 from __future__ import annotations
 
+import pickle
 import numpy as np
 import pandas as pd
 import pytest
@@ -39,6 +40,8 @@ def test_wild_cluster_summary_holds_the_draws_and_the_test(data) -> None:
                                   np.hstack([bs.percentile, bs.studentized]))
     assert isinstance(s.sections[0], BootstrapSetup)
     assert isinstance(s.sections[-1], BootstrapTestResult)
+    back = pickle.loads(pickle.dumps(s))  # a summary pickles with its sections
+    assert str(back) == str(s) and back.statistics.keys() == stats.keys()
     check_renderings(bs, [test.statistic, test.p_value],
                      [*bs.std_err, *bs.percentile.to_numpy().ravel()], ["WCR bootstrap test"])
 

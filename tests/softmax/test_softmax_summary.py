@@ -3,6 +3,7 @@ counts are the fit's own, and the HTML, LaTeX and Markdown are well formed and s
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from typing import Any
 
@@ -37,6 +38,8 @@ def test_statistics_are_the_fit_s(fit) -> None:
     assert (stats["n_iter"], stats["converged"]) == (fit.fit.n_iter, fit.fit.converged)
     np.testing.assert_array_equal(stats["residual_quantiles"].to_numpy(),
                                   np.quantile(fit.resid, [0, 0.25, 0.5, 0.75, 1]))
+    back = pickle.loads(pickle.dumps(s))  # a summary pickles with its sections
+    assert str(back) == str(s) and back.statistics.keys() == stats.keys()
     effects = fit.marginal_effects()
     np.testing.assert_array_equal(s.table["APE"], effects["average_partial_effect"])
     assert isinstance(s.sections[-1], SoftmaxFigures)

@@ -3,6 +3,7 @@ tables are the forecasts' own, and the HTML, LaTeX and Markdown are well formed 
 
 from __future__ import annotations
 
+import pickle
 import numpy as np
 import pandas as pd
 import pytest
@@ -36,6 +37,8 @@ def test_one_horizon_summary(macro) -> None:
     assert accuracy.loc["MSFE", "Estimate"] == e.msfe
     assert accuracy.loc["Clark-West, vs mean", "p-value"] == e.cw_p_value
     assert intervals.loc["empirical intervals", "Coverage"] == e.coverage
+    back = pickle.loads(pickle.dumps(s))  # a summary pickles with its sections
+    assert str(back) == str(s) and back.statistics.keys() == stats.keys()
     check_renderings(fc.summary(), [stats["tuning_min"], stats["tuning_median"]],
                      [e.msfe, e.oos_r2, e.coverage])
 
