@@ -1,8 +1,7 @@
 """``summary()`` of a GLM: R's ``print.summary.glm`` from "Coefficients:" on.
 
-The coefficient table is R's ``printCoefmat`` (:mod:`attnreg.report.rprint`); the figures
-under it (:class:`~attnreg.report.modelfigures.GlmFigures`) print as ``print.summary.glm``
-with R's ``format()`` (:mod:`attnreg.report.render_models`).
+The coefficient table is R's ``printCoefmat`` (:mod:`attnreg.report.rprint`); the notes
+under it follow ``print.summary.glm`` with R's ``format()`` (:mod:`attnreg.report.rformat`).
 """
 
 from __future__ import annotations
@@ -11,15 +10,14 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from attnreg.report import render_models
-from attnreg.report.modelfigures import GlmFigures
-from attnreg.report.sections import Call, Coefficients
+from attnreg.report.rformat import r_format
+from attnreg.report.sections import Call, Coefficients, Lines
 from attnreg.report.summary import Summary
 
 if TYPE_CHECKING:
     from attnreg.glm.results import GlmResults
 
-__all__ = ["glm_figures", "glm_notes", "glm_summary"]
+__all__ = ["glm_notes", "glm_summary"]
 
 
 def glm_summary(res: GlmResults) -> Summary:
@@ -29,21 +27,26 @@ def glm_summary(res: GlmResults) -> Summary:
                           f"{z} value": res.statistic, f"Pr(>|{z}|)": res.p_value})
     return Summary(title=f"attnreg glm fit ({res.family_name}, {res.link_name} link)",
                    sections=(Call(res.call), Coefficients(table, n_aliased=int(res.aliased.size)),
-                             glm_figures(res)))
-
-
-def glm_figures(res: GlmResults) -> GlmFigures:
-    """The figures R prints after the table: dispersion, deviances, AIC and iterations."""
-    return GlmFigures(
-        family=res.family_name, dispersion=float(res.dispersion),
-        null_deviance=float(res.null_deviance), deviance=float(res.deviance),
-        df_null=float(res.df_null), df_resid=float(res.df_resid), robust=res.robust,
-        n_clusters=None if res.robust is None or res.cluster is None
-        else len(set(res.cluster.tolist())),
-        n_deleted=int(res.design.dropped_labels.size), aic=float(res.aic),
-        iterations=int(res.iterations))
+                             Lines(glm_notes(res), lead_blank=True)))
 
 
 def glm_notes(res: GlmResults) -> tuple[str, ...]:
     """The lines after the table: dispersion, deviances, AIC and iterations (R's layout)."""
-    return tuple(render_models.glm_lines(glm_figures(res))[1:])
+    dev = r_format([res.null_deviance, res.deviance], 5)
+    df = r_format([float(res.df_null), float(res.df_resid)], 7)
+    lines = [f"(Dispersion parameter for {res.family_name} family taken to be "
+             f"{r_format([res.dispersion], 7)[0].strip()})", "",
+             f"    Null deviance: {dev[0]}  on {df[0]}  degrees of freedom",
+             f"Residual deviance: {dev[1]}  on {df[1]}  degrees of freedom"]
+    if res.robust is not None:
+        which = ("sandwich::vcovHC" if res.cluster is None else
+                 f"sandwich::vcovCL, {len(set(res.cluster.tolist()))} clusters")
+        lines[1:1] = ["", f"(Standard errors: {which}, type {res.robust}; z tests as "
+                          "lmtest::coeftest)"]
+    n_na = int(res.design.dropped_labels.size)
+    if n_na:
+        lines.append(f"  ({n_na} observation{'s' if n_na > 1 else ''} deleted due to "
+                     "missingness)")
+    lines += [f"AIC: {r_format([res.aic], 5)[0].strip()}", "",
+              f"Number of Fisher Scoring iterations: {res.iterations}", ""]
+    return tuple(lines)

@@ -1,4 +1,4 @@
-"""The parts of a softmax, network or GLM fit's report, as data: how it was fitted and how well.
+"""The parts of a softmax or network fit's report, as data: how it was fitted and how well.
 
 Each is a :class:`~attnreg.report.figures.Figures` section (its fields are entries of
 :attr:`Summary.statistics <attnreg.report.summary.Summary.statistics>`); the renderers are in
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from attnreg.report.figures import Figures
 
-__all__ = ["GlmFigures", "NetworkFigures", "PermutationSetup", "SoftmaxFigures"]
+__all__ = ["NetworkFigures", "PermutationSetup", "SoftmaxFigures"]
 
 
 @dataclass(frozen=True)
@@ -119,36 +119,3 @@ class NetworkFigures(Figures):
     n_fit: int
     n_val: int
 
-
-@dataclass(frozen=True)
-class GlmFigures(Figures):
-    """What R's ``print.summary.glm`` prints below a GLM's coefficients.
-
-    Attributes
-    ----------
-    family : str
-    dispersion : float
-    null_deviance, deviance : float
-    df_null, df_resid : float
-    robust : str or None
-        The sandwich type of the standard errors (None: the model-based ones).
-    n_clusters : int or None
-        Clusters of a clustered sandwich.
-    n_deleted : int
-        Rows removed because of missing values.
-    aic : float
-    iterations : int
-        Fisher scoring iterations.
-    """
-
-    family: str
-    dispersion: float
-    null_deviance: float
-    deviance: float
-    df_null: float
-    df_resid: float
-    robust: str | None
-    n_clusters: int | None
-    n_deleted: int
-    aic: float
-    iterations: int

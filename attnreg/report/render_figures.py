@@ -34,12 +34,7 @@ from attnreg.report.figures import (
     HypothesisSetup,
     WaldStatistic,
 )
-from attnreg.report.modelfigures import (
-    GlmFigures,
-    NetworkFigures,
-    PermutationSetup,
-    SoftmaxFigures,
-)
+from attnreg.report.modelfigures import NetworkFigures, PermutationSetup, SoftmaxFigures
 from attnreg.report.rformat import fmt_g, fmt_pvalue, format_c
 
 __all__ = ["df_text", "rows", "text"]
@@ -154,12 +149,12 @@ _TEXT: dict[type, Callable[[Any], list[str]]] = {
     HorizonsSetup: rf.horizons_setup_lines, PanelSetup: rf.panel_setup_lines,
     PanelNotes: rf.panel_notes_lines, CalibrationSetup: rf.calibration_lines,
     SoftmaxFigures: rm.softmax_lines, PermutationSetup: rm.permutation_lines,
-    NetworkFigures: rm.network_lines, GlmFigures: rm.glm_lines,
+    NetworkFigures: rm.network_lines,
     ComparisonSetup: rf.comparison_setup_lines, ComparisonNotes: rf.comparison_notes_lines,
     ModelConfidence: rf.mcs_lines}
 _ROWS: dict[type, Callable[[Any], list[tuple[str, str]]]] = {
     TuningRange: rf.tuning_rows, SoftmaxFigures: rm.softmax_rows,
-    NetworkFigures: rm.network_rows, GlmFigures: rm.glm_rows}
+    NetworkFigures: rm.network_rows}
 for _section, _lines in _TEXT.items():
     text.register(_section)(_lines)
 for _section, _rows in _ROWS.items():

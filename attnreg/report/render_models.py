@@ -1,18 +1,13 @@
-"""The text and table rows of the softmax, network and GLM reports' sections
+"""The text and table rows of the softmax and network reports' sections
 (:mod:`attnreg.report.modelfigures`); :mod:`attnreg.report.render_figures` dispatches to them.
 """
 
 from __future__ import annotations
 
-from attnreg.report.modelfigures import (
-    GlmFigures,
-    NetworkFigures,
-    PermutationSetup,
-    SoftmaxFigures,
-)
-from attnreg.report.rformat import fmt_g, r_format
+from attnreg.report.modelfigures import NetworkFigures, PermutationSetup, SoftmaxFigures
+from attnreg.report.rformat import fmt_g
 
-__all__ = ["glm_lines", "glm_rows", "network_lines", "network_rows", "permutation_lines", "softmax_lines",
+__all__ = ["network_lines", "network_rows", "permutation_lines", "softmax_lines",
            "softmax_rows"]
 
 
@@ -87,36 +82,3 @@ def network_rows(s: NetworkFigures) -> list[tuple[str, str]]:
             ("R-squared (validation)", fmt_g(s.val_r2)), ("Validation rows", str(s.n_val)),
             ("Standard errors", "none: the table ranks the design columns by permutation")]
 
-
-def glm_lines(s: GlmFigures) -> list[str]:
-    """R's ``print.summary.glm`` below the coefficients (a blank line first)."""
-    dev = r_format([s.null_deviance, s.deviance], 5)
-    df = r_format([s.df_null, s.df_resid], 7)
-    lines = [f"(Dispersion parameter for {s.family} family taken to be "
-             f"{r_format([s.dispersion], 7)[0].strip()})", "",
-             f"    Null deviance: {dev[0]}  on {df[0]}  degrees of freedom",
-             f"Residual deviance: {dev[1]}  on {df[1]}  degrees of freedom"]
-    if s.robust is not None:
-        which = ("sandwich::vcovHC" if s.n_clusters is None else
-                 f"sandwich::vcovCL, {s.n_clusters} clusters")
-        lines[1:1] = ["", f"(Standard errors: {which}, type {s.robust}; z tests as "
-                          "lmtest::coeftest)"]
-    if s.n_deleted:
-        lines.append(f"  ({s.n_deleted} observation{'s' if s.n_deleted > 1 else ''} deleted "
-                     "due to missingness)")
-    return ["", *lines, f"AIC: {r_format([s.aic], 5)[0].strip()}", "",
-            f"Number of Fisher Scoring iterations: {s.iterations}", ""]
-
-
-def glm_rows(s: GlmFigures) -> list[tuple[str, str]]:
-    """The GLM's figures as a table."""
-    rows = [("Dispersion", fmt_g(s.dispersion)), ("Null deviance", fmt_g(s.null_deviance)),
-            ("Null df", fmt_g(s.df_null, 7)), ("Residual deviance", fmt_g(s.deviance)),
-            ("Residual df", fmt_g(s.df_resid, 7)), ("AIC", fmt_g(s.aic)),
-            ("Fisher scoring iterations", str(s.iterations))]
-    if s.robust is not None:
-        rows.append(("Standard errors", f"sandwich {s.robust}" + (
-            "" if s.n_clusters is None else f", {s.n_clusters} clusters")))
-    if s.n_deleted:
-        rows.append(("Observations deleted (missing values)", str(s.n_deleted)))
-    return rows
