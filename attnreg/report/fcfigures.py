@@ -13,7 +13,7 @@ from typing import Any
 
 from attnreg.report.figures import Figures
 
-__all__ = ["CalibrationSetup", "ComparisonNotes", "ComparisonSetup", "ForecastNotes", "ForecastSetup",
+__all__ = ["CalibrationSetup", "ComparisonNotes", "ComparisonSetup", "ForecastSetup",
            "HorizonsSetup", "IntervalMethod", "ModelConfidence", "PanelNotes", "PanelSetup",
            "TuningRange"]
 
@@ -28,6 +28,8 @@ class ForecastSetup(Figures):
     window : int or None
         The rolling window (None for a recursive scheme).
     horizon : int
+    strategy : str
+        ``"direct"`` or ``"iterated"`` (printed in the notes after the tables).
     refit_every : int or None
         Origins between two estimations (None: estimated once).
     n_forecasts : int
@@ -42,6 +44,7 @@ class ForecastSetup(Figures):
     scheme: str
     window: int | None
     horizon: int
+    strategy: str
     refit_every: int | None
     n_forecasts: int
     first_target: str
@@ -49,25 +52,6 @@ class ForecastSetup(Figures):
     first_origin: str
     first_n_train: int
     engine: str
-
-
-@dataclass(frozen=True)
-class ForecastNotes(Figures):
-    """What the accuracy table's statistics are, for forecasts at one horizon.
-
-    Attributes
-    ----------
-    horizon : int
-        The DM and CW tests use ``horizon - 1`` lags.
-    strategy : str
-        ``"direct"`` or ``"iterated"``.
-    heads : bool
-        The re-estimation includes attention heads (softmax methods).
-    """
-
-    horizon: int
-    strategy: str
-    heads: bool
 
 
 @dataclass(frozen=True)

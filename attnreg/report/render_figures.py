@@ -18,7 +18,6 @@ from attnreg.report.fcfigures import (
     CalibrationSetup,
     ComparisonNotes,
     ComparisonSetup,
-    ForecastNotes,
     ForecastSetup,
     HorizonsSetup,
     IntervalMethod,
@@ -144,7 +143,7 @@ def _(section: BootstrapTestResult) -> list[tuple[str, str]]:
 
 #: the sections whose renderers live in render_forecast and render_models
 _TEXT: dict[type, Callable[[Any], list[str]]] = {
-    ForecastSetup: rf.forecast_setup_lines, ForecastNotes: rf.forecast_notes_lines,
+    ForecastSetup: rf.forecast_setup_lines,
     IntervalMethod: rf.interval_lines, TuningRange: rf.tuning_lines,
     HorizonsSetup: rf.horizons_setup_lines, PanelSetup: rf.panel_setup_lines,
     PanelNotes: rf.panel_notes_lines, CalibrationSetup: rf.calibration_lines,

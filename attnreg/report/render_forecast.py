@@ -9,7 +9,6 @@ from attnreg.report.fcfigures import (
     CalibrationSetup,
     ComparisonNotes,
     ComparisonSetup,
-    ForecastNotes,
     ForecastSetup,
     HorizonsSetup,
     IntervalMethod,
@@ -21,7 +20,7 @@ from attnreg.report.fcfigures import (
 from attnreg.report.rformat import fmt_g
 
 __all__ = ["calibration_lines", "comparison_notes_lines", "comparison_setup_lines",
-           "forecast_notes_lines", "forecast_setup_lines", "horizons_setup_lines",
+           "forecast_setup_lines", "horizons_setup_lines",
            "interval_lines", "mcs_lines", "panel_notes_lines", "panel_setup_lines",
            "tuning_lines", "tuning_rows"]
 
@@ -39,20 +38,6 @@ def forecast_setup_lines(s: ForecastSetup) -> list[str]:
             f"{s.n_forecasts} forecasts, targets {s.first_target} to {s.last_target}; first "
             f"origin {s.first_origin} with {s.first_n_train} training rows (engine: {s.engine})",
             "", "Forecast accuracy:"]
-
-
-def forecast_notes_lines(s: ForecastNotes) -> list[str]:
-    """What the statistics are, after the tables (a blank line first)."""
-    lags = s.horizon - 1
-    out = ["", "OOS R-squared = 1 - MSFE / MSFE(prevailing mean) (Campbell-Thompson).",
-           f"DM: two-sided, squared loss, Harvey-Leybourne-Newbold correction, {lags} lags; "
-           f"CW: one-sided (model better), Newey-West {lags} lags.",
-           "Every forecast re-estimates the model from rows observed at its origin "
-           "(centring, scaling, spectrum, lambda/k" + (", heads" if s.heads else "") + ")."]
-    if s.strategy == "iterated":
-        out.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
-                   f"{s.horizon} time(s).")
-    return out
 
 
 def interval_lines(s: IntervalMethod) -> list[str]:

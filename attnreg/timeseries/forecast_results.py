@@ -16,7 +16,7 @@ from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary
-from attnreg.report.fcfigures import ForecastNotes, ForecastSetup, TuningRange
+from attnreg.report.fcfigures import ForecastSetup, TuningRange
 from attnreg.report.sections import Coefficients, Lines
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
@@ -290,7 +290,7 @@ class ForecastResults:
         f = self.forecasts
         refits = np.flatnonzero(p.refit)
         setup = ForecastSetup(
-            str(p.design.formula), p.method, p.scheme, p.window, int(p.horizon),
+            str(p.design.formula), p.method, p.scheme, p.window, int(p.horizon), p.strategy,
             int(np.diff(refits).min()) if refits.size > 1 else None, len(f), str(f.index[0]),
             str(f.index[-1]), str(f["origin"].iloc[0]), int(f["n_train"].iloc[0]), self.engine)
         table = pd.DataFrame({"Estimate": [e.msfe, e.rmse, e.mae, e.benchmark_msfe, e.oos_r2,
@@ -306,8 +306,17 @@ class ForecastResults:
                                 index=[f"{p.interval} intervals"])
             intervals = (Lines(("", "Forecast intervals:")),
                          Coefficients(rows, stars=False, heading=False))
-        notes: tuple[Any, ...] = (ForecastNotes(
-            int(p.horizon), p.strategy, get_method(p.method).family == "softmax"),)
+        footer = ["OOS R-squared = 1 - MSFE / MSFE(prevailing mean) (Campbell-Thompson).",
+                  f"DM: two-sided, squared loss, Harvey-Leybourne-Newbold correction, "
+                  f"{p.horizon - 1} lags; CW: one-sided (model better), Newey-West "
+                  f"{p.horizon - 1} lags.",
+                  "Every forecast re-estimates the model from rows observed at its origin "
+                  "(centring, scaling, spectrum, lambda/k"
+                  + (", heads" if get_method(p.method).family == "softmax" else "") + ")."]
+        if p.strategy == "iterated":
+            footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
+                          f"{p.horizon} time(s).")
+        notes: tuple[Any, ...] = (Lines(tuple(footer), lead_blank=True),)
         from attnreg.timeseries.fcsummary import interval_method
 
         notes += interval_method(self)
