@@ -14,7 +14,7 @@ from typing import Any
 from attnreg.report.figures import Figures
 
 __all__ = ["CalibrationSetup", "ComparisonNotes", "ComparisonSetup", "ForecastSetup",
-           "HorizonsSetup", "IntervalMethod", "ModelConfidence", "PanelNotes", "PanelSetup",
+           "HorizonsSetup", "IntervalMethod", "LeakageFigures", "ModelConfidence", "PanelNotes", "PanelSetup",
            "TuningRange"]
 
 
@@ -238,3 +238,27 @@ class ModelConfidence(Figures):
     seed: int | None
     size: float
     included: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LeakageFigures(Figures):
+    """Honest against leaky forecasts (the look-ahead audit).
+
+    Attributes
+    ----------
+    n_forecasts : int
+    oos_r2_honest, oos_r2_leaky, oos_r2_full_sample : float
+        OOS R² re-estimated at each origin, with the full-sample metric, and of
+        full-sample fits.
+    oos_r2_gain : float
+        Leaky minus honest OOS R².
+    rms_change : float
+        Root mean square of the change of each forecast (leaky − honest).
+    """
+
+    n_forecasts: int
+    oos_r2_honest: float
+    oos_r2_leaky: float
+    oos_r2_full_sample: float
+    oos_r2_gain: float
+    rms_change: float

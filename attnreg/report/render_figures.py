@@ -21,6 +21,7 @@ from attnreg.report.fcfigures import (
     ForecastSetup,
     HorizonsSetup,
     IntervalMethod,
+    LeakageFigures,
     ModelConfidence,
     PanelNotes,
     PanelSetup,
@@ -150,9 +151,10 @@ _TEXT: dict[type, Callable[[Any], list[str]]] = {
     SoftmaxFigures: rm.softmax_lines, PermutationSetup: rm.permutation_lines,
     NetworkFigures: rm.network_lines,
     ComparisonSetup: rf.comparison_setup_lines, ComparisonNotes: rf.comparison_notes_lines,
-    ModelConfidence: rf.mcs_lines}
+    ModelConfidence: rf.mcs_lines, LeakageFigures: rf.leakage_lines}
 _ROWS: dict[type, Callable[[Any], list[tuple[str, str]]]] = {
-    TuningRange: rf.tuning_rows, SoftmaxFigures: rm.softmax_rows,
+    TuningRange: rf.tuning_rows, LeakageFigures: rf.leakage_rows,
+    SoftmaxFigures: rm.softmax_rows,
     NetworkFigures: rm.network_rows}
 for _section, _lines in _TEXT.items():
     text.register(_section)(_lines)

@@ -12,6 +12,7 @@ from attnreg.report.fcfigures import (
     ForecastSetup,
     HorizonsSetup,
     IntervalMethod,
+    LeakageFigures,
     ModelConfidence,
     PanelNotes,
     PanelSetup,
@@ -20,8 +21,8 @@ from attnreg.report.fcfigures import (
 from attnreg.report.rformat import fmt_g
 
 __all__ = ["calibration_lines", "comparison_notes_lines", "comparison_setup_lines",
-           "forecast_setup_lines", "horizons_setup_lines",
-           "interval_lines", "mcs_lines", "panel_notes_lines", "panel_setup_lines",
+           "forecast_setup_lines", "horizons_setup_lines", "interval_lines", "leakage_lines",
+           "leakage_rows", "mcs_lines", "panel_notes_lines", "panel_setup_lines",
            "tuning_lines", "tuning_rows"]
 
 
@@ -126,3 +127,24 @@ def mcs_lines(s: ModelConfidence) -> list[str]:
     return [f"MCS: Hansen-Lunde-Nason model confidence set ({s.mcs_method} statistic, "
             f"{s.bootstrap} bootstrap, block {s.block_size}, {s.reps} replications, seed "
             f"{s.seed}); {100 * (1 - s.size):g}% set: {', '.join(s.included)}."]
+
+
+def leakage_lines(s: LeakageFigures) -> list[str]:
+    """The audit in five lines."""
+    return [f"Leakage audit ({s.n_forecasts} forecasts):",
+            f"  OOS R-squared honest (re-estimated at each origin): {s.oos_r2_honest:.4f}",
+            f"  OOS R-squared with full-sample metric (causal mask only): {s.oos_r2_leaky:.4f}",
+            f"  OOS R-squared of full-sample fits (look-ahead in everything): "
+            f"{s.oos_r2_full_sample:.4f}",
+            f"  apparent gain from look-ahead: {s.oos_r2_gain:+.4f}; "
+            f"RMS change per forecast: {s.rms_change:.4g}"]
+
+
+def leakage_rows(s: LeakageFigures) -> list[tuple[str, str]]:
+    """The audit as a table."""
+    return [("Forecasts", str(s.n_forecasts)),
+            ("OOS R-squared, honest", fmt_g(s.oos_r2_honest)),
+            ("OOS R-squared, full-sample metric", fmt_g(s.oos_r2_leaky)),
+            ("OOS R-squared, full-sample fits", fmt_g(s.oos_r2_full_sample)),
+            ("Apparent gain from look-ahead", fmt_g(s.oos_r2_gain)),
+            ("RMS change per forecast", fmt_g(s.rms_change))]

@@ -82,3 +82,17 @@ def test_calibration_summary(macro) -> None:
     assert s.statistics == {"level": 0.8, "interval": "empirical"}
     assert s.table["Pr(uc)"].iloc[0] == cal.table["uc_p"].iloc[0]
     check_renderings(s, [], [cal.table["uc_lr"].iloc[0]], ["80% empirical"])
+
+
+def test_leakage_audit_summary(macro) -> None:
+    audit = ar.forecast("infl ~ lag(infl, 1) + lag(unemp, 1)", macro,
+                        start="2000Q1").leakage_audit()
+    s = audit.summary()
+    stats = s.statistics
+    assert (stats["oos_r2_honest"], stats["oos_r2_leaky"], stats["oos_r2_full_sample"]) == (
+        audit.oos_r2_honest, audit.oos_r2_leaky, audit.oos_r2_full_sample)
+    assert stats["oos_r2_gain"] == audit.oos_r2_gain
+    assert stats["n_forecasts"] == len(audit.forecasts)
+    assert stats["rms_change"] == np.sqrt(np.mean(audit.forecasts["difference"] ** 2))
+    assert str(audit) == str(s).strip("\n")
+    check_renderings(audit, [audit.oos_r2_honest, audit.oos_r2_gain, stats["rms_change"]])
