@@ -9,12 +9,11 @@ accuracy are :class:`~attnreg.report.sections.Coefficients`. The renderers are i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from attnreg.report.figures import Figures
 
 __all__ = ["CalibrationSetup", "ComparisonNotes", "ComparisonSetup", "ForecastSetup",
-           "HorizonsSetup", "IntervalMethod", "LeakageFigures", "ModelConfidence", "PanelNotes", "PanelSetup",
+           "HorizonsSetup", "IntervalMethod", "LeakageFigures", "ModelConfidence",
            "TuningRange"]
 
 
@@ -30,6 +29,10 @@ class ForecastSetup(Figures):
     horizon : int
     strategy : str
         ``"direct"`` or ``"iterated"`` (printed in the notes after the tables).
+    interval : str or None
+        The kind of forecast intervals (None without), described in the notes.
+    level : float or None
+        Their nominal coverage.
     refit_every : int or None
         Origins between two estimations (None: estimated once).
     n_forecasts : int
@@ -45,6 +48,8 @@ class ForecastSetup(Figures):
     window: int | None
     horizon: int
     strategy: str
+    interval: str | None
+    level: float | None
     refit_every: int | None
     n_forecasts: int
     first_target: str
@@ -68,14 +73,15 @@ class IntervalMethod(Figures):
         Past errors needed before an empirical interval.
     aci_gamma : float
         The adaptive conformal step.
-    strategy : str
+    description : tuple of str
+        How they were made, in words (the forecasts' own account of it).
     """
 
     interval: str
     level: float
     min_errors: int
     aci_gamma: float
-    strategy: str
+    description: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -121,44 +127,6 @@ class HorizonsSetup(Figures):
     first_target: str
     last_target: str
     engines: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class PanelSetup(Figures):
-    """The setting of forecasts of several series.
-
-    Attributes
-    ----------
-    by : str or list of str
-        The column(s) naming the series.
-    formula, method, scheme : str
-    horizon, n_series : int
-    """
-
-    by: Any
-    formula: str
-    method: str
-    scheme: str
-    horizon: int
-    n_series: int
-
-
-@dataclass(frozen=True)
-class PanelNotes(Figures):
-    """The pooled test of forecasts of several series.
-
-    Attributes
-    ----------
-    n_dates : int
-        Dates the pooled DM test averages over.
-    horizon : int
-    skipped : tuple of str
-        Series left out (too short).
-    """
-
-    n_dates: int
-    horizon: int
-    skipped: tuple[str, ...]
 
 
 @dataclass(frozen=True)

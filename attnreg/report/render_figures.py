@@ -23,8 +23,6 @@ from attnreg.report.fcfigures import (
     IntervalMethod,
     LeakageFigures,
     ModelConfidence,
-    PanelNotes,
-    PanelSetup,
     TuningRange,
 )
 from attnreg.report.figures import (
@@ -146,8 +144,7 @@ def _(section: BootstrapTestResult) -> list[tuple[str, str]]:
 _TEXT: dict[type, Callable[[Any], list[str]]] = {
     ForecastSetup: rf.forecast_setup_lines,
     IntervalMethod: rf.interval_lines, TuningRange: rf.tuning_lines,
-    HorizonsSetup: rf.horizons_setup_lines, PanelSetup: rf.panel_setup_lines,
-    PanelNotes: rf.panel_notes_lines, CalibrationSetup: rf.calibration_lines,
+    HorizonsSetup: rf.horizons_setup_lines, CalibrationSetup: rf.calibration_lines,
     SoftmaxFigures: rm.softmax_lines, PermutationSetup: rm.permutation_lines,
     NetworkFigures: rm.network_lines,
     ComparisonSetup: rf.comparison_setup_lines, ComparisonNotes: rf.comparison_notes_lines,

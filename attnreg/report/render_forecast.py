@@ -14,15 +14,13 @@ from attnreg.report.fcfigures import (
     IntervalMethod,
     LeakageFigures,
     ModelConfidence,
-    PanelNotes,
-    PanelSetup,
     TuningRange,
 )
 from attnreg.report.rformat import fmt_g
 
 __all__ = ["calibration_lines", "comparison_notes_lines", "comparison_setup_lines",
            "forecast_setup_lines", "horizons_setup_lines", "interval_lines", "leakage_lines",
-           "leakage_rows", "mcs_lines", "panel_notes_lines", "panel_setup_lines",
+           "leakage_rows", "mcs_lines",
            "tuning_lines", "tuning_rows"]
 
 
@@ -42,20 +40,8 @@ def forecast_setup_lines(s: ForecastSetup) -> list[str]:
 
 
 def interval_lines(s: IntervalMethod) -> list[str]:
-    """How the intervals were made, in one line."""
-    pct = f"{100 * s.level:g}%"
-    if s.interval == "empirical":
-        return [f"{pct} intervals: quantiles of the model's own past out-of-sample errors at "
-                f"the same horizon observed by the origin (at least {s.min_errors}; none before)."]
-    if s.interval == "aci":
-        return [f"{pct} adaptive conformal intervals (Gibbs-Candes, step {s.aci_gamma:g}): "
-                "quantiles of the past errors at a miss rate updated by the coverage observed "
-                "by the origin."]
-    how = ("t * sigma * sqrt(1 + x'(X'X)^-1 x) at h = 1 (the fit's prediction interval); "
-           + ("z * sigma * sqrt(sum psi_j^2) (the fitted AR's MA weights) for h > 1"
-              if s.strategy == "iterated" else
-              "z * sigma of the h-step regression for h > 1 (parameter uncertainty ignored)"))
-    return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
+    """How the intervals were made."""
+    return list(s.description)
 
 
 def tuning_lines(s: TuningRange) -> list[str]:
@@ -78,24 +64,6 @@ def horizons_setup_lines(s: HorizonsSetup) -> list[str]:
             f"strategy = {s.strategy!r}",
             f"targets {s.first_target} to {s.last_target}; engine: " + ", ".join(s.engines),
             "", "Forecast accuracy by horizon:"]
-
-
-def panel_setup_lines(s: PanelSetup) -> list[str]:
-    """The header of a report of several series' forecasts."""
-    return [f"Out-of-sample forecasts by {s.by!r}: {s.formula}",
-            f"method = {s.method!r}, scheme = {s.scheme!r}, horizon = {s.horizon}, "
-            f"{s.n_series} series"]
-
-
-def panel_notes_lines(s: PanelNotes) -> list[str]:
-    """The notes after the table of several series' forecasts (a blank line first)."""
-    out = ["", "OOS R-squared against the prevailing mean of each series; pooled: "
-               "1 - sum of SSE / sum of benchmark SSE.",
-           "Pooled DM: HLN-corrected DM test of the mean over series of the loss "
-           f"differential at each date ({s.n_dates} dates, {s.horizon - 1} lags)."]
-    if s.skipped:
-        out.append(f"Left out (too short): {', '.join(s.skipped)}.")
-    return out
 
 
 def calibration_lines(s: CalibrationSetup) -> list[str]:

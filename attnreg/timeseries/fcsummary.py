@@ -14,7 +14,6 @@ import pandas as pd
 
 from attnreg.report import Summary
 from attnreg.report.fcfigures import HorizonsSetup, IntervalMethod, TuningRange
-from attnreg.report.render_forecast import interval_lines
 from attnreg.report.sections import Coefficients, Lines
 
 if TYPE_CHECKING:
@@ -43,7 +42,22 @@ def interval_note(res: ForecastResults) -> list[str]:
     >>> interval_note(fc)[0][:45]
     "90% intervals: quantiles of the model's own p"
     """
-    return [line for section in interval_method(res) for line in interval_lines(section)]
+    p = res.plan
+    if p.interval is None:
+        return []
+    pct = f"{100 * p.level:g}%"
+    if p.interval == "empirical":
+        return [f"{pct} intervals: quantiles of the model's own past out-of-sample errors at "
+                f"the same horizon observed by the origin (at least {p.min_errors}; none before)."]
+    if p.interval == "aci":
+        return [f"{pct} adaptive conformal intervals (Gibbs-Candes, step {p.aci_gamma:g}): "
+                "quantiles of the past errors at a miss rate updated by the coverage observed "
+                "by the origin."]
+    how = ("t * sigma * sqrt(1 + x'(X'X)^-1 x) at h = 1 (the fit's prediction interval); "
+           + ("z * sigma * sqrt(sum psi_j^2) (the fitted AR's MA weights) for h > 1"
+              if p.strategy == "iterated" else
+              "z * sigma of the h-step regression for h > 1 (parameter uncertainty ignored)"))
+    return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
 
 
 def interval_method(res: ForecastResults) -> tuple[IntervalMethod, ...]:
@@ -52,7 +66,7 @@ def interval_method(res: ForecastResults) -> tuple[IntervalMethod, ...]:
     if p.interval is None:
         return ()
     return (IntervalMethod(p.interval, float(p.level), int(p.min_errors), float(p.aci_gamma),
-                           p.strategy),)
+                           tuple(interval_note(res))),)
 
 
 def horizons_summary(res: MultiHorizonForecasts) -> Summary:

@@ -291,8 +291,10 @@ class ForecastResults:
         refits = np.flatnonzero(p.refit)
         setup = ForecastSetup(
             str(p.design.formula), p.method, p.scheme, p.window, int(p.horizon), p.strategy,
+            p.interval, None if p.interval is None else float(p.level),
             int(np.diff(refits).min()) if refits.size > 1 else None, len(f), str(f.index[0]),
             str(f.index[-1]), str(f["origin"].iloc[0]), int(f["n_train"].iloc[0]), self.engine)
+        tuning: list[TuningRange] = []
         table = pd.DataFrame({"Estimate": [e.msfe, e.rmse, e.mae, e.benchmark_msfe, e.oos_r2,
                                            e.msfe_ratio, e.dm_statistic, e.cw_statistic],
                               "p-value": [np.nan] * 6 + [e.dm_p_value, e.cw_p_value]},
@@ -316,18 +318,17 @@ class ForecastResults:
         if p.strategy == "iterated":
             footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
                           f"{p.horizon} time(s).")
-        notes: tuple[Any, ...] = (Lines(tuple(footer), lead_blank=True),)
-        from attnreg.timeseries.fcsummary import interval_method
+        from attnreg.timeseries.fcsummary import interval_note
 
-        notes += interval_method(self)
+        footer += interval_note(self)
         if self.tuning_path is not None:
-            notes += (TuningRange(_tuning_label(p.method), "origins",
-                                  float(np.nanmin(self.tuning_path)),
-                                  float(np.nanmedian(self.tuning_path)),
-                                  float(np.nanmax(self.tuning_path))),)
+            name = _tuning_label(p.method)
+            tuning.append(TuningRange(name, "origins", float(np.nanmin(self.tuning_path)),
+                                      float(np.nanmedian(self.tuning_path)),
+                                      float(np.nanmax(self.tuning_path))))
         return Summary("attnreg forecast evaluation",
-                       (setup, Coefficients(table, stars=False, heading=False),
-                        *intervals, *notes))
+                       (setup, Coefficients(table, stars=False, heading=False), *intervals,
+                        Lines(tuple(footer), lead_blank=True), *tuning))
 
     # ------------------------------------------------------------ attention over the past
     def _direct_only(self, what: str) -> None:

@@ -33,8 +33,6 @@ import pandas as pd
 from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, SkippedSeriesWarning
 from attnreg.report import Summary
-from attnreg.report.fcfigures import PanelNotes, PanelSetup
-from attnreg.report.sections import Coefficients
 from attnreg.timeseries import evaluation as ev
 from attnreg.timeseries.forecast_results import ForecastResults
 
@@ -224,12 +222,18 @@ class PanelForecasts:
         table.loc["Pooled"] = [p["n_forecasts"], p["msfe"], p["oos_r2"], p["dm_p_value"],
                                np.nan]
         plan = next(iter(self.results.values())).plan
-        setup = PanelSetup(self.by, str(plan.design.formula), plan.method, plan.scheme,
-                           int(plan.horizon), len(self))
-        notes = PanelNotes(int(p["n_dates"]), int(plan.horizon),
-                           tuple(str(s) for s in self.skipped))
-        return Summary("attnreg forecasts by series",
-                       (setup, Coefficients(table, stars=False, heading=False), notes))
+        header = [f"Out-of-sample forecasts by {self.by!r}: {plan.design.formula}",
+                  f"method = {plan.method!r}, scheme = {plan.scheme!r}, horizon = "
+                  f"{plan.horizon}, {len(self)} series"]
+        footer = ["OOS R-squared against the prevailing mean of each series; pooled: "
+                  "1 - sum of SSE / sum of benchmark SSE.",
+                  "Pooled DM: HLN-corrected DM test of the mean over series of the loss "
+                  f"differential at each date ({int(p['n_dates'])} dates, {plan.horizon - 1} "
+                  "lags)."]
+        if self.skipped:
+            footer.append(f"Left out (too short): {', '.join(map(str, self.skipped))}.")
+        return Summary.from_lines("attnreg forecasts by series", header, table, footer,
+                                  stars=False)
 
     def __repr__(self) -> str:
         return (f"<attnreg forecasts by {self.by!r}: {len(self)} series, "

@@ -63,17 +63,6 @@ def test_horizons_summary(macro) -> None:
     check_renderings(s, [stats["tuning_max"]], fh.evaluation["oos_r2"])
 
 
-def test_panel_summary(macro) -> None:
-    both = pd.concat([macro.assign(s="a"), macro.assign(s="b", infl=macro.infl * 1.1)])
-    pf = ar.forecast("infl ~ lag(infl, 1)", both, by="s", start="1990Q1")
-    s = pf.summary()
-    stats = s.statistics
-    assert (stats["by"], stats["n_series"], stats["skipped"]) == ("s", 2, ())
-    assert stats["n_dates"] == pf.pooled["n_dates"] and stats["horizon"] == 1
-    assert s.table.loc["Pooled", "OOS R2"] == pf.pooled["oos_r2"]
-    check_renderings(s, [], [pf.pooled["oos_r2"], *pf.evaluation["msfe"]])
-
-
 def test_calibration_summary(macro) -> None:
     fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="1990Q1", interval="empirical",
                      level=0.8)
