@@ -32,6 +32,8 @@ from attnreg.linear.anova_rss import check_summaries, formula_frame, nested_tabl
 from attnreg.linear.anova_wald import check_classical, wald_anova
 from attnreg.linear.scaling import column_exponents, multipliers
 from attnreg.report.ranova import anova_lines
+from attnreg.report.summary import Summary
+from attnreg.report.tables import AnovaSection
 
 if TYPE_CHECKING:
     from attnreg.linear.results import LinearResults
@@ -79,6 +81,19 @@ class AnovaTable:
     def to_frame(self) -> pd.DataFrame:
         """The table (a copy), R's row and column names."""
         return self.table.copy()
+
+    def summary(self) -> Summary:
+        """The table as a report: R's text (with a blank line first), HTML, LaTeX, Markdown."""
+        return Summary(f"Analysis of variance ({self.kind})", (AnovaSection(
+            self.table, stars=False, heading=False, heading_lines=self.heading),))
+
+    def to_latex(self) -> str:
+        """The table as a LaTeX tabular (booktabs)."""
+        return self.summary().to_latex()
+
+    def to_markdown(self) -> str:
+        """The table as a Markdown (pipe) table."""
+        return self.summary().to_markdown()
 
     def __str__(self) -> str:
         return "\n".join(anova_lines(self.table, self.heading)) + "\n"

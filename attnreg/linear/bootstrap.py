@@ -69,8 +69,9 @@ from attnreg.linear.inference import coef_map
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.rules import SpectralRule
 from attnreg.linear.views import check_level
-from attnreg.report.rformat import fmt_pvalue, format_c
-from attnreg.report.sections import Coefficients, Lines
+from attnreg.report import render_figures
+from attnreg.report.figures import BootstrapSetup, BootstrapTestResult, IntervalLevel
+from attnreg.report.sections import Coefficients
 from attnreg.report.summary import Summary
 
 __all__ = ["BOOTSTRAP_KINDS", "WILD_WEIGHTS", "Bootstrap", "BootstrapResults", "BootstrapTest",
@@ -244,13 +245,15 @@ class BootstrapTest:
                              "form": [self.form], "q": [self.q], "bootstrap": [self.name]},
                             index=pd.Index([", ".join(self.restrictions)], name="hypothesis"))
 
+    def figures(self) -> BootstrapTestResult:
+        """The test as a section of a summary (numbers)."""
+        return BootstrapTestResult(self.name, ", ".join(self.restrictions), self.impose_null,
+                                   self.form, float(self.statistic), float(self.p_value),
+                                   int(self.draws.size))
+
     def lines(self) -> list[str]:
         """The test in words (the report's footer)."""
-        what = "t" if self.form == "t" else "Wald F"
-        return [f"{self.name} bootstrap test of {', '.join(self.restrictions)} "
-                f"({'null imposed' if self.impose_null else 'null not imposed'}):",
-                f"  {what} = {format_c(self.statistic).strip()},  bootstrap p-value: "
-                f"{fmt_pvalue(self.p_value, 4)} ({self.draws.size} replications)"]
+        return render_figures.text(self.figures())[1:]
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
@@ -374,24 +377,12 @@ class BootstrapResults:
             "studentized.low": self.studentized.iloc[:, 0],
             "studentized.high": self.studentized.iloc[:, 1]}, index=self.coef.index)
 
-    def _header(self) -> list[str]:
-        what = {"wild": "Wild", "pairs": "Pairs", "residual": "Residual"}[self.kind]
-        by = f" by {self.cluster} ({self.n_clusters} clusters)" if self.cluster else ""
-        draws = f", {self.weights} weights" if self.weights else ""
-        enum = " (full enumeration)" if self.enumerated else ""
-        seed = f", seed {self.seed}" if self.seed is not None else ""
-        head = [f"{what} bootstrap{by}{draws}: {self.reps} replications{enum}{seed}",
-                f"Studentized with: {self.se_type}"]
-        if self.n_failed:
-            head.append(f"{self.n_failed} replication(s) left out: singular resampled design")
-        if self.note:
-            head.append(self.note)
-        head.append("")
-        return head
-
     def summary(self) -> Summary:
         """The report: estimates, analytic and bootstrap SEs and p-values, both intervals, the
         test."""
+        setup = BootstrapSetup(self.kind, self.cluster, self.n_clusters, self.weights,
+                               int(self.reps), bool(self.enumerated), self.seed, self.se_type,
+                               int(self.n_failed), self.note)
         table = pd.DataFrame({"Estimate": self.coef, "Std. Error": self.std_err_analytic,
                               "Boot. SE": self.std_err, "Boot. p": self.p_value},
                              index=self.coef.index)
@@ -400,15 +391,12 @@ class BootstrapResults:
                            f"Pct. {hi}": self.percentile.iloc[:, 1],
                            f"Stud. {lo}": self.studentized.iloc[:, 0],
                            f"Stud. {hi}": self.studentized.iloc[:, 1]}, index=self.coef.index)
-        footer: list[str] = []
-        if self.test is not None:
-            footer = self.test.lines()
+        test = () if self.test is None else (self.test.figures(),)
         return Summary("Bootstrap", (
-            Lines(tuple(self._header())), Coefficients(table, stars=False, heading=False),
-            Lines((f"{100 * self.level:.3g} % intervals: percentile (Pct.) and bootstrap-t "
-                   "(Stud.):",), lead_blank=True),
-            Coefficients(ci, stars=False, heading=False),
-            Lines(tuple(footer), lead_blank=True)))
+            setup, Coefficients(table, stars=False, heading=False),
+            IntervalLevel(float(self.level),
+                          "intervals: percentile (Pct.) and bootstrap-t (Stud.)"),
+            Coefficients(ci, stars=False, heading=False), *test))
 
     def __str__(self) -> str:
         return str(self.summary())
@@ -418,6 +406,14 @@ class BootstrapResults:
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()
+
+    def to_latex(self) -> str:
+        """The report's tables as LaTeX tabulars (:meth:`Summary.to_latex`)."""
+        return self.summary().to_latex()
+
+    def to_markdown(self) -> str:
+        """The report as Markdown (:meth:`Summary.to_markdown`)."""
+        return self.summary().to_markdown()
 
 
 # ------------------------------------------------------------------------------ engines

@@ -30,6 +30,13 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear.spectral import Spectrum
+from attnreg.report.summary import Summary
+from attnreg.report.tables import (
+    DiagnosticsSection,
+    OutlierSection,
+    diagnostic_lines,
+    outlier_lines,
+)
 
 __all__ = ["DiagnosticTable", "breusch_godfrey", "breusch_pagan", "condition_numbers",
            "diagnostic_table", "durbin_watson", "jarque_bera", "perfect_fit_note", "reset_test",
@@ -120,28 +127,24 @@ class DiagnosticTable:
                               f"however: {test=}")
         return self.table.loc[hit[0]]
 
-    def __str__(self) -> str:
-        from attnreg.report.rformat import fmt_g, fmt_pvalue
+    def summary(self) -> Summary:
+        """The tests as a report: the text (a blank line first), HTML, LaTeX, Markdown."""
+        return Summary(self.title, (DiagnosticsSection(self.table, stars=False, heading=False,
+                                                       title=self.title),))
 
-        t = self.table
-        cells = [[str(v) for v in t["test"]],
-                 [fmt_g(v, 5) if math.isfinite(v) else "" for v in t["statistic"]],
-                 [str(v) for v in t["df"]],
-                 [fmt_pvalue(v, 4) if math.isfinite(v) else "" for v in t["p_value"]]]
-        heads = ["", "statistic", "df", "p-value"]
-        widths = [max(len(h), *(len(c) for c in col)) for h, col in zip(heads, cells, strict=True)]
-        lines = [self.title, ""]
-        lines.append("  ".join(h.ljust(w) if j == 0 else h.rjust(w)
-                               for j, (h, w) in enumerate(zip(heads, widths, strict=True))).rstrip())
-        for i in range(len(t)):
-            lines.append("  ".join(col[i].ljust(w) if j == 0 else col[i].rjust(w)
-                                   for j, (col, w) in enumerate(zip(cells, widths, strict=True))
-                                   ).rstrip())
-        notes = [f"  {name}: {note}" for name, note in zip(t["test"], t["note"], strict=True)
-                 if note]
-        if notes:
-            lines += ["", "Notes:", *notes]
-        return "\n".join(lines)
+    def to_latex(self) -> str:
+        """The tests as a LaTeX tabular (booktabs)."""
+        return self.summary().to_latex()
+
+    def to_markdown(self) -> str:
+        """The tests as a Markdown (pipe) table."""
+        return self.summary().to_markdown()
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    def __str__(self) -> str:
+        return "\n".join(diagnostic_lines(self.table, self.title))
 
     def __repr__(self) -> str:
         return str(self)
@@ -714,20 +717,24 @@ class OutlierTest:
     signif: bool
     cutoff: float
 
-    def __str__(self) -> str:
-        from attnreg.report.rformat import fmt_g, r_format, r_signif
-        from attnreg.report.rprint import print_char_matrix
+    def summary(self) -> Summary:
+        """The test as a report: the text (a blank line first), HTML, LaTeX, Markdown."""
+        return Summary("Outlier test", (OutlierSection(
+            self.table, stars=False, heading=False, signif=self.signif, cutoff=self.cutoff),))
 
-        t = self.table
-        bonf = [v if v <= 1.0 else math.nan for v in t["Bonferroni p"]]
-        cols = [r_format(t["rstudent"].to_numpy(), 7),
-                r_format([r_signif(float(v), 5) for v in t["unadjusted p-value"]], 7),
-                r_format([r_signif(float(v), 5) if math.isfinite(v) else v for v in bonf], 7)]
-        lines = [] if self.signif else [
-            f"No Studentized residuals with Bonferroni p < {fmt_g(self.cutoff, 7)}",
-            "Largest |rstudent|:"]
-        lines += print_char_matrix([str(r) for r in t.index], list(t.columns), cols)
-        return "\n".join(lines)
+    def to_latex(self) -> str:
+        """The rows as a LaTeX tabular (booktabs)."""
+        return self.summary().to_latex()
+
+    def to_markdown(self) -> str:
+        """The rows as a Markdown (pipe) table."""
+        return self.summary().to_markdown()
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    def __str__(self) -> str:
+        return "\n".join(outlier_lines(self.table, self.signif, self.cutoff))
 
     def __repr__(self) -> str:
         return str(self)

@@ -39,8 +39,8 @@ from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear._contract import LinearFitContract
 from attnreg.linear._restrictions import format_restriction, parse_restrictions
 from attnreg.linear.tstats import f_sf, is_z
-from attnreg.report.rformat import fmt_pvalue, format_c
-from attnreg.report.sections import Coefficients, Lines
+from attnreg.report.figures import IntervalLevel, HypothesisSetup, WaldStatistic
+from attnreg.report.sections import Coefficients
 from attnreg.report.summary import Summary
 
 __all__ = ["Hypotheses", "TTest", "WaldTest", "format_restriction", "parse_restrictions"]
@@ -111,20 +111,12 @@ class WaldTest:
 
     def summary(self) -> Summary:
         """The report: the restrictions with their estimates, then the joint test."""
-        q, df2 = self.df
-        head = [f"Linear hypothesis test (Wald {'F' if self.test == 'F' else 'chi-squared'}"
-                f" test): {len(self.table)} restriction{'s' if len(self.table) > 1 else ''}",
-                f"Covariance: {self.covariance}"]
-        if self.note:
-            head.append(self.note)
-        head.append("")
-        if self.test == "F":
-            stat = (f"F-statistic: {format_c(self.statistic).strip()} on {_df_text(q)} and "
-                    f"{_df_text(df2)} DF,  p-value: {fmt_pvalue(self.p_value, 4)}")
-        else:
-            stat = (f"Chi-squared: {format_c(self.statistic).strip()} on {_df_text(q)} DF,  "
-                    f"p-value: {fmt_pvalue(self.p_value, 4)}")
-        return Summary.from_lines("Linear hypothesis test", head, self.table, [stat])
+        setup = HypothesisSetup(self.test, len(self.table), float(self.df[1]), self.covariance,
+                          self.note)
+        joint = WaldStatistic(self.test, float(self.statistic), float(self.df[0]),
+                              float(self.df[1]), float(self.p_value))
+        return Summary("Linear hypothesis test",
+                       (setup, Coefficients(self.table, heading=False), joint))
 
     def to_frame(self) -> pd.DataFrame:
         """The joint test as one row: ``statistic``, ``df1``, ``df2``, ``p.value``, ``test``."""
@@ -140,6 +132,14 @@ class WaldTest:
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()
+
+    def to_latex(self) -> str:
+        """The report's tables as LaTeX tabulars (:meth:`Summary.to_latex`)."""
+        return self.summary().to_latex()
+
+    def to_markdown(self) -> str:
+        """The report as Markdown (:meth:`Summary.to_markdown`)."""
+        return self.summary().to_markdown()
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,19 +178,9 @@ class TTest:
 
     def summary(self) -> Summary:
         """The report: the t table, then the confidence intervals."""
-        if is_z(self.df):
-            dof = "normal"
-        elif math.isnan(self.df):
-            dof = "Satterthwaite DF (column df)"
-        else:
-            dof = f"{_df_text(self.df)} DF"
-        head = [f"{'z' if is_z(self.df) else 't'} tests of linear restrictions (each alone), {dof}",
-                f"Covariance: {self.covariance}"]
-        if self.note:
-            head.append(self.note)
-        head.append("")
-        sections = (Lines(tuple(head)), Coefficients(self.table.iloc[:, :4], heading=False),
-                    Lines((f"{100 * self.level:.3g} % confidence intervals:",), lead_blank=True),
+        setup = HypothesisSetup("t", len(self.table), float(self.df), self.covariance, self.note)
+        sections = (setup, Coefficients(self.table.iloc[:, :4], heading=False),
+                    IntervalLevel(float(self.level), "confidence intervals"),
                     Coefficients(self.table.iloc[:, 4:], stars=False, heading=False))
         return Summary("t tests of linear restrictions", sections)
 
@@ -206,6 +196,14 @@ class TTest:
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()
+
+    def to_latex(self) -> str:
+        """The report's tables as LaTeX tabulars (:meth:`Summary.to_latex`)."""
+        return self.summary().to_latex()
+
+    def to_markdown(self) -> str:
+        """The report as Markdown (:meth:`Summary.to_markdown`)."""
+        return self.summary().to_markdown()
 
 
 @dataclass(frozen=True)

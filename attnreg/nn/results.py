@@ -24,7 +24,9 @@ from attnreg.results_base import PredictorResults
 from attnreg.exceptions import DataError, OptionError
 from attnreg.nn.config import VARIANTS, BlockConfig, FTTConfig, config_fields
 from attnreg.nn.fit import NetworkFit, check_fit_options
-from attnreg.report import Summary, fmt_g, residual_lines
+from attnreg.report import Summary
+from attnreg.report.modelfigures import NetworkFigures, PermutationSetup
+from attnreg.report.sections import Call, Coefficients, residuals_section
 
 Method = Literal["block", "ftt"]
 CONFIGS: dict[str, type[BlockConfig] | type[FTTConfig]] = {"block": BlockConfig, "ftt": FTTConfig}
@@ -187,33 +189,26 @@ class NetworkResults(PredictorResults):
 
     def summary(self) -> Summary:
         """Report: permutation importance, architecture, training curve and R² (no standard errors)."""
-        n_val = self.fit.val_rows.size
-        header = ["Call:", self.call, "", *residual_lines(self.resid.to_numpy(), False), "",
-                  f"Permutation importance (drop in R-squared when a column is shuffled; "
-                  f"{n_val} validation rows, 5 shuffles):"]
         table = self.permutation_importance().rename(columns={"importance": "Importance",
                                                               "std": "Std. Dev."})
-        return Summary.from_lines(f"attnreg {self.method} fit", header, table, self._footer(),
-                                  stars=False)
+        return Summary(f"attnreg {self.method} fit", (
+            Call(self.call), residuals_section(self.resid.to_numpy()),
+            PermutationSetup(int(self.fit.val_rows.size), 5),
+            Coefficients(table, stars=False, heading=False), self._figures()))
 
-    def _footer(self) -> list[str]:
+    def _figures(self) -> NetworkFigures:
         h, o = self.fit.history, self.fit.options
         val = h.val_loss
-        stop = (f"early stopping after {o['patience']} epochs without improvement" if h.stopped_early
-                else f"max_epochs = {o['max_epochs']} reached")
-        schedule = "" if o["schedule"] == "none" else ", warm-up + cosine schedule"
-        return [
-            f"{describe(self.fit.config, self.variant)}; {self.n_params:,} trainable parameters",
-            f"Training: {o['optimizer']} (lr {fmt_g(o['lr'])}, weight decay {fmt_g(o['weight_decay'])}"
-            f"{schedule}), batch {o['batch_size']}, gradient clipping {o['clip_norm']}, seed {o['seed']}",
-            f"  {h.n_epochs} epochs, best epoch {h.best_epoch} restored ({stop})",
-            f"  validation MSE (standardised y): first {fmt_g(val[0])}, best {fmt_g(h.best_val_loss)}, "
-            f"last {fmt_g(val[-1])}",
-            f"R-squared: in-sample {fmt_g(self.r_squared)} (n = {self.fit.fit_rows.size}), "
-            f"validation {fmt_g(self.val_r2)} (n = {self.fit.val_rows.size})",
-            "No standard errors: a network has no sampling theory for its weights; the table "
-            "ranks the design columns by permutation instead.",
-        ]
+        return NetworkFigures(
+            architecture=describe(self.fit.config, self.variant), n_params=int(self.n_params),
+            optimizer=o["optimizer"], lr=o["lr"], weight_decay=o["weight_decay"],
+            schedule=o["schedule"], batch_size=o["batch_size"], clip_norm=o["clip_norm"],
+            seed=o["seed"], n_epochs=int(h.n_epochs), best_epoch=int(h.best_epoch),
+            stopped_early=bool(h.stopped_early), patience=o["patience"],
+            max_epochs=o["max_epochs"], val_loss_first=float(val[0]),
+            val_loss_best=float(h.best_val_loss), val_loss_last=float(val[-1]),
+            r_squared=float(self.r_squared), val_r2=float(self.val_r2),
+            n_fit=int(self.fit.fit_rows.size), n_val=int(self.fit.val_rows.size))
 
     def __repr__(self) -> str:
         return (f"<attnreg {self.method} fit: {self.design.formula}; n={self.nobs}; "

@@ -15,9 +15,11 @@ import pandas as pd
 from attnreg.report import Summary
 from attnreg.report import render
 from attnreg.report.rformat import r_format, r_round
-from attnreg.report.sections import Coefficients, Lines
+from attnreg.report.figures import Figures
+from attnreg.report.sections import Coefficients
 
-__all__ = ["RqCoefficients", "quantreg_summary", "rq_matrix_lines"]
+__all__ = ["QuantileCrossing", "RqCoefficients", "RqHeading", "quantreg_summary",
+           "rq_matrix_lines"]
 
 _DIGITS = 5  # print.summary.rq: max(5, getOption("digits") - 2)
 
@@ -50,8 +52,46 @@ def _(section: RqCoefficients) -> list[str]:
     return ["Coefficients:", *rq_matrix_lines(section.table)]
 
 
+@dataclass(frozen=True)
+class RqHeading:
+    """The lines before one τ's table: the call and τ (after a blank line but for the first)."""
+
+    call: str
+    tau: float
+    lead_blank: bool = False
+
+
+@dataclass(frozen=True)
+class QuantileCrossing(Figures):
+    """The quantiles fitted, and the training rows where the fitted quantiles cross.
+
+    Attributes
+    ----------
+    taus : tuple of float
+    n_crossing : int
+        Rows whose fitted quantiles are not ordered as the τ (no note when 0).
+    """
+
+    taus: tuple[float, ...]
+    n_crossing: int
+
+
 def _tau_line(tau: float) -> str:
     return "tau: [1] " + r_format([r_round(tau, _DIGITS)], 7)[0].strip()
+
+
+@render.text.register
+def _(section: RqHeading) -> list[str]:
+    lines = [f"Call: {section.call}", "", _tau_line(section.tau), ""]
+    return ["", *lines] if section.lead_blank else lines
+
+
+@render.text.register
+def _(section: QuantileCrossing) -> list[str]:
+    if not section.n_crossing:
+        return []
+    return ["", f"Quantile crossing: the fitted quantiles cross at {section.n_crossing} "
+                "training row(s) (a larger tau gives a smaller fitted value)."]
 
 
 def quantreg_summary(call: str, taus: Sequence[float], tables: Sequence[pd.DataFrame],
@@ -69,10 +109,7 @@ def quantreg_summary(call: str, taus: Sequence[float], tables: Sequence[pd.DataF
     """
     sections: list[object] = []
     for k, (tau, table) in enumerate(zip(taus, tables, strict=True)):
-        sections.append(Lines((f"Call: {call}", "", _tau_line(tau), ""), lead_blank=k > 0))
+        sections.append(RqHeading(call, float(tau), lead_blank=k > 0))
         sections.append(RqCoefficients(table, stars=False))
-    if crossing:
-        sections.append(Lines((f"Quantile crossing: the fitted quantiles cross at {crossing} "
-                               "training row(s) (a larger tau gives a smaller fitted value).",),
-                              lead_blank=True))
+    sections.append(QuantileCrossing(tuple(float(t) for t in taus), int(crossing)))
     return Summary("attnreg quantile regression", tuple(sections))

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import OptionError
+from attnreg.report import compact as _compact
 from attnreg.report import etable_render as _render
 
 __all__ = ["DEFAULT_STARS", "STATISTICS", "ETable", "Statistic", "covariance_name", "etable",
@@ -242,6 +243,11 @@ class ETable:
         and ``covariance_label`` (the estimator's full description).
     statistic_labels : tuple of (str, str)
         Text and LaTeX labels of the statistic rows.
+    style : {"publication", "compact"}
+        The layout. ``"compact"`` (:mod:`attnreg.report.compact`, what :func:`compare`
+        prints): ``table`` is indexed by ``term`` alone, a coefficient's standard error in
+        the row below it with an empty label, then fixed rows (method, N, R², adjusted R²,
+        σ, AIC, effective df, λ or k); numbers to 4 significant digits, R's stars; no notes.
 
     Examples
     --------
@@ -262,26 +268,27 @@ class ETable:
     notes: tuple[str, ...]
     models: pd.DataFrame
     statistic_labels: tuple[tuple[str, str], ...] = ()
+    style: str = "publication"
 
     def __str__(self) -> str:
-        return _render.text(self)
+        return _compact.text(self) if self.style == "compact" else _render.text(self)
 
     def __repr__(self) -> str:
         return str(self)
 
     def to_markdown(self) -> str:
         """The table as a Markdown (pipe) table, notes below; ``*`` and ``_`` escaped."""
-        return _render.markdown(self)
+        return _compact.markdown(self) if self.style == "compact" else _render.markdown(self)
 
     def to_latex(self) -> str:
         """The table as a LaTeX ``tabular`` with booktabs rules (needs ``\\usepackage{booktabs}``);
         names escaped (``C(g)[T.b]``, underscores), stars as superscripts, notes in the
         last rows."""
-        return _render.latex(self)
+        return _compact.latex(self) if self.style == "compact" else _render.latex(self)
 
     def to_html(self) -> str:
         """The table as an HTML ``<table>`` (header, body, notes in the footer), escaped."""
-        return _render.html(self)
+        return _compact.html(self) if self.style == "compact" else _render.html(self)
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -292,7 +299,8 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
            digits: int = 3, stars: bool | Mapping[str, float] = True,
            stats: Sequence[str] = ("nobs", "r2", "adj_r2", "sigma"),
            notes: str | Sequence[str] | None = None, show: str = "se",
-           default_note: bool = True) -> ETable:
+           default_note: bool = True, names: Sequence[str] | None = None,
+           style: str = "publication") -> ETable:
     """A publication table of several fits, side by side.
 
     Parameters
@@ -334,6 +342,13 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     default_note : bool
         Start the notes with the line explaining the stars and the parentheses (and, with
         ridge or PCR columns, that their inference is conditional on λ or k).
+    names : sequence of str, optional
+        Column titles, one per model (default ``"(1)"``, ``"(2)"``, …; in the compact
+        layout ``"(1) ols"``, …).
+    style : {"publication", "compact"}
+        The layout: the publication table, or the compact side-by-side view of
+        :func:`compare` (:mod:`attnreg.report.compact`: fixed rows and formats, so it takes
+        ``se``, ``keep``, ``drop`` and ``names`` only).
 
     Returns
     -------
@@ -373,6 +388,14 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     '(0.155)'
     """
     models = _as_models(fits)
+    names = _check_names(names, models)
+    if style == "compact":
+        _check_compact(rename=rename is None, digits=digits == 3, stars=stars is True,
+                       stats=tuple(stats) == ("nobs", "r2", "adj_r2", "sigma"),
+                       notes=notes is None, show=show == "se", default_note=default_note)
+        return _compact_etable(_apply_se(models, se), keep, drop, names)
+    if style != "publication":
+        raise OptionError(f"style must be 'publication' or 'compact', however: {style=}")
     digits = _check_digits(digits)
     if show not in ("se", "t"):
         raise OptionError(f"show must be 'se' or 't', however: {show=}")
@@ -384,7 +407,7 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     terms = _select(terms, drop, "drop", keep=False)
     rows, display = _rename(terms, rename, models)
 
-    columns = [f"({i + 1})" for i in range(len(models))]
+    columns = names or [f"({i + 1})" for i in range(len(models))]
     index: list[tuple[str, str]] = [("Dependent var.", "header"), ("Method", "header")]
     cells: list[list[str]] = [[_dependent(m) for m in models], [_method(m) for m in models]]
     for label in display:
@@ -417,6 +440,22 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     return ETable(table=table, notes=tuple(lines), models=info, statistic_labels=labels)
 
 
+def _compact_etable(models: list[Any], keep: Any, drop: Any, names: list[str]) -> ETable:
+    """The compact layout (:mod:`attnreg.report.compact`); terms: every fit's ``names``."""
+    terms: dict[str, None] = {}
+    for m in models:
+        terms.update(dict.fromkeys(getattr(m, "names", [])))
+    kept = _select(_select(list(terms), keep, "keep", keep=True), drop, "drop", keep=False)
+    columns = names or [f"({i + 1}) {m.method}" for i, m in enumerate(models)]
+    info = pd.DataFrame({"dependent": [_dependent(m) for m in models],
+                         "method": [_method(m) for m in models],
+                         "covariance": [covariance_name(m) for m in models],
+                         "covariance_label": [_covariance_label(m) for m in models]},
+                        index=columns)
+    return ETable(table=_compact.compact_table(models, columns, kept), notes=(), models=info,
+                  style="compact")
+
+
 # ------------------------------------------------------------------------------ validation
 
 def _as_models(fits: Any) -> list[Any]:
@@ -432,6 +471,25 @@ def _as_models(fits: Any) -> list[Any]:
             raise OptionError(f"etable() takes fitted models (results of attnreg()), however "
                               f"fits[{i}] is {type(fit).__name__}")
     return list(fits)
+
+
+def _check_names(names: Any, models: list[Any]) -> list[str]:
+    if names is None:
+        return []
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise OptionError(f"names must be a list of column titles, however: {names=}")
+    if len(names) != len(models):
+        raise OptionError(f"names must have one entry per fit ({len(models)}), however: "
+                          f"{len(names)=}")
+    return [str(n) for n in names]
+
+
+def _check_compact(**is_default: bool) -> None:
+    given = [name for name, default in is_default.items() if not default]
+    if given:
+        raise OptionError(f"style='compact' has fixed rows and formats, however "
+                          f"{', '.join(given)} {'was' if len(given) == 1 else 'were'} given; "
+                          "leave them out or use style='publication'")
 
 
 def _check_digits(digits: Any) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from attnreg.report import render_figures
 from attnreg.report.rformat import _stars, fmt_g, fmt_pvalue, format_c, r_format, r_signif
 from attnreg.report.rprint import SIGNIF_LEGEND, _coef_lines, residual_lines
 from attnreg.report.sections import (
@@ -24,15 +25,16 @@ from attnreg.report.sections import (
     Residuals,
 )
 
-__all__ = ["html", "latex", "markdown", "statistic_rows", "text"]
+__all__ = ["figure_rows", "html", "latex", "markdown", "statistic_rows", "text"]
 
 
 # ------------------------------------------------------------------------------ text (R's)
 
 @singledispatch
 def text(section: Any) -> list[str]:
-    """The lines of one section in R's layout."""
-    raise TypeError(f"no text renderer for {type(section).__name__}")
+    """The lines of one section in R's layout (:mod:`attnreg.report.render_figures` for the
+    figures of tests, bootstraps, forecasts and networks)."""
+    return render_figures.text(section)
 
 
 @text.register
@@ -154,20 +156,22 @@ def display_table(section: Coefficients) -> Any:
     return out
 
 
+def figure_rows(section: Any) -> list[tuple[str, str]]:
+    """A section's statistics as (name, value) rows; empty for a section printed as lines."""
+    return statistic_rows(section) if isinstance(section, FitStatistics) else render_figures.rows(section)
+
+
 @singledispatch
 def html(section: Any) -> str:
     """One section as HTML: tables for numbers, a ``div`` per line for notes."""
+    if stats := figure_rows(section):
+        return str(tabulate(stats, headers=["statistic", "value"], tablefmt="html"))
     return "".join(f"<div>{_escape(line)}</div>" for line in text(section) if line)
 
 
 @html.register
 def _(section: Coefficients) -> str:
     return str(tabulate(display_table(section), headers="keys", tablefmt="html"))
-
-
-@html.register
-def _(section: FitStatistics) -> str:
-    return str(tabulate(statistic_rows(section), headers=["statistic", "value"], tablefmt="html"))
 
 
 def latex(sections: tuple[Any, ...]) -> str:
@@ -178,8 +182,8 @@ def latex(sections: tuple[Any, ...]) -> str:
         if isinstance(section, Coefficients):
             parts.append(str(tabulate(display_table(section), headers="keys",
                                       tablefmt="latex_booktabs")))
-        elif isinstance(section, FitStatistics):
-            parts.append(str(tabulate(statistic_rows(section), headers=["statistic", "value"],
+        elif stats := figure_rows(section):
+            parts.append(str(tabulate(stats, headers=["statistic", "value"],
                                       tablefmt="latex_booktabs")))
         elif not isinstance(section, (Call, Residuals)) and not (
                 isinstance(section, Lines) and not section.lead_blank):
@@ -199,9 +203,9 @@ def markdown(title: str, sections: tuple[Any, ...]) -> str:
             table = display_table(section)
             table.columns = [str(c).replace("|", "\\|") for c in table.columns]  # not a cell edge
             blocks.append(str(tabulate(table, headers="keys", tablefmt="pipe")))
-        elif isinstance(section, FitStatistics):
-            blocks.append(str(tabulate(statistic_rows(section), headers=["statistic", "value"],
-                                       tablefmt="pipe")))
+        elif stats := figure_rows(section):
+            stats = [(name, value.replace("|", "\\|")) for name, value in stats]
+            blocks.append(str(tabulate(stats, headers=["statistic", "value"], tablefmt="pipe")))
         elif isinstance(section, Call):
             blocks.append(f"`{section.call}`")
         else:

@@ -14,7 +14,7 @@ import pandas as pd
 from attnreg._typing import FloatArray
 
 __all__ = ["AttentionSummary", "Call", "Coefficients", "FitStatistics", "Lines", "Penalty",
-           "Residuals"]
+           "Residuals", "residuals_section"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,13 @@ class Residuals:
     labels: tuple[str, ...]
     weighted: bool
     df_resid: float
+
+
+def residuals_section(values: FloatArray) -> Residuals:
+    """The unweighted residuals of a fit without degrees of freedom (softmax, networks),
+    printed as R prints a vector of them: named 1, 2, ... when there are five or fewer."""
+    labels = tuple(str(i + 1) for i in range(values.size)) if values.size <= 5 else ()
+    return Residuals(values, labels, False, float(values.size))
 
 
 @dataclass(frozen=True)

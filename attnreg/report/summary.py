@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from attnreg.report import render
+from attnreg.report.figures import Figures
 from attnreg.report.rprint import _quantiles
 from attnreg.report.sections import (
     AttentionSummary,
@@ -68,15 +69,22 @@ class Summary:
         raise AttributeError("this summary has no table")
 
     @property
+    def tables(self) -> tuple[pd.DataFrame, ...]:
+        """Every table of numbers, in print order (a t test's estimates, then its intervals)."""
+        return tuple(s.table for s in self.sections if isinstance(s, Coefficients))
+
+    @property
     def statistics(self) -> dict[str, Any]:
         """Every number of the summary besides the table, by name.
 
         The fit statistics (``sigma``, ``df_resid``, ``r_squared``, ``f_statistic``, ...),
-        how λ or k was chosen, the attention view's figures, and ``residual_quantiles``.
+        how λ or k was chosen, the attention view's figures, ``residual_quantiles``, and the
+        fields of every :class:`~attnreg.report.figures.Figures` section (a test's
+        ``statistic`` and ``p_value``, a bootstrap's ``reps``, ...).
         """
         out: dict[str, Any] = {}
         for section in self.sections:
-            if isinstance(section, (FitStatistics, Penalty, AttentionSummary)):
+            if isinstance(section, (FitStatistics, Penalty, AttentionSummary, Figures)):
                 out.update(dataclasses.asdict(section))
             elif isinstance(section, Residuals) and section.values.size:
                 out["residual_quantiles"] = pd.Series(

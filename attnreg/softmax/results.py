@@ -20,7 +20,9 @@ from attnreg.attention import AttentionWeights
 from attnreg.formula.design import Design
 from attnreg.results_base import PredictorResults
 from attnreg.exceptions import OptionError
-from attnreg.report import Summary, fmt_g, residual_lines
+from attnreg.report import Summary
+from attnreg.report.modelfigures import SoftmaxFigures
+from attnreg.report.sections import Call, Coefficients, Lines, residuals_section
 
 
 def _check_softmax_options(options: dict[str, Any]) -> None:
@@ -287,26 +289,21 @@ class SoftmaxResults(PredictorResults):
     def summary(self) -> Summary:
         """Report: heads, partial effects, fit statistics and convergence (no standard errors)."""
         fit = self.fit
-        header = ["Call:", self.call, "", *residual_lines(self.resid.to_numpy(), False), "",
-                  "Average partial effects (autograd, original scale; not coefficients):"]
         table = self.marginal_effects().rename(columns={
             "average_partial_effect": "APE", "sd_across_rows": "SD across rows"})
         heads = self.heads
-        footer = [
-            f"Softmax attention regression: {fit.n_heads} heads, value = {fit.value!r}, "
-            f"kernel = {fit.kernel!r}, penalty lambda = {fmt_g(fit.lam, 4)}",
-            "  heads (alpha / effective rank of Omega): " + ", ".join(
-                f"{a:.3f} / {r:.2f}" for a, r in zip(heads["alpha"], heads["effective_rank"],
-                                                       strict=True)),
-            f"R-squared: in-sample {fmt_g(self.r_squared)}, validation {fmt_g(self.val_r2)}, "
-            f"leave-one-out {fmt_g(self.loo_r2)}  (n = {self.nobs})",
-            f"L-BFGS: {fit.n_iter} iterations, {fit.n_evals} loss evaluations, "
-            + ("converged" if fit.converged else "NOT converged")
-            + f"; training {'leave-one-out (self-masked)' if fit.mask_self else 'in-sample'}",
-            "Classical standard errors are not available for this estimator: the metric is "
-            "learned and selected on a validation split, so no t or F tests are reported.",
-        ]
-        return Summary.from_lines("attnreg softmax fit", header, table, footer, stars=False)
+        figures = SoftmaxFigures(
+            n_heads=int(fit.n_heads), value=fit.value, kernel=fit.kernel, lam=float(fit.lam),
+            alpha=tuple(heads["alpha"].astype(float)),
+            effective_rank=tuple(heads["effective_rank"].astype(float)),
+            r_squared=float(self.r_squared), val_r2=float(self.val_r2),
+            loo_r2=float(self.loo_r2), nobs=int(self.nobs), n_iter=int(fit.n_iter),
+            n_evals=int(fit.n_evals), converged=bool(fit.converged),
+            mask_self=bool(fit.mask_self))
+        return Summary("attnreg softmax fit", (
+            Call(self.call), residuals_section(self.resid.to_numpy()),
+            Lines(("Average partial effects (autograd, original scale; not coefficients):",)),
+            Coefficients(table, stars=False, heading=False), figures))
 
     def __repr__(self) -> str:
         return (f"<attnreg softmax fit: {self.design.formula}; n={self.nobs}; "

@@ -28,6 +28,8 @@ from scipy.special import xlogy
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
 from attnreg.report import Summary
+from attnreg.report.fcfigures import CalibrationSetup
+from attnreg.report.sections import Coefficients, Lines
 
 __all__ = ["Calibration", "LRTest", "berkowitz", "calibration", "christoffersen", "kupiec",
            "pit_histogram"]
@@ -204,16 +206,15 @@ class Calibration:
         table = self.table[list(cols)].rename(columns=cols)
         table.index = [f"h = {h}" for h in self.table.index]
         level = float(self.table["level"].iloc[0])
-        header = [f"Calibration of {100 * level:g}% {self.interval} forecast intervals "
-                  "and densities"]
         footer = ["uc: Kupiec unconditional coverage (chi2(1)); ind: Christoffersen "
                   "independence of misses (chi2(1)); cc: uc + ind (chi2(2)).",
                   "Berk.: Berkowitz LR of mean 0, AR(1) 0, variance 1 of the inverse-normal "
                   "PIT (exact AR(1) likelihood, chi2(3)).",
                   "h-step errors overlap for h > 1 (MA(h-1)): ind, cc and Berk. test "
                   "independence, which only h = 1 forecasts should have."]
-        return Summary.from_lines("attnreg forecast calibration", header, table, footer,
-                                  stars=False)
+        return Summary("attnreg forecast calibration", (
+            CalibrationSetup(level, self.interval), Coefficients(table, stars=False, heading=False),
+            Lines(tuple(footer), lead_blank=True)))
 
     def __str__(self) -> str:
         return str(self.summary())

@@ -624,29 +624,19 @@ class ForecastComparison:
         attnreg.report.Summary
         """
         from attnreg.report import Summary
+        from attnreg.report.fcfigures import ComparisonNotes, ComparisonSetup, ModelConfidence
+        from attnreg.report.sections import Coefficients, Lines
 
-        display = self._display()
         m = self.mcs
-        mcs_line = ("MCS: not computed." if m is None else
-                    f"MCS: Hansen-Lunde-Nason model confidence set ({m.method} statistic, "
-                    f"{m.bootstrap} bootstrap, block {m.block_size}, {m.reps} replications, seed "
-                    f"{m.seed}); {100 * (1 - m.size):g}% set: {', '.join(m.included)}.")
-        header = [f"{len(self.names)} models against the benchmark {self.benchmark_name!r}, "
-                  f"horizon = {self.horizon}, loss = {self.loss!r}",
-                  f"{self.targets.size} common forecasts, targets {self.targets[0]} to "
-                  f"{self.targets[-1]}", ""]
-        h = self.horizon
-        footer = [
-            "OOS R2 = 1 - MSFE / MSFE(benchmark); .table holds every statistic and p-value.",
-            f"DM: Diebold-Mariano, two-sided, HLN correction, {h - 1} lags (forecast::dm.test). "
-            "CW: Clark-West, one-sided (model better), for models nesting the benchmark.",
-            "GW: Giacomini-White conditional predictive ability, instruments (1, lagged loss "
-            "difference), chi-squared(2).",
-            "ENC: H0 the benchmark encompasses the model; ENC rev: H0 the model encompasses the "
-            "benchmark (Harvey-Leybourne-Newbold 1998, one-sided t(n-1)).",
-            mcs_line, *self.notes]
-        return Summary.from_lines("attnreg forecast comparison", header, display, footer,
-                                  stars=False)
+        setup = ComparisonSetup(len(self.names), self.benchmark_name, int(self.horizon),
+                                self.loss, int(self.targets.size), str(self.targets[0]),
+                                str(self.targets[-1]))
+        mcs = (Lines(("MCS: not computed.",)) if m is None else ModelConfidence(
+            m.method, m.bootstrap, int(m.block_size), int(m.reps), m.seed, float(m.size),
+            tuple(m.included)))
+        return Summary("attnreg forecast comparison", (
+            setup, Coefficients(self._display(), stars=False, heading=False),
+            ComparisonNotes(int(self.horizon)), mcs, Lines(tuple(self.notes))))
 
     def _display(self) -> pd.DataFrame:
         """The printed columns: accuracy, each test's p-value, the MCS p-value."""
@@ -667,7 +657,11 @@ class ForecastComparison:
         return ["model", *table.columns], body
 
     def _notes(self) -> list[str]:
-        return list(self.summary().sections[-1].lines)
+        """The lines after the table (without the blank line that starts them)."""
+        from attnreg.report import render
+
+        return [line for section in self.summary().sections[2:]
+                for line in render.text(section)][1:]
 
     def __str__(self) -> str:
         return str(self.summary())

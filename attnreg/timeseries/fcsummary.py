@@ -1,23 +1,25 @@
 """The report of forecasts at several horizons: per-horizon evaluation and interval coverage.
 
-A :class:`~attnreg.report.Summary` like every other (header lines, one table of numbers,
-footer notes), so it prints as text and renders with ``to_latex()``, ``to_markdown()`` and
-as HTML.
+A :class:`~attnreg.report.Summary` like every other (the setting and the notes' figures as
+:mod:`attnreg.report.fcfigures` sections, one table of numbers), so it prints as text and
+renders with ``to_latex()``, ``to_markdown()`` and as HTML.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from attnreg.report import Summary
+from attnreg.report.fcfigures import HorizonsSetup, IntervalMethod, TuningRange
+from attnreg.report.sections import Coefficients, Lines
 
 if TYPE_CHECKING:
     from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
 
-__all__ = ["horizons_summary", "interval_note"]
+__all__ = ["horizons_summary", "interval_method", "interval_note"]
 
 #: table columns: (evaluation key, heading)
 _COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
@@ -61,6 +63,15 @@ def interval_note(res: ForecastResults) -> list[str]:
     return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
 
 
+def interval_method(res: ForecastResults) -> tuple[IntervalMethod, ...]:
+    """How the intervals were made, as a report section (none without intervals)."""
+    p = res.plan
+    if p.interval is None:
+        return ()
+    return (IntervalMethod(p.interval, float(p.level), int(p.min_errors), float(p.aci_gamma),
+                           tuple(interval_note(res))),)
+
+
 def horizons_summary(res: MultiHorizonForecasts) -> Summary:
     """The per-horizon report of :meth:`MultiHorizonForecasts.summary`.
 
@@ -85,33 +96,26 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
     columns = _COLUMNS + (_INTERVAL_COLUMNS if p.interval is not None else ())
     table = pd.DataFrame({head: e[key].to_numpy(dtype=float) for key, head in columns},
                          index=pd.Index([f"h = {h}" for h in res.horizons]))
-    header = [f"Out-of-sample forecasts at horizons {', '.join(map(str, res.horizons))}: "
-              f"{res.formula}",
-              f"method = {p.method!r}, scheme = {p.scheme!r}"
-              + (f" (window {p.window})" if p.window else "")
-              + f", strategy = {p.strategy!r}",
-              f"targets {targets.min()} to {targets.max()}; engine: "
-              + ", ".join(sorted({part.engine for part in res.parts})), "",
-              "Forecast accuracy by horizon:"]
+    setup = HorizonsSetup(str(res.formula), p.method, p.scheme, p.window, tuple(res.horizons),
+                          p.strategy, str(targets.min()), str(targets.max()),
+                          tuple(sorted({part.engine for part in res.parts})))
     footer = ["OOS R2 = 1 - MSFE / MSFE(prevailing mean); DM: Diebold-Mariano with the "
               "Harvey-Leybourne-Newbold correction, two-sided, h - 1 lags; CW: Clark-West, "
               "one-sided (model better), Newey-West h - 1 lags; both against the prevailing mean.",
               ("Direct strategy: one model per horizon and origin, estimated from the rows "
                "observed at the origin." if p.strategy == "direct" else
                "Iterated strategy: the one-step model fitted at the origin, iterated h times.")]
+    sections: list[Any] = [setup, Coefficients(table, stars=False, heading=False),
+                           Lines(tuple(footer), lead_blank=True), *interval_method(first)]
     if p.interval is not None:
-        footer += interval_note(first)
-        footer.append("Coverage: share of the forecasts with an interval whose actual lies "
-                      "inside; n int.: forecasts with an interval.")
+        sections.append(Lines(("Coverage: share of the forecasts with an interval whose actual "
+                               "lies inside; n int.: forecasts with an interval.",)))
     if first.tuning_path is not None:
         from attnreg.methods import get_method
-        from attnreg.report import fmt_g
 
         tune = np.concatenate([part.tuning_path for part in res.parts
                                if part.tuning_path is not None])
         name = "lambda" if get_method(p.method).tuning == "lam" else "k"
-        footer.append(f"{name} over origins and horizons: min {fmt_g(float(np.nanmin(tune)))}, "
-                      f"median {fmt_g(float(np.nanmedian(tune)))}, "
-                      f"max {fmt_g(float(np.nanmax(tune)))}")
-    return Summary.from_lines("attnreg forecast evaluation by horizon", header, table, footer,
-                              stars=False)
+        sections.append(TuningRange(name, "origins and horizons", float(np.nanmin(tune)),
+                                    float(np.nanmedian(tune)), float(np.nanmax(tune))))
+    return Summary("attnreg forecast evaluation by horizon", tuple(sections))

@@ -15,7 +15,8 @@ import pandas as pd
 from attnreg._typing import FloatArray
 from attnreg.attention import AttentionWeights
 from attnreg.exceptions import OptionError
-from attnreg.report import Summary, fmt_g
+from attnreg.report import Summary
+from attnreg.report.fcfigures import ForecastSetup, TuningRange
 from attnreg.report.sections import Coefficients, Lines
 from attnreg.timeseries import evaluation as ev
 from attnreg.methods import get_method
@@ -298,14 +299,12 @@ class ForecastResults:
         p, e = self.plan, self.evaluation
         f = self.forecasts
         refits = np.flatnonzero(p.refit)
-        every = f"every {int(np.diff(refits).min())} origin(s)" if refits.size > 1 else "once"
-        header = [f"Out-of-sample forecasts: {p.design.formula}",
-                  f"method = {p.method!r}, scheme = {p.scheme!r}"
-                  + (f" (window {p.window})" if p.window else "")
-                  + f", horizon = {p.horizon}, estimated {every}",
-                  f"{len(f)} forecasts, targets {f.index[0]} to {f.index[-1]}; first origin "
-                  f"{f['origin'].iloc[0]} with {f['n_train'].iloc[0]} training rows "
-                  f"(engine: {self.engine})", "", "Forecast accuracy:"]
+        setup = ForecastSetup(
+            str(p.design.formula), p.method, p.scheme, p.window, int(p.horizon), p.strategy,
+            p.interval, None if p.interval is None else float(p.level),
+            int(np.diff(refits).min()) if refits.size > 1 else None, len(f), str(f.index[0]),
+            str(f.index[-1]), str(f["origin"].iloc[0]), int(f["n_train"].iloc[0]), self.engine)
+        tuning: list[TuningRange] = []
         table = pd.DataFrame({"Estimate": [e.msfe, e.rmse, e.mae, e.benchmark_msfe, e.oos_r2,
                                            e.msfe_ratio, e.dm_statistic, e.cw_statistic],
                               "p-value": [np.nan] * 6 + [e.dm_p_value, e.cw_p_value]},
@@ -338,15 +337,12 @@ class ForecastResults:
             footer += crossing_note(self)
         if self.tuning_path is not None:
             name = _tuning_label(p.method)
-            footer.append(f"{name} over origins: min {fmt_g(float(np.nanmin(self.tuning_path)))}, "
-                          f"median {fmt_g(float(np.nanmedian(self.tuning_path)))}, max "
-                          f"{fmt_g(float(np.nanmax(self.tuning_path)))}")
-        if not intervals:
-            return Summary.from_lines("attnreg forecast evaluation", header, table, footer,
-                                      stars=False)
+            tuning.append(TuningRange(name, "origins", float(np.nanmin(self.tuning_path)),
+                                      float(np.nanmedian(self.tuning_path)),
+                                      float(np.nanmax(self.tuning_path))))
         return Summary("attnreg forecast evaluation",
-                       (Lines(tuple(header)), Coefficients(table, stars=False, heading=False),
-                        *intervals, Lines(tuple(footer), lead_blank=True)))
+                       (setup, Coefficients(table, stars=False, heading=False), *intervals,
+                        Lines(tuple(footer), lead_blank=True), *tuning))
 
     # ------------------------------------------------------------ attention over the past
     def _direct_only(self, what: str) -> None:

@@ -29,6 +29,8 @@ import pandas as pd
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
 from attnreg.linear.dual import scaled_metric
+from attnreg.report.fcfigures import LeakageFigures
+from attnreg.report.summary import Summary
 from attnreg.methods import get_method
 from attnreg.timeseries import evaluation as ev
 
@@ -71,16 +73,26 @@ class LeakageAudit:
         """
         return self.oos_r2_leaky - self.oos_r2_honest
 
-    def __str__(self) -> str:
+    def summary(self) -> Summary:
+        """The audit as a report: its figures as numbers, printed or as a table."""
         rmsd = float(np.sqrt(np.mean(self.forecasts["difference"] ** 2)))
-        return (f"Leakage audit ({len(self.forecasts)} forecasts):\n"
-                f"  OOS R-squared honest (re-estimated at each origin): {self.oos_r2_honest:.4f}\n"
-                f"  OOS R-squared with full-sample metric (causal mask only): "
-                f"{self.oos_r2_leaky:.4f}\n"
-                f"  OOS R-squared of full-sample fits (look-ahead in everything): "
-                f"{self.oos_r2_full_sample:.4f}\n"
-                f"  apparent gain from look-ahead: {self.oos_r2_gain:+.4f}; "
-                f"RMS change per forecast: {rmsd:.4g}")
+        return Summary("Leakage audit", (LeakageFigures(
+            len(self.forecasts), float(self.oos_r2_honest), float(self.oos_r2_leaky),
+            float(self.oos_r2_full_sample), float(self.oos_r2_gain), rmsd),))
+
+    def to_latex(self) -> str:
+        """The figures as a LaTeX tabular (booktabs)."""
+        return self.summary().to_latex()
+
+    def to_markdown(self) -> str:
+        """The figures as a Markdown (pipe) table."""
+        return self.summary().to_markdown()
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    def __str__(self) -> str:
+        return str(self.summary()).strip("\n")
 
     def __repr__(self) -> str:
         return str(self)
