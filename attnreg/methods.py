@@ -16,7 +16,7 @@ Examples
 >>> method_names()[:11]
 ('ols', 'ridge', 'pcr', 'softmax', 'block', 'ftt', 'glm', 'logit', 'probit', 'poisson', 'quantreg')
 >>> method_names("iv")  # formulas with an IV part, 'y ~ x | d ~ z'
-('tsls', 'liml', 'fuller', 'gmm', 'cue')
+('tsls', '2sls', 'liml', 'fuller', 'gmm', 'cue')
 >>> method_names("weights")[:8]
 ('ols', 'ridge', 'pcr', 'glm', 'logit', 'probit', 'poisson', 'quantreg')
 >>> get_method("ridge").check_options({"lam": 0.5})["tuning"]
@@ -452,6 +452,8 @@ def _predict_iv(result: Any, X: FloatArray) -> FloatArray:
 _IV = Capabilities(weights=True, vcov=True)
 register(Estimator("tsls", "iv", "two-stage least squares (IV formula)", _IV, _check_iv, _fit_iv,
                    _predict_iv))
+register(Estimator("2sls", "iv", "two-stage least squares (IV formula; as 'tsls')", _IV,
+                   _check_iv, _fit_iv, _predict_iv))
 register(Estimator("liml", "iv", "limited-information maximum likelihood (IV formula)", _IV,
                    _check_iv, _fit_iv, _predict_iv))
 register(Estimator("fuller", "iv", "Fuller's modified LIML (IV formula)", _IV, _check_iv,

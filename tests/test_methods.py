@@ -23,7 +23,7 @@ def test_every_front_door_lists_the_registry() -> None:
     names = methods.method_names()
     assert names == ("ols", "ridge", "pcr", "softmax", "block", "ftt",
                      "glm", "logit", "probit", "poisson", "quantreg",
-                     "tsls", "liml", "fuller", "gmm", "cue")
+                     "tsls", "2sls", "liml", "fuller", "gmm", "cue")
     assert names == api.METHODS
     assert names == cli.METHODS
     assert methods.method_names("spectral") == ("ols", "ridge", "pcr")

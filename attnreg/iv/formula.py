@@ -39,7 +39,7 @@ def fit_iv_arrays(frame: IVFrame, method: str, options: Mapping[str, Any], clust
     X = frame.X if frame.X.shape[1] else None
     args = (frame.y, X, frame.D, frame.Z)
     w = frame.weights
-    if method == "tsls":
+    if method in ("tsls", "2sls"):
         return tsls(*args, weights=w)
     if method == "liml":
         return liml(*args, weights=w)

@@ -14,6 +14,7 @@ __all__ = ["IV_METHODS", "IV_OPTIONS", "IV_VCOV", "check_iv_options", "check_vco
 #: ``method=`` of an IV formula -> the estimator's title.
 IV_METHODS: dict[str, str] = {
     "tsls": "two-stage least squares",
+    "2sls": "two-stage least squares (the same as 'tsls')",
     "liml": "limited-information maximum likelihood",
     "fuller": "Fuller's modified LIML (alpha=)",
     "gmm": "two-step efficient GMM (efficient under vcov=)",

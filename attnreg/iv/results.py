@@ -340,6 +340,10 @@ class IVResults:
         return anderson_rubin_set(f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights,
                                   alpha=1 - level, absorbed=f.n_absorbed)
 
+    def ar_confidence_set(self, level: float = 0.95) -> ARSet:
+        """:meth:`anderson_rubin` (the name the issue tracker and fixest's users know)."""
+        return self.anderson_rubin(level)
+
     # ------------------------------------------------------------ prediction, attention
     def predict(self, newdata: Any = None) -> pd.Series:
         """``[X, D] coef`` for new rows (the training rows' fitted values when None); rows

@@ -196,3 +196,19 @@ def test_a_polars_frame_fits_as_its_pandas_copy() -> None:
     df = frame()
     fit = ar.attnreg("y ~ x1 | d1 ~ z1 + z2", pl.from_pandas(df))
     assert_allclose(fit.coef, ar.attnreg("y ~ x1 | d1 ~ z1 + z2", df).coef, rtol=RTOL_EXACT)
+
+
+def test_2sls_is_tsls_and_ar_confidence_set_is_anderson_rubin() -> None:
+    rng = np.random.default_rng(26)
+    n = 300
+    df = pd.DataFrame({"z1": rng.normal(size=n), "z2": rng.normal(size=n),
+                       "x": rng.normal(size=n)})
+    u = rng.normal(size=n)
+    df["d"] = df.z1 + 0.5 * df.z2 + 0.5 * u + rng.normal(size=n)
+    df["y"] = 1 + df.d + df.x + u
+    default = ar.attnreg("y ~ x | d ~ z1 + z2", df)
+    named = ar.attnreg("y ~ x | d ~ z1 + z2", df, method="2sls")
+    assert_allclose(named.coef, default.coef, rtol=0)
+    assert_allclose(named.std_err, default.std_err, rtol=0)
+    a, b = default.ar_confidence_set(0.9), default.anderson_rubin(0.9)
+    assert a == b

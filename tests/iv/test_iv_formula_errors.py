@@ -57,7 +57,7 @@ def test_numbers_stored_as_text_are_refused() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
-    ({"method": "ridge"}, OptionError, r"method must be one of 'tsls', 'liml', 'fuller', 'gmm', "
+    ({"method": "ridge"}, OptionError, r"method must be one of 'tsls', '2sls', 'liml', 'fuller', 'gmm', "
                                        r"'cue' for a formula with an IV part"),
     ({"vcov": "HAC"}, OptionError, r"vcov must be one of 'classical', 'HC0', 'HC1', 'cluster' for "
                                    r"an IV fit, however: vcov='HAC'"),
