@@ -18,9 +18,12 @@ from attnreg.linear.filters import apply_filter
 from attnreg.linear.scaling import binary_exponents, column_norms, is_safe
 from attnreg.linear.selection import loo_scores
 from attnreg.linear.spectral import decompose
-from attnreg.softmax.fused import ChunkRunner, chunk_runner, head_outputs
+from attnreg.softmax.fused import ChunkRunner, chunk_runner
+from attnreg.softmax.landmarks import Landmarks, build_landmarks, landmark_keys, landmark_outputs
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
 from attnreg.softmax.options import (
+    KEY_BLOCK,
+    N_LANDMARKS,
     TASK_BYTES,
     Options,
     as_design,
@@ -36,6 +39,7 @@ from attnreg.softmax.train import (
     RunResult,
     Schedule,
     init_factors,
+    outputs,
     project,
     refit_run,
     train_run,
@@ -120,12 +124,19 @@ def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.dev
     base = ridge_base(d.z, coef)
     t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=opts.dtype, device=dev)  # noqa: E731
     itemsize = torch.empty((), dtype=opts.score_dtype).element_size()
+    n_keys = min(len(tr), opts.key_block)
+    landmarks = None
+    if opts.keys == "landmarks":
+        v_tr = d.ys[tr] - base[tr]
+        found = build_landmarks(d.z[tr], v_tr, opts.n_keys, opts.landmark_method, opts.seed)
+        landmarks = found.tensors(v_tr, dev, opts.dtype)
+        n_keys = found.counts.shape[0]
     return Problem(
         x_tr=t(d.z[tr]), y_tr=t(d.ys[tr]), base_tr=t(base[tr]), v_tr=t(d.ys[tr] - base[tr]),
         x_va=t(d.z[va]), y_va=t(d.ys[va]), base_va=t(base[va]), heads=opts.heads,
         rank=opts.rank or d.z.shape[1], kernel=opts.kernel, mask_self=opts.mask_self,
-        chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), len(tr), itemsize, TASK_BYTES),
-        score_dtype=opts.score_dtype, runner=runner,
+        chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), n_keys, itemsize, TASK_BYTES),
+        score_dtype=opts.score_dtype, runner=runner, key_block=opts.key_block, landmarks=landmarks,
     )
 
 
@@ -174,13 +185,20 @@ def _r2(y: FloatArray, pred: FloatArray) -> float:
 
 def _in_sample(
     theta: torch.Tensor, alpha: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-    opts: Options, mask: bool, runner: ChunkRunner,
+    opts: Options, mask: bool, runner: ChunkRunner, landmarks: Landmarks | None,
 ) -> FloatArray:
-    chunk = choose_chunk(None, opts.heads, keys.shape[0], keys.shape[0], 8, TASK_BYTES)
+    """Fitted values of the training rows (attention part), leave-one-out with ``mask``."""
+    n_keys = min(keys.shape[0], opts.key_block) if landmarks is None else landmarks.counts.shape[0]
+    chunk = choose_chunk(None, opts.heads, keys.shape[0], n_keys, 8, TASK_BYTES)
     with torch.no_grad():
         z, bias = project(keys, theta, opts.kernel)
-        heads_out = head_outputs(runner, z, z, bias, values, mask_self=mask, chunk=chunk,
-                                 score_dtype=torch.float64)
+        if landmarks is not None:
+            lm = landmarks.tensors(values.cpu().numpy(), keys.device)
+            zk, kb = landmark_keys(lm, theta, opts.kernel)
+            heads_out = landmark_outputs(runner, z, zk, kb, lm, chunk=chunk, training=mask)
+        else:
+            heads_out = outputs(runner, z, z, bias, values, mask_self=mask, chunk=chunk,
+                                score_dtype=torch.float64, key_block=opts.key_block)
     return (alpha @ heads_out).cpu().numpy()
 
 
@@ -260,8 +278,11 @@ def _assemble(
     base = ridge_base(d.z, coef)
     values = d.ys - base
     keys, vals = torch.as_tensor(d.z, device=dev), torch.as_tensor(values, device=dev)
-    train_pred = base + _in_sample(theta, alpha, keys, vals, opts, False, prob.runner)
-    loo_pred = base + _in_sample(theta, alpha, keys, vals, opts, True, prob.runner)
+    landmarks = None
+    if opts.keys == "landmarks":
+        landmarks = build_landmarks(d.z, values, opts.n_keys, opts.landmark_method, opts.seed)
+    train_pred = base + _in_sample(theta, alpha, keys, vals, opts, False, prob.runner, landmarks)
+    loo_pred = base + _in_sample(theta, alpha, keys, vals, opts, True, prob.runner, landmarks)
     y_va = prob.y_va.cpu().numpy()
     sst_va = float(np.mean((y_va - y_va.mean()) ** 2))
     if not best.converged:
@@ -280,7 +301,7 @@ def _assemble(
         val_r2=1.0 - best.val_loss / sst_va if sst_va > 0 else math.nan,
         loo_r2=_r2(d.ys, loo_pred), history=tuple(h for r in runs for h in r.history),
         kernel=opts.kernel, value=opts.value, ridge_penalty=pen, lam_path=tuple(path),
-        seed=opts.seed, device=str(dev.type),
+        seed=opts.seed, device=str(dev.type), landmarks=landmarks, key_block=opts.key_block,
     )
 
 
@@ -307,6 +328,10 @@ def fit_softmax(
     init_noise: float = 0.05,
     refit: bool = False,
     threads: int | None = None,
+    keys: str = "full",
+    n_keys: int = N_LANDMARKS,
+    landmark_method: str = "kmeans",
+    key_block: int = KEY_BLOCK,
     warm_start: SoftmaxFit | None = None,
     progress: bool | Callable[[FitStep], None] = False,
 ) -> SoftmaxFit:
@@ -337,7 +362,17 @@ def fit_softmax(
     device : ``"cpu"``, ``"cuda"`` or ``"auto"``. dtype : parameters, loss and gradient
         accumulation. score_dtype : the N×N scores and exponentials (float32: fast;
         float64: exact).
-    chunk_size : query rows per score block (None: automatic); memory is O(M·chunk·N).
+    chunk_size : query rows per score block (None: automatic); memory is
+        O(M·chunk·min(N, key_block)).
+    keys : ``"full"`` (exact: every training row is a key) or ``"landmarks"`` (the rows
+        summarised by ``n_keys`` cluster centres with their mean values and sizes, see
+        :mod:`attnreg.softmax.landmarks`; cost O(N·n_keys) per evaluation instead of O(N²)).
+    n_keys : number of landmarks (at most N; empty clusters are dropped).
+    landmark_method : ``"kmeans"`` (Lloyd iterations from a seeded sample of rows) or
+        ``"sample"`` (the sampled rows as centres, each row in its nearest one's cluster).
+    key_block : keys per block of the exact path: more training rows than this and the
+        keys are visited in blocks with an online softmax (:mod:`attnreg.softmax.flash`),
+        the same numbers to rounding in O(N·r + M·chunk·key_block) memory.
     init_noise : noise sd of the warm start, relative to its mean |diagonal|.
     refit : after selection, re-run the selected penalty and restart on *all* training rows
         for the selected number of L-BFGS iterations (no validation left to stop on);
@@ -357,6 +392,7 @@ def fit_softmax(
         max_iter=max_iter, tol=tol, patience=patience, restarts=restarts, device=device,
         dtype=dtype, score_dtype=score_dtype, chunk_size=chunk_size, init_noise=init_noise,
         mask_self=mask_self, seed=seed, lam_grid=LAM_GRID, refit=refit, threads=threads,
+        keys=keys, n_keys=n_keys, landmark_method=landmark_method, key_block=key_block,
     )
     if warm_start is not None and not isinstance(warm_start, SoftmaxFit):
         raise OptionError("warm_start must be a SoftmaxFit or None")

@@ -35,8 +35,10 @@ import torch
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
+from attnreg.softmax.fused import ChunkRunner
 from attnreg.softmax.kernel import iter_weight_blocks
-from attnreg.softmax.options import as_design, choose_chunk, torch_device
+from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs
+from attnreg.softmax.options import KEY_BLOCK, as_design, choose_chunk, torch_device
 from attnreg.softmax.train import (
     FitStep,
     attention_heads,
@@ -71,6 +73,9 @@ class SoftmaxFit:
     loo_r2 : in-sample R² with self-masking (leave-one-out attention), all rows as keys.
     history : every outer step of every run (:class:`FitStep`).
     lam_path : (lam, best validation MSE) per penalty tried.
+    landmarks : the landmark keys of ``keys="landmarks"`` (built on all training rows;
+        :meth:`predict` attends to them), else None (every training row is a key).
+    key_block : keys per block of the exact attention.
     """
 
     factors: FloatArray
@@ -97,6 +102,8 @@ class SoftmaxFit:
     lam_path: tuple[tuple[float, float], ...] = ()
     seed: int = 0
     device: str = "cpu"
+    landmarks: Landmarks | None = None
+    key_block: int = KEY_BLOCK
 
     @property
     def n_heads(self) -> int:
@@ -158,11 +165,20 @@ class SoftmaxFit:
         z = self._standardise(X_new)
         factors, alpha, keys, values = self._tensors()
         zq = torch.as_tensor(z, device=keys.device)
-        chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], keys.shape[0], 8)
+        if self.landmarks is not None:
+            lm = self.landmarks.tensors(self.values, keys.device)
+            chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], lm.values.shape[0], 8)
+            zk, kb = landmark_keys(lm, factors, self.kernel)
+            heads = landmark_outputs(ChunkRunner(None, 1), torch.matmul(zq.unsqueeze(0), factors),
+                                     zk, kb, lm, chunk=chunk)
+            att = (alpha @ heads).cpu().numpy()
+            return self.y_mean + self.y_scale * (self._base(z) + att)
+        n_keys = min(keys.shape[0], self.key_block)
+        chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], n_keys, 8)
         with torch.no_grad():
             heads = attention_heads(
                 factors, zq, keys, values, kernel=self.kernel, mask_self=False,
-                chunk=chunk, score_dtype=torch.float64, cache_bytes=0,
+                chunk=chunk, score_dtype=torch.float64, cache_bytes=0, key_block=self.key_block,
             )
             att = (alpha @ heads).cpu().numpy()
         return self.y_mean + self.y_scale * (self._base(z) + att)
