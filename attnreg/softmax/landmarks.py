@@ -22,6 +22,7 @@ gives the outputs, the residuals and the gradients (closed forms, as in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ from attnreg.softmax.kernel import _spans
 from attnreg.softmax.options import LANDMARK_METHODS
 
 __all__ = ["LANDMARK_METHODS", "LLOYD_ITERATIONS", "LandmarkSet", "Landmarks", "build_landmarks",
-           "landmark_keys", "landmark_loss_and_grad", "landmark_outputs"]
+           "landmark_keys", "landmark_loss_and_grad", "landmark_outputs", "landmark_row_weights"]
 
 #: Lloyd iterations of ``landmark_method="kmeans"`` (fewer when the assignment stops changing)
 LLOYD_ITERATIONS = 10
@@ -290,3 +291,25 @@ def landmark_loss_and_grad(
     d_pi = (-2.0 / n) * (h_all @ resid_all)
     grad_logits = pi * (d_pi - pi @ d_pi)
     return float(sse_all.sum()) / n, dq, acc[..., :r], acc[..., r], grad_logits
+
+
+def landmark_row_weights(
+    zq: torch.Tensor, zk: torch.Tensor, kb: torch.Tensor, lm: LandmarkSet, *, mask_self: bool,
+    chunk: int,
+) -> Iterator[tuple[int, int, torch.Tensor]]:
+    """Yield ``(start, stop, w)``: each landmark's weight shared equally by its rows (M, c, N).
+
+    w_ji = p_j,l(i) / n_l(i), so Σ_i w_ji v_i = Σ_l p_jl v̄_l: the prediction is an exact vote
+    of the training rows. ``mask_self``: the queries are the training rows and row j's own
+    weight is removed and the rest renormalised, which is the leave-one-out attention of
+    the fit (its cluster one row smaller, with the other rows' values).
+    """
+    share = torch.exp(-lm.log_counts[lm.assign]).to(zq.dtype)  # 1 / n_l(i), (N,)
+    with torch.no_grad():
+        qa, ka_t = _augmented(zq, zk, kb, zq.dtype)
+        for a, b in _spans(zq.shape[1], chunk):
+            w = _block(qa[:, a:b], ka_t, lm, None).p[:, :, lm.assign] * share  # (M, c, N)
+            if mask_self:
+                w.diagonal(offset=a, dim1=1, dim2=2).fill_(0.0)
+                w.div_(w.sum(dim=2, keepdim=True))
+            yield a, b, w

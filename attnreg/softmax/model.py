@@ -37,7 +37,8 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.softmax.fused import ChunkRunner
 from attnreg.softmax.kernel import iter_weight_blocks
-from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs
+from attnreg.softmax.flash import BlockedAttention
+from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs, landmark_row_weights
 from attnreg.softmax.options import KEY_BLOCK, as_design, choose_chunk, torch_device
 from attnreg.softmax.train import (
     FitStep,
@@ -233,10 +234,25 @@ class SoftmaxFit:
         self, factors: torch.Tensor, xq: torch.Tensor, keys: torch.Tensor, mask: bool,
         chunk_size: int | None,
     ) -> Iterator[tuple[int, int, torch.Tensor]]:
-        zk, bias = project(keys, factors, self.kernel)
         zq = torch.matmul(xq.unsqueeze(0), factors)
         chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[1], keys.shape[0], 8)
+        if self.landmarks is not None:
+            lm = self.landmarks.tensors(self.values, keys.device)
+            lk, kb = landmark_keys(lm, factors, self.kernel)
+            return landmark_row_weights(zq, lk, kb, lm, mask_self=mask, chunk=chunk)
+        zk, bias = project(keys, factors, self.kernel)
         return iter_weight_blocks(zq, zk, bias, mask, chunk)
+
+    def _keys(self) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """Projected keys (M, K, r), their bias (M, K) or None and values (K,): the training
+        rows, or the landmarks (K = L) of a landmark fit."""
+        factors, _, keys, values = self._tensors()
+        if self.landmarks is not None:
+            lm = self.landmarks.tensors(self.values, keys.device)
+            zk, kb = landmark_keys(lm, factors, self.kernel)
+            return zk, kb, lm.values
+        zk, bias = project(keys, factors, self.kernel)
+        return zk, bias, values
 
 
 def ridge_base(z: FloatArray, coef: FloatArray | None) -> FloatArray:
@@ -255,22 +271,26 @@ def marginal_effects(fit: SoftmaxFit, X: FloatArray, *, average: bool = True) ->
 
     Returns
     -------
-    (P,) or (J, P) derivatives; the training rows are held fixed as keys.
+    (P,) or (J, P) derivatives; the training rows (or the landmarks) are held fixed as keys.
     """
     z = fit._standardise(X)
-    factors, alpha, keys, values = fit._tensors()
-    zk, bias = project(keys, factors, fit.kernel)
+    factors, alpha, keys, _ = fit._tensors()
+    zk, bias, values = fit._keys()
     slope = torch.zeros(z.shape[1], dtype=torch.float64, device=keys.device)
     if fit.ridge_coef is not None:
         slope = torch.as_tensor(fit.ridge_coef[1:], device=keys.device)
-    chunk = choose_chunk(None, fit.n_heads, z.shape[0], keys.shape[0], 8 * 3)
+    blocked = zk.shape[1] > fit.key_block
+    chunk = choose_chunk(None, fit.n_heads, z.shape[0], min(zk.shape[1], fit.key_block), 8 * 3)
     grads = np.empty_like(z)
     for a in range(0, z.shape[0], chunk):
         zc = torch.as_tensor(z[a : a + chunk], device=keys.device).requires_grad_(True)
-        s = torch.matmul(torch.matmul(zc.unsqueeze(0), factors), zk.transpose(1, 2))
-        if bias is not None:
-            s = s + bias.unsqueeze(1)
-        pred = zc @ slope + alpha @ (torch.softmax(s, dim=2) @ values)
+        zq = torch.matmul(zc.unsqueeze(0), factors)
+        if blocked:  # the keys in blocks: no (chunk × N) block
+            heads = BlockedAttention.apply(zq, zk, bias, values, False, chunk, fit.key_block, torch.float64)
+        else:
+            s = torch.matmul(zq, zk.transpose(1, 2))
+            heads = torch.softmax(s if bias is None else s + bias.unsqueeze(1), dim=2) @ values
+        pred = zc @ slope + alpha @ heads
         (g,) = torch.autograd.grad(pred.sum(), zc)
         grads[a : a + chunk] = g.cpu().numpy()
     out = grads * (fit.y_scale / fit.x_scale)

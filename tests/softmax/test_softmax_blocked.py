@@ -3,13 +3,14 @@ in memory bounded by chunk × key_block."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import numpy as np
 import pytest
 import torch
 
-from attnreg.softmax import fit_softmax
+from attnreg.softmax import fit_softmax, marginal_effects
 from attnreg.softmax.flash import BlockedAttention, blocked_head_outputs
 from attnreg.softmax.fused import chunk_runner, head_outputs
 from attnreg.softmax.kernel import ChunkedAttention
@@ -143,3 +144,14 @@ def test_a_fit_with_its_keys_in_blocks_equals_the_one_block_fit() -> None:
     assert got.loo_r2 == pytest.approx(ref.loo_r2, rel=RTOL_EXACT)
     assert pickle.loads(pickle.dumps(got)).key_block == 37
 
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
+def test_marginal_effects_with_the_keys_in_blocks_equal_the_one_block_ones() -> None:
+    x, y = _data()
+    fit = fit_softmax(x, y, heads=2, max_iter=10, threads=1)
+    blocked = dataclasses.replace(fit, key_block=29)
+    np.testing.assert_allclose(marginal_effects(blocked, x[:40], average=False),
+                               marginal_effects(fit, x[:40], average=False), rtol=RTOL_BLOCKED,
+                               atol=RTOL_BLOCKED)
+    np.testing.assert_allclose(blocked.predict(x[:40]), fit.predict(x[:40]), rtol=RTOL_BLOCKED)

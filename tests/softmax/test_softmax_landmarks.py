@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from attnreg.exceptions import ConvergenceWarning, OptionError
-from attnreg.softmax import fit_softmax
+from attnreg.softmax import fit_softmax, marginal_effects
 from attnreg.softmax.fused import chunk_runner, head_outputs
 from attnreg.softmax.landmarks import (
     Landmarks,
@@ -22,7 +22,7 @@ from attnreg.softmax.landmarks import (
     landmark_outputs,
 )
 from attnreg.softmax.train import Problem, _Objective, project
-from tests.conftest import RTOL_EXACT
+from tests.conftest import RTOL_EXACT, RTOL_FD
 
 CPU = torch.device("cpu")
 #: the same float64 sums in another order (landmark pass vs one-block exact pass)
@@ -212,3 +212,45 @@ def test_bad_key_options_are_refused(kw: dict, match: str) -> None:
     x, y = _xy(50)
     with pytest.raises(OptionError, match=match):
         fit_softmax(x, y, **kw)
+
+
+@pytest.fixture(scope="module")
+def landmark_fit():
+    x, y = _xy(400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = fit_softmax(x, y, heads=2, max_iter=15, keys="landmarks", n_keys=30)
+    return fit, x, y
+
+
+def test_landmark_weights_are_exact_votes_of_the_training_rows(landmark_fit) -> None:
+    """Each landmark's weight shared by its rows: weights @ values is the prediction."""
+    fit, x, _ = landmark_fit
+    w = fit.weights(x[:25])
+    assert w.shape == (25, 400) and np.all(w >= 0)
+    np.testing.assert_allclose(w.sum(1), 1.0, rtol=RTOL_EXACT)
+    pred = fit.base(x[:25]) + w @ fit.attended_values
+    np.testing.assert_allclose(pred, fit.predict(x[:25]), rtol=RTOL_EXACT)
+    _, top = fit.top_k(x[:25], 3)
+    np.testing.assert_allclose(top, np.sort(w, axis=1)[:, ::-1][:, :3], rtol=RTOL_EXACT)
+
+
+def test_landmark_training_weights_give_the_leave_one_out_fit(landmark_fit) -> None:
+    fit, x, y = landmark_fit
+    w = fit.weights()  # the training rows, each without itself
+    assert np.all(np.diag(w) == 0)
+    loo = fit.base(x) + w @ fit.attended_values
+    r2 = 1 - np.sum((y - loo) ** 2) / np.sum((y - y.mean()) ** 2)
+    assert r2 == pytest.approx(fit.loo_r2, rel=RTOL_EXACT)
+
+
+def test_landmark_marginal_effects_equal_finite_differences(landmark_fit) -> None:
+    fit, x, _ = landmark_fit
+    rows, step = x[:10], 1e-5
+    got = marginal_effects(fit, rows, average=False)
+    for col in range(x.shape[1]):
+        up, down = rows.copy(), rows.copy()
+        up[:, col] += step
+        down[:, col] -= step
+        fd = (fit.predict(up) - fit.predict(down)) / (2 * step)
+        np.testing.assert_allclose(got[:, col], fd, rtol=RTOL_FD, atol=RTOL_FD * np.abs(fd).max())
