@@ -103,8 +103,7 @@ def _nearest(x: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
     rows = max(1, _ASSIGN_BLOCK // max(1, 8 * centers.shape[0]))
     out = torch.empty(x.shape[0], dtype=torch.int64, device=x.device)
     for a, b in _spans(x.shape[0], rows):
-        d = c2.unsqueeze(0) - 2.0 * (x[a:b] @ centers.T)  # ‖x − c‖² − ‖x‖²
-        out[a:b] = d.argmin(dim=1)
+        out[a:b] = torch.addmm(c2, x[a:b], centers.T, alpha=-2.0).argmin(dim=1)  # ‖x − c‖² − ‖x‖²
     return out
 
 
@@ -177,25 +176,32 @@ class _Block:
     du: torch.Tensor | None
 
 
-def _block(qa: torch.Tensor, ka_t: torch.Tensor, lm: LandmarkSet, rows: slice | None) -> _Block:
-    """Attention of augmented queries ``qa`` (M, c, r + 1) to the landmarks ``ka_t`` (M, r + 1, L).
+def _exp_scores(qa: torch.Tensor, ka_t: torch.Tensor, lm: LandmarkSet,
+                rows: slice | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Unnormalised weights exp(s − max) (M, c, L) of augmented queries ``qa`` (M, c, r + 1)
+    over the landmarks ``ka_t`` (M, r + 1, L), and the own clusters' index (M, c, 1) or None.
 
     ``rows``: the queries are these training rows; each leaves its own cluster (its weight
-    there scaled by (n − 1) / n, the cluster's value by the leave-one-out mean).
+    there scaled by (n − 1) / n; the value correction is the caller's).
     """
     s = torch.bmm(qa, ka_t)  # (M, c, L)
     e = s.sub_(s.amax(dim=2, keepdim=True)).exp_()
-    vals = lm.values.to(e.dtype)
     if rows is None:
-        den = e.sum(dim=2)
-        return _Block(e.div_(den.unsqueeze(2)), (e @ vals).to(qa.dtype), None, None)
+        return e, None
     idx = lm.assign[rows].view(1, -1, 1).expand(qa.shape[0], -1, 1)
     keep = torch.exp(lm.own_shift[rows]).to(e.dtype).view(1, -1, 1)
-    e.scatter_(2, idx, e.gather(2, idx) * keep)
+    return e.scatter_(2, idx, e.gather(2, idx) * keep), idx
+
+
+def _block(qa: torch.Tensor, ka_t: torch.Tensor, lm: LandmarkSet, rows: slice | None) -> _Block:
+    """Normalised effective weights and head outputs of one query chunk (see :func:`_exp_scores`)."""
+    e, idx = _exp_scores(qa, ka_t, lm, rows)
     e.div_(e.sum(dim=2, keepdim=True))
+    vals = lm.values.to(e.dtype)
+    if idx is None:
+        return _Block(e, e @ vals, None, None)
     du = lm.own_dv[rows].to(e.dtype)
-    h = e @ vals + e.gather(2, idx).squeeze(2) * du
-    return _Block(e, h, idx, du)
+    return _Block(e, e @ vals + e.gather(2, idx).squeeze(2) * du, idx, du)
 
 
 def _augmented(zq: torch.Tensor, zk: torch.Tensor, kb: torch.Tensor,
@@ -236,8 +242,10 @@ def landmark_loss_and_grad(
     """Mean squared error of the training rows attending to the landmarks, and its gradients.
 
     With p the effective weights and u the effective values (the own cluster's corrected),
-    ∂h_j/∂s_jl = p_jl (u_jl − h_j) =: d_jl, so ∂/∂q_j = g_j Σ_l d_jl k_l,
-    ∂/∂k_l = Σ_j g_j d_jl q_j and ∂/∂kb_l = Σ_j g_j d_jl: three products per chunk.
+    ∂h_j/∂s_jl = p_jl (u_jl − h_j), so ∂/∂q_j = g_j Σ_l p_jl (u_jl − h_j) k_l,
+    ∂/∂k_l = Σ_j g_j p_jl (u_jl − h_j) q_j and ∂/∂kb_l = Σ_j g_j p_jl (u_jl − h_j): as in
+    :mod:`attnreg.softmax.fused`, two products of each chunk's exponentials give them all,
+    plus a correction at the own cluster of each row.
 
     Parameters
     ----------
@@ -259,38 +267,50 @@ def landmark_loss_and_grad(
     sd, pd = score_dtype, zq.dtype
     n_heads, n, r = zq.shape
     qa, ka_t = _augmented(zq, zk, kb, sd)
-    zk_sd = ka_t[:, :r].transpose(1, 2)
-    vals = lm.values.to(sd)
+    zkd, vals = zk.detach(), lm.values.view(1, -1, 1).to(pd)
+    # one product with the weights gives [Σ e v̄, Σ e, Σ e v̄ k, Σ e k]
+    kv = torch.cat([vals.expand(n_heads, -1, 1), torch.ones_like(zkd[..., :1]), zkd * vals, zkd],
+                   dim=2).to(sd)  # (M, L, 2r + 2)
     pi = torch.softmax(logits.detach(), dim=0)
     h_all = zq.new_empty((n_heads, n))
     dq = torch.empty_like(zq)
     spans = task_spans(n, chunk)
-    acc_all = runner.partials(len(spans), (n_heads, zk.shape[1], r + 1), sd, zq.device)
+    acc_all = runner.partials(len(spans), (n_heads, zk.shape[1], 2 * r + 2), sd, zq.device)
     sse_all = zq.new_zeros(len(spans))
 
     def task(a: int, b: int) -> None:
         index = spans.index((a, b))
         for s, t in _spans(b - a, chunk):
             rows = slice(a + s, a + t)
-            blk = _block(qa[:, rows], ka_t, lm, rows if mask_self else None)
-            h = blk.h.to(pd)
+            e, idx = _exp_scores(qa[:, rows], ka_t, lm, rows if mask_self else None)
+            sums = torch.bmm(e, kv).to(pd)  # (M, c, 2r + 2)
+            own = None if idx is None else e.gather(2, idx).squeeze(2).to(pd) * lm.own_dv[rows]
+            h = (sums[..., 0] if own is None else sums[..., 0] + own) / sums[..., 1]
             h_all[:, rows] = h
             resid = target[rows] - pi @ h
             sse_all[index] += resid @ resid
-            g = ((-2.0 / n) * pi.unsqueeze(1) * resid.unsqueeze(0)).to(sd)  # ∂loss/∂h (M, c)
-            d = blk.p * (vals.view(1, 1, -1) - blk.h.unsqueeze(2))
-            if blk.idx is not None and blk.du is not None:
-                d.scatter_add_(2, blk.idx, blk.p.gather(2, blk.idx) * blk.du.view(1, -1, 1))
-            dq[:, rows] = (g.unsqueeze(2) * torch.bmm(d, zk_sd)).to(pd)
-            side = torch.cat([g.unsqueeze(2) * qa[:, rows, :r], g.unsqueeze(2)], dim=2)
-            acc_all[index].baddbmm_(d.transpose(1, 2), side)
+            gw = (-2.0 / n) * pi.unsqueeze(1) * resid.unsqueeze(0) / sums[..., 1]  # ∂loss/∂h / den
+            big = sums[..., 2:]
+            dq[:, rows] = gw.unsqueeze(2) * (big[..., :r] - h.unsqueeze(2) * big[..., r:])
+            q = zq.detach()[:, rows]
+            zz = torch.cat([gw.unsqueeze(2) * q, (gw * h).unsqueeze(2) * q, gw.unsqueeze(2),
+                            (gw * h).unsqueeze(2)], dim=2).to(sd)
+            acc_all[index].baddbmm_(e.transpose(1, 2), zz)
+            if idx is not None and own is not None:  # the own cluster's value correction
+                w = (gw * own).unsqueeze(2)  # (M, c, 1)
+                dq[:, rows] += w * torch.gather(zkd, 1, idx.expand(-1, -1, r))
+                fix = torch.cat([torch.zeros_like(q), -w * q, torch.zeros_like(w), -w], dim=2)
+                acc_all[index].index_add_(1, idx[0, :, 0], fix.to(sd))
 
     runner.map(task, spans)
     acc = (acc_all.sum(0) if len(spans) > 1 else acc_all[0]).to(pd)
+    v = lm.values.to(pd)
+    dk = v.view(1, -1, 1) * acc[..., :r] - acc[..., r : 2 * r]
+    dkb = v.view(1, -1) * acc[..., 2 * r] - acc[..., 2 * r + 1]
     resid_all = target - pi @ h_all
     d_pi = (-2.0 / n) * (h_all @ resid_all)
     grad_logits = pi * (d_pi - pi @ d_pi)
-    return float(sse_all.sum()) / n, dq, acc[..., :r], acc[..., r], grad_logits
+    return float(sse_all.sum()) / n, dq, dk, dkb, grad_logits
 
 
 def landmark_row_weights(
