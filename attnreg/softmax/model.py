@@ -243,6 +243,18 @@ class SoftmaxFit:
         zk, bias = project(keys, factors, self.kernel)
         return iter_weight_blocks(zq, zk, bias, mask, chunk)
 
+    def row_keys(self, factors: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Projected key of every training row (M, N, r) and its bias (M, N) or None.
+
+        The row itself; for a landmark fit its cluster's centre, so that a softmax over the
+        rows shares each landmark's weight among its rows (leaving a row out is then the
+        fit's own leave-one-out rule).
+        """
+        _, _, keys, _ = self._tensors()
+        if self.landmarks is not None:
+            keys = torch.as_tensor(self.landmarks.centers[self.landmarks.assign], device=keys.device)
+        return project(keys, factors, self.kernel)
+
     def _keys(self) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
         """Projected keys (M, K, r), their bias (M, K) or None and values (K,): the training
         rows, or the landmarks (K = L) of a landmark fit."""

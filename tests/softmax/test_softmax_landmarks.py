@@ -14,6 +14,7 @@ import torch
 from attnreg.exceptions import ConvergenceWarning, OptionError
 from attnreg.softmax import fit_softmax, marginal_effects
 from attnreg.softmax.fused import chunk_runner, head_outputs
+from attnreg.softmax.jackknife import training_residuals
 from attnreg.softmax.landmarks import (
     Landmarks,
     build_landmarks,
@@ -254,3 +255,14 @@ def test_landmark_marginal_effects_equal_finite_differences(landmark_fit) -> Non
         down[:, col] -= step
         fd = (fit.predict(up) - fit.predict(down)) / (2 * step)
         np.testing.assert_allclose(got[:, col], fd, rtol=RTOL_FD, atol=RTOL_FD * np.abs(fd).max())
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
+def test_jackknife_residuals_of_a_landmark_fit_are_its_leave_one_out_residuals() -> None:
+    """No ridge base (value="y"): jackknife+'s Rᵢ are the landmark fit's own leave-one-out
+    residuals, whose R² is loo_r2 (each row scored at its centre, leaving its cluster)."""
+    x, y = _xy(300)
+    fit = fit_softmax(x, y, heads=2, max_iter=10, keys="landmarks", n_keys=25, value="y")
+    resid = training_residuals(fit)
+    r2 = 1 - np.sum(resid**2) / np.sum((y - y.mean()) ** 2)
+    assert r2 == pytest.approx(fit.loo_r2, rel=RTOL_EXACT)
