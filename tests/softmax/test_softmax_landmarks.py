@@ -266,3 +266,21 @@ def test_jackknife_residuals_of_a_landmark_fit_are_its_leave_one_out_residuals()
     resid = training_residuals(fit)
     r2 = 1 - np.sum(resid**2) / np.sum((y - y.mean()) ** 2)
     assert r2 == pytest.approx(fit.loo_r2, rel=RTOL_EXACT)
+
+
+def test_the_landmark_pass_forms_no_block_wider_than_the_landmarks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loss, gradient and validation: every product is at most heads × chunk × L entries."""
+    x, v = _data(n=400)
+    lm = build_landmarks(x.numpy(), v.numpy(), 20, "kmeans", 0)
+    largest = [0]
+    bmm = torch.bmm
+
+    def recording(a: torch.Tensor, b: torch.Tensor, **kw):
+        out = bmm(a, b, **kw)
+        largest[0] = max(largest[0], out.numel())
+        return out
+
+    monkeypatch.setattr(torch, "bmm", recording)
+    with chunk_runner(CPU, 1) as runner:
+        _grads(_problem(runner, x, v, "distance", True, lm))
+    assert 0 < largest[0] <= 2 * 23 * 20  # heads × chunk × L (N × L would be 16,000)
