@@ -234,6 +234,34 @@ def landmark_outputs(
     return out
 
 
+def _loss_chunk(
+    qa: torch.Tensor, ka_t: torch.Tensor, kv: torch.Tensor, zq: torch.Tensor, zk: torch.Tensor,
+    lm: LandmarkSet, target: torch.Tensor, pi: torch.Tensor, rows: slice, mask_self: bool,
+    acc: torch.Tensor, n: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One query chunk of :func:`landmark_loss_and_grad`: head outputs (M, c), ∂loss/∂q (M, c, r)
+    and the squared residuals' sum; the keys' sums (M, L, 2r + 2) are added into ``acc``."""
+    sd, pd, r = acc.dtype, zq.dtype, zq.shape[2]
+    e, idx = _exp_scores(qa[:, rows], ka_t, lm, rows if mask_self else None)
+    sums = torch.bmm(e, kv).to(pd)  # (M, c, 2r + 2)
+    own = None if idx is None else e.gather(2, idx).squeeze(2).to(pd) * lm.own_dv[rows]
+    h = (sums[..., 0] if own is None else sums[..., 0] + own) / sums[..., 1]
+    resid = target[rows] - pi @ h
+    gw = (-2.0 / n) * pi.unsqueeze(1) * resid.unsqueeze(0) / sums[..., 1]  # ∂loss/∂h / den
+    big = sums[..., 2:]
+    dq = gw.unsqueeze(2) * (big[..., :r] - h.unsqueeze(2) * big[..., r:])
+    q = zq[:, rows]
+    zz = torch.cat([gw.unsqueeze(2) * q, (gw * h).unsqueeze(2) * q, gw.unsqueeze(2),
+                    (gw * h).unsqueeze(2)], dim=2).to(sd)
+    acc.baddbmm_(e.transpose(1, 2), zz)
+    if idx is not None and own is not None:  # the own cluster's value correction
+        w = (gw * own).unsqueeze(2)  # (M, c, 1)
+        dq += w * torch.gather(zk, 1, idx.expand(-1, -1, r))
+        fix = torch.cat([torch.zeros_like(q), -w * q, torch.zeros_like(w), -w], dim=2)
+        acc.index_add_(1, idx[0, :, 0], fix.to(sd))
+    return h, dq, resid @ resid
+
+
 def landmark_loss_and_grad(
     runner: ChunkRunner, zq: torch.Tensor, zk: torch.Tensor, kb: torch.Tensor,
     logits: torch.Tensor, lm: LandmarkSet, target: torch.Tensor, *, mask_self: bool, chunk: int,
@@ -282,25 +310,9 @@ def landmark_loss_and_grad(
         index = spans.index((a, b))
         for s, t in _spans(b - a, chunk):
             rows = slice(a + s, a + t)
-            e, idx = _exp_scores(qa[:, rows], ka_t, lm, rows if mask_self else None)
-            sums = torch.bmm(e, kv).to(pd)  # (M, c, 2r + 2)
-            own = None if idx is None else e.gather(2, idx).squeeze(2).to(pd) * lm.own_dv[rows]
-            h = (sums[..., 0] if own is None else sums[..., 0] + own) / sums[..., 1]
-            h_all[:, rows] = h
-            resid = target[rows] - pi @ h
-            sse_all[index] += resid @ resid
-            gw = (-2.0 / n) * pi.unsqueeze(1) * resid.unsqueeze(0) / sums[..., 1]  # ∂loss/∂h / den
-            big = sums[..., 2:]
-            dq[:, rows] = gw.unsqueeze(2) * (big[..., :r] - h.unsqueeze(2) * big[..., r:])
-            q = zq.detach()[:, rows]
-            zz = torch.cat([gw.unsqueeze(2) * q, (gw * h).unsqueeze(2) * q, gw.unsqueeze(2),
-                            (gw * h).unsqueeze(2)], dim=2).to(sd)
-            acc_all[index].baddbmm_(e.transpose(1, 2), zz)
-            if idx is not None and own is not None:  # the own cluster's value correction
-                w = (gw * own).unsqueeze(2)  # (M, c, 1)
-                dq[:, rows] += w * torch.gather(zkd, 1, idx.expand(-1, -1, r))
-                fix = torch.cat([torch.zeros_like(q), -w * q, torch.zeros_like(w), -w], dim=2)
-                acc_all[index].index_add_(1, idx[0, :, 0], fix.to(sd))
+            h_all[:, rows], dq[:, rows], sse = _loss_chunk(
+                qa, ka_t, kv, zq.detach(), zkd, lm, target, pi, rows, mask_self, acc_all[index], n)
+            sse_all[index] += sse
 
     runner.map(task, spans)
     acc = (acc_all.sum(0) if len(spans) > 1 else acc_all[0]).to(pd)
