@@ -2,8 +2,11 @@
 
 The training rows are grouped into L clusters in the standardised predictor space (k-means by
 Lloyd's iterations from a seeded sample of rows, or the sample itself with
-``landmark_method="sample"``; the clusters are fixed for the whole fit, not refreshed as
-the metric changes). Cluster l has n_l rows, centre c_l (their mean) and value v̄_l (the mean
+``landmark_method="sample"``), fixed while L-BFGS runs. Then, ``landmark_refresh`` times, the
+rows are re-clustered in the metric just learned (the α-weighted sum of the heads' squared
+distances, :func:`metric_map`) and the fit continues from where it stopped: clusters tight
+in the directions the metric stretches are what the approximation needs.
+ Cluster l has n_l rows, centre c_l (their mean) and value v̄_l (the mean
 of their values). A query attends to the centres, each weighted by its size::
 
     s_ml(x*) = score_m(x*, c_l) + log n_l          h_m(x*) = Σ_l softmax_l(s_ml) v̄_l
@@ -34,7 +37,8 @@ from attnreg.softmax.kernel import _spans
 from attnreg.softmax.options import LANDMARK_METHODS
 
 __all__ = ["LANDMARK_METHODS", "LLOYD_ITERATIONS", "LandmarkSet", "Landmarks", "build_landmarks",
-           "landmark_keys", "landmark_loss_and_grad", "landmark_outputs", "landmark_row_weights"]
+           "landmark_keys", "landmark_loss_and_grad", "landmark_outputs", "landmark_row_weights",
+           "metric_map"]
 
 #: Lloyd iterations of ``landmark_method="kmeans"`` (fewer when the assignment stops changing)
 LLOYD_ITERATIONS = 10
@@ -127,9 +131,21 @@ def _lloyd(x: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
     return centers
 
 
+def metric_map(factors: torch.Tensor, alpha: torch.Tensor) -> FloatArray:
+    """(P, M·r) map [√α_1 L_1, …, √α_M L_M] of factors (M, P, r) and weights (M,): squared
+    distances after it are the α-weighted sum of the heads' learned squared distances (what
+    :func:`build_landmarks` clusters in)."""
+    f = factors.detach().to(torch.float64).cpu().numpy()
+    a = alpha.detach().to(torch.float64).cpu().numpy()
+    return np.concatenate([np.sqrt(w) * m for w, m in zip(a, f, strict=True)], axis=1)
+
+
 def build_landmarks(x: FloatArray, values: FloatArray, n_landmarks: int, method: str,
-                    seed: int) -> Landmarks:
+                    seed: int, metric: FloatArray | None = None) -> Landmarks:
     """Group the rows of ``x`` (N, P) into at most ``n_landmarks`` clusters; see the module.
+
+    ``metric`` (P, D): cluster the rows of ``x @ metric`` instead (the learned metric of
+    :func:`metric_map`); the centres are still the means of the rows of ``x``.
 
     The initial centres are a seeded sample of rows (``method="sample"`` stops there: each
     row goes to its nearest sampled row); ``"kmeans"`` then runs up to
@@ -138,7 +154,8 @@ def build_landmarks(x: FloatArray, values: FloatArray, n_landmarks: int, method:
     then joins its nearest centre, and the centres become their rows' means. Empty
     clusters are dropped.
     """
-    xt = torch.as_tensor(np.ascontiguousarray(x, dtype=np.float64))
+    xs = torch.as_tensor(np.ascontiguousarray(x, dtype=np.float64))
+    xt = xs if metric is None else xs @ torch.as_tensor(np.asarray(metric, dtype=np.float64))
     n = xt.shape[0]
     size = min(int(n_landmarks), n)
     state = np.random.SeedSequence([seed, 29]).generate_state(1)[0]
@@ -148,7 +165,7 @@ def build_landmarks(x: FloatArray, values: FloatArray, n_landmarks: int, method:
         sub = xt[torch.as_tensor(np.sort(perm[: KMEANS_ROWS_PER_CENTER * size]))]
         centers = _lloyd(sub, centers)
     used, assign = torch.unique(_nearest(xt, centers), return_inverse=True)  # drop empty ones
-    means, counts = _means(xt, assign, used.shape[0])
+    means, counts = _means(xs, assign, used.shape[0])
     vals = torch.zeros(used.shape[0], dtype=xt.dtype).index_add_(
         0, assign, torch.as_tensor(np.asarray(values, dtype=np.float64))) / counts
     return Landmarks(means.numpy(), vals.numpy(), counts.numpy(), assign.numpy())

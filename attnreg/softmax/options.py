@@ -60,6 +60,7 @@ class Options:
     n_keys: int = N_LANDMARKS
     landmark_method: str = "kmeans"
     key_block: int = KEY_BLOCK
+    landmark_refresh: int = 1
 
 
 def _choice(name: str, val: Any, valid: tuple[str, ...]) -> str:
@@ -126,6 +127,7 @@ def check_options(**kw: Any) -> Options:
         n_keys=_int("n_keys", kw.get("n_keys", N_LANDMARKS), 2),  # type: ignore[arg-type]
         landmark_method=_choice("landmark_method", kw.get("landmark_method", "kmeans"), LANDMARK_METHODS),
         key_block=_int("key_block", kw.get("key_block", KEY_BLOCK), 1),  # type: ignore[arg-type]
+        landmark_refresh=_int("landmark_refresh", kw.get("landmark_refresh", 1), 0),  # type: ignore[arg-type]
     )
 
 

@@ -21,6 +21,7 @@ from attnreg.softmax.landmarks import (
     landmark_keys,
     landmark_loss_and_grad,
     landmark_outputs,
+    metric_map,
 )
 from attnreg.softmax.train import Problem, _Objective, project
 from tests.conftest import RTOL_EXACT, RTOL_FD
@@ -178,7 +179,7 @@ def test_a_fit_with_every_row_a_landmark_equals_the_full_fit() -> None:
     x, y = _xy()
     kw = {"heads": 2, "max_iter": 30, "score_dtype": "float64", "threads": 1}
     ref = fit_softmax(x, y, **kw)
-    got = fit_softmax(x, y, keys="landmarks", n_keys=10_000, **kw)
+    got = fit_softmax(x, y, keys="landmarks", n_keys=10_000, landmark_refresh=0, **kw)
     assert got.landmarks is not None and got.landmarks.centers.shape[0] == x.shape[0]
     assert got.n_evals == ref.n_evals
     # 30 L-BFGS iterations amplify rounding differences of 1e-15 in the gradient
@@ -208,6 +209,7 @@ def test_a_landmark_fit_predicts_from_its_landmarks_and_pickles() -> None:
     ({"n_keys": 1}, "n_keys must be an integer >= 2"),
     ({"landmark_method": "random"}, "landmark_method must be one of 'kmeans', 'sample'"),
     ({"key_block": 0}, "key_block must be an integer >= 1"),
+    ({"landmark_refresh": -1}, "landmark_refresh must be an integer >= 0"),
 ])
 def test_bad_key_options_are_refused(kw: dict, match: str) -> None:
     x, y = _xy(50)
@@ -284,3 +286,28 @@ def test_the_landmark_pass_forms_no_block_wider_than_the_landmarks(monkeypatch: 
     with chunk_runner(CPU, 1) as runner:
         _grads(_problem(runner, x, v, "distance", True, lm))
     assert 0 < largest[0] <= 2 * 23 * 20  # heads × chunk × L (N × L would be 16,000)
+
+
+def _friedman(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two relevant predictors among six: clusters in the raw space waste themselves on noise."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, size=(n, 6))
+    return x, np.sin(3 * x[:, 0]) + x[:, 1] ** 2 + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
+def test_landmarks_refreshed_in_the_learned_metric() -> None:
+    x, y = _friedman(1500, 0)
+    x_new, y_new = _friedman(1000, 1)
+    kw = {"heads": 2, "max_iter": 60, "keys": "landmarks", "n_keys": 40}
+    fixed = fit_softmax(x, y, landmark_refresh=0, **kw)
+    fresh = fit_softmax(x, y, **kw)
+    # the final landmarks are the rows clustered in the final learned metric
+    lm = fresh.landmarks
+    metric = metric_map(torch.as_tensor(fresh.factors), torch.as_tensor(fresh.alpha))
+    again = build_landmarks(fresh.X_train, fresh.values, 40, "kmeans", fresh.seed, metric)
+    np.testing.assert_array_equal(again.assign, lm.assign)
+    np.testing.assert_allclose(again.centers, lm.centers, rtol=RTOL_EXACT, atol=RTOL_EXACT)
+    r2 = [1 - np.mean((y_new - f.predict(x_new)) ** 2) / np.var(y_new) for f in (fixed, fresh)]
+    assert r2[1] > r2[0] + 0.02, r2  # tighter clusters where the metric looks
+    assert fresh.n_evals > fixed.n_evals  # the refreshed fit continued
