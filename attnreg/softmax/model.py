@@ -35,11 +35,12 @@ import torch
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
-from attnreg.softmax.fused import ChunkRunner
+from attnreg.threads import get_threads
+from attnreg.softmax.fused import chunk_runner
 from attnreg.softmax.kernel import iter_weight_blocks
 from attnreg.softmax.flash import BlockedAttention
 from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs, landmark_row_weights
-from attnreg.softmax.options import KEY_BLOCK, as_design, choose_chunk, torch_device
+from attnreg.softmax.options import KEY_BLOCK, TASK_BYTES, as_design, choose_chunk, torch_device
 from attnreg.softmax.train import (
     FitStep,
     attention_heads,
@@ -166,12 +167,13 @@ class SoftmaxFit:
         z = self._standardise(X_new)
         factors, alpha, keys, values = self._tensors()
         zq = torch.as_tensor(z, device=keys.device)
-        if self.landmarks is not None:
+        if self.landmarks is not None:  # on the fitter's worker pool (one torch thread each)
             lm = self.landmarks.tensors(self.values, keys.device)
-            chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], lm.values.shape[0], 8)
+            chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], lm.values.shape[0], 8, TASK_BYTES)
             zk, kb = landmark_keys(lm, factors, self.kernel)
-            heads = landmark_outputs(ChunkRunner(None, 1), torch.matmul(zq.unsqueeze(0), factors),
-                                     zk, kb, lm, chunk=chunk)
+            with chunk_runner(keys.device, get_threads()) as runner:
+                heads = landmark_outputs(runner, torch.matmul(zq.unsqueeze(0), factors), zk, kb, lm,
+                                         chunk=chunk)
             att = (alpha @ heads).cpu().numpy()
             return self.y_mean + self.y_scale * (self._base(z) + att)
         n_keys = min(keys.shape[0], self.key_block)
