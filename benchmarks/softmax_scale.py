@@ -70,7 +70,7 @@ def one_evaluation(x: np.ndarray, y: np.ndarray, kw: dict[str, object]) -> dict[
         setup = time.perf_counter() - t0
         theta, _ = _seeded_init(prob.x_tr, opts, 0)
         theta = theta.requires_grad_(True)
-        logits = torch.zeros(opts.heads, dtype=theta.dtype, requires_grad=True)
+        logits = torch.zeros(opts.heads, dtype=theta.dtype, device=theta.device, requires_grad=True)
         obj = _Objective(prob, opts.lams[0], theta, logits)
         t0, c0 = time.perf_counter(), time.process_time()
         loss = float(obj.loss_and_grad())
