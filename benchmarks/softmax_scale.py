@@ -16,7 +16,7 @@ exact key-blocked pass with ``--keys full``): what to run at 1e6 on a small mach
     python benchmarks/softmax_scale.py                                  # 1e4, 1e5, 1e6 fits
     python benchmarks/softmax_scale.py --sizes 1e5 --conditions default
     python benchmarks/softmax_scale.py --sizes 1e6 --forward-only --conditions default
-    python benchmarks/softmax_scale.py --sizes 2e4 --forward-only --keys full   # exact, blocked
+    python benchmarks/softmax_scale.py --sizes 2e4 --forward-only --keys full --key-block 8192
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def worker(args: argparse.Namespace) -> None:
     x, y = make_data(n + args.n_predict, args.p, seed=0)
     x_tr, y_tr, x_te, y_te = x[:n], y[:n], x[n:], y[n:]
     kw: dict[str, object] = {"heads": args.heads, "keys": args.keys, "n_keys": args.n_keys,
-                             "max_iter": args.max_iter, "seed": 0}
+                             "max_iter": args.max_iter, "seed": 0, "key_block": args.key_block}
     out: dict[str, object] = {"n": n, "threads": torch.get_num_threads()}
     if args.forward_only:
         out.update({k: v for k, v in one_evaluation(x_tr, y_tr, kw).items() if k != "grad"})
@@ -136,6 +136,7 @@ def main() -> None:
     ap.add_argument("--heads", type=int, default=5)
     ap.add_argument("--keys", choices=("landmarks", "full"), default="landmarks")
     ap.add_argument("--n-keys", type=int, default=1024)
+    ap.add_argument("--key-block", type=int, default=32768, help="keys per block, exact path")
     ap.add_argument("--max-iter", type=int, default=300)
     ap.add_argument("--n-predict", type=int, default=100_000)
     ap.add_argument("--full-rows", type=int, default=4000)
@@ -147,7 +148,8 @@ def main() -> None:
         worker(args)
         return
     passed = ["--p", str(args.p), "--heads", str(args.heads), "--keys", args.keys, "--n-keys",
-              str(args.n_keys), "--max-iter", str(args.max_iter), "--n-predict", str(args.n_predict),
+              str(args.n_keys), "--key-block", str(args.key_block), "--max-iter", str(args.max_iter),
+              "--n-predict", str(args.n_predict),
               "--full-rows", str(args.full_rows)] + (["--forward-only"] if args.forward_only else [])
     print(f"softmax attention at scale: keys={args.keys}, n_keys={args.n_keys}, p={args.p}, "
           f"heads={args.heads}, fresh process per size and condition, wall-clock seconds")

@@ -29,8 +29,11 @@ KEYS = ("full", "landmarks")
 LANDMARK_METHODS = ("kmeans", "sample")
 #: landmarks of ``keys="landmarks"`` when ``n_keys`` is not given
 N_LANDMARKS = 1024
-#: keys per block of the exact path; a fit with more training rows visits its keys in blocks
-KEY_BLOCK = 8192
+#: keys per block of the exact path; a fit with more training rows visits its keys in blocks.
+#: Up to it the one-block pass (one exponential per pair) is kept: at 10,200 training rows it
+#: took 1.2 s per evaluation against 2.3 s in blocks of 8,192, and its (heads × 16 × N) block
+#: is 10 MiB per worker at N = 32,768 (5 heads, float32)
+KEY_BLOCK = 32768
 
 
 @dataclass(frozen=True)
