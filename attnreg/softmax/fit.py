@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -18,9 +18,13 @@ from attnreg.linear.filters import apply_filter
 from attnreg.linear.scaling import binary_exponents, column_norms, is_safe
 from attnreg.linear.selection import loo_scores
 from attnreg.linear.spectral import decompose
-from attnreg.softmax.fused import ChunkRunner, chunk_runner, head_outputs
+from attnreg.softmax.fused import ChunkRunner, chunk_runner
+from attnreg.softmax.insample import in_sample
+from attnreg.softmax.landmarks import build_landmarks, metric_map
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
 from attnreg.softmax.options import (
+    KEY_BLOCK,
+    N_LANDMARKS,
     TASK_BYTES,
     Options,
     as_design,
@@ -36,7 +40,6 @@ from attnreg.softmax.train import (
     RunResult,
     Schedule,
     init_factors,
-    project,
     refit_run,
     train_run,
 )
@@ -114,18 +117,24 @@ def _base(z: FloatArray, ys: FloatArray, value: str) -> tuple[FloatArray | None,
 
 
 def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.device,
-             runner: ChunkRunner) -> Problem:
-    """Tensors of the train-part / validation-part problem; the base is fitted on ``tr``."""
+             runner: ChunkRunner, metric: FloatArray | None = None) -> Problem:
+    """Tensors of the train-part / validation-part problem; the base is fitted on ``tr``;
+    landmarks clustered in ``metric`` (:func:`~attnreg.softmax.landmarks.metric_map`)."""
     coef, _ = _base(d.z[tr], d.ys[tr], opts.value)
     base = ridge_base(d.z, coef)
     t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=opts.dtype, device=dev)  # noqa: E731
     itemsize = torch.empty((), dtype=opts.score_dtype).element_size()
+    landmarks, n_keys = None, min(len(tr), opts.key_block)
+    if opts.keys == "landmarks":
+        v_tr = d.ys[tr] - base[tr]
+        found = build_landmarks(d.z[tr], v_tr, opts.n_keys, opts.landmark_method, opts.seed, metric)
+        landmarks, n_keys = found.tensors(v_tr, dev, opts.dtype), found.counts.shape[0]
     return Problem(
         x_tr=t(d.z[tr]), y_tr=t(d.ys[tr]), base_tr=t(base[tr]), v_tr=t(d.ys[tr] - base[tr]),
         x_va=t(d.z[va]), y_va=t(d.ys[va]), base_va=t(base[va]), heads=opts.heads,
         rank=opts.rank or d.z.shape[1], kernel=opts.kernel, mask_self=opts.mask_self,
-        chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), len(tr), itemsize, TASK_BYTES),
-        score_dtype=opts.score_dtype, runner=runner,
+        chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), n_keys, itemsize, TASK_BYTES),
+        score_dtype=opts.score_dtype, runner=runner, key_block=opts.key_block, landmarks=landmarks,
     )
 
 
@@ -172,18 +181,6 @@ def _r2(y: FloatArray, pred: FloatArray) -> float:
     return 1.0 - float(np.sum((y - pred) ** 2)) / sst if sst > 0 else math.nan
 
 
-def _in_sample(
-    theta: torch.Tensor, alpha: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-    opts: Options, mask: bool, runner: ChunkRunner,
-) -> FloatArray:
-    chunk = choose_chunk(None, opts.heads, keys.shape[0], keys.shape[0], 8, TASK_BYTES)
-    with torch.no_grad():
-        z, bias = project(keys, theta, opts.kernel)
-        heads_out = head_outputs(runner, z, z, bias, values, mask_self=mask, chunk=chunk,
-                                 score_dtype=torch.float64)
-    return (alpha @ heads_out).cpu().numpy()
-
-
 def run_fit(
     x_in: FloatArray, y_in: FloatArray, opts: Options, warm: SoftmaxFit | None,
     progress: bool | Callable[[FitStep], None],
@@ -210,10 +207,31 @@ def run_fit(
             inits = [_seeded_init(prob.x_tr, opts, r) for r in range(opts.restarts)]
         try:
             best, runs, path = _runs(prob, opts, inits, report)
+            prob, best, runs = _refresh(d, (tr, va), prob, best, runs, opts, runner, report)
         finally:
             if line is not None:
                 line.close()
         return _assemble(d, prob, best, runs, path, opts, dev, warm)
+
+
+def _metric(theta: torch.Tensor, logits: torch.Tensor, prob: Problem, opts: Options) -> FloatArray | None:
+    """The learned metric to cluster landmarks in (None: not a refreshed landmark fit)."""
+    refreshed = opts.keys == "landmarks" and opts.landmark_refresh > 0
+    return metric_map(theta * prob.tril, torch.softmax(logits, dim=0)) if refreshed else None
+
+
+def _refresh(d: _Data, split: tuple[IntArray, IntArray], prob: Problem, best: RunResult,
+             runs: list[RunResult], opts: Options, runner: ChunkRunner,
+             report: Callable[[FitStep], None] | None) -> tuple[Problem, RunResult, list[RunResult]]:
+    """``landmark_refresh`` rounds: re-cluster the landmarks in the metric learned so far and
+    continue from the best state (its penalty; the run restores its best validation state)."""
+    one = replace(opts, lams=(best.lam,), restarts=1)
+    for _ in range(opts.landmark_refresh if opts.keys == "landmarks" else 0):
+        metric = _metric(best.theta, best.logits, prob, opts)
+        prob = _problem(d, *split, opts, prob.x_tr.device, runner, metric)
+        best, more, _ = _runs(prob, one, [(best.theta, best.logits)], report)
+        runs = [*runs, *more]
+    return prob, best, runs
 
 
 @dataclass
@@ -238,7 +256,8 @@ def _final_state(
     if not opts.refit or best.best_iter == 0:
         return best.theta, best.logits, 0
     everything = np.arange(d.z.shape[0])
-    full = _problem(d, everything, everything[:0], opts, dev, prob.runner)
+    full = _problem(d, everything, everything[:0], opts, dev, prob.runner,
+                    _metric(best.theta, best.logits, prob, opts))
     if warm is not None:
         theta0, logits0 = _warm_init(warm, d, opts, dev)
     else:
@@ -260,8 +279,12 @@ def _assemble(
     base = ridge_base(d.z, coef)
     values = d.ys - base
     keys, vals = torch.as_tensor(d.z, device=dev), torch.as_tensor(values, device=dev)
-    train_pred = base + _in_sample(theta, alpha, keys, vals, opts, False, prob.runner)
-    loo_pred = base + _in_sample(theta, alpha, keys, vals, opts, True, prob.runner)
+    landmarks = None
+    if opts.keys == "landmarks":
+        landmarks = build_landmarks(d.z, values, opts.n_keys, opts.landmark_method, opts.seed,
+                                    _metric(theta, torch.log(alpha), prob, opts))
+    train_pred = base + in_sample(theta, alpha, keys, vals, opts, False, prob.runner, landmarks)
+    loo_pred = base + in_sample(theta, alpha, keys, vals, opts, True, prob.runner, landmarks)
     y_va = prob.y_va.cpu().numpy()
     sst_va = float(np.mean((y_va - y_va.mean()) ** 2))
     if not best.converged:
@@ -280,7 +303,7 @@ def _assemble(
         val_r2=1.0 - best.val_loss / sst_va if sst_va > 0 else math.nan,
         loo_r2=_r2(d.ys, loo_pred), history=tuple(h for r in runs for h in r.history),
         kernel=opts.kernel, value=opts.value, ridge_penalty=pen, lam_path=tuple(path),
-        seed=opts.seed, device=str(dev.type),
+        seed=opts.seed, device=str(dev.type), landmarks=landmarks, key_block=opts.key_block,
     )
 
 
@@ -307,6 +330,11 @@ def fit_softmax(
     init_noise: float = 0.05,
     refit: bool = False,
     threads: int | None = None,
+    keys: str = "full",
+    n_keys: int = N_LANDMARKS,
+    landmark_method: str = "kmeans",
+    key_block: int = KEY_BLOCK,
+    landmark_refresh: int = 1,
     warm_start: SoftmaxFit | None = None,
     progress: bool | Callable[[FitStep], None] = False,
 ) -> SoftmaxFit:
@@ -337,7 +365,13 @@ def fit_softmax(
     device : ``"cpu"``, ``"cuda"`` or ``"auto"``. dtype : parameters, loss and gradient
         accumulation. score_dtype : the N×N scores and exponentials (float32: fast;
         float64: exact).
-    chunk_size : query rows per score block (None: automatic); memory is O(M·chunk·N).
+    chunk_size : query rows per score block (None: automatic); memory O(M·chunk·key_block).
+    keys : ``"full"`` (exact) or ``"landmarks"``: ``n_keys`` cluster centres with their sizes
+        and mean values as keys (``landmark_method`` ``"kmeans"`` or ``"sample"``; re-clustered
+        ``landmark_refresh`` times in the learned metric), O(N·n_keys) per evaluation
+        instead of O(N²) (:mod:`attnreg.softmax.landmarks`).
+    key_block : the exact path visits more keys than this in blocks with an online softmax
+        (:mod:`attnreg.softmax.flash`): the same numbers in O(N·r + M·chunk·key_block) memory.
     init_noise : noise sd of the warm start, relative to its mean |diagonal|.
     refit : after selection, re-run the selected penalty and restart on *all* training rows
         for the selected number of L-BFGS iterations (no validation left to stop on);
@@ -357,6 +391,8 @@ def fit_softmax(
         max_iter=max_iter, tol=tol, patience=patience, restarts=restarts, device=device,
         dtype=dtype, score_dtype=score_dtype, chunk_size=chunk_size, init_noise=init_noise,
         mask_self=mask_self, seed=seed, lam_grid=LAM_GRID, refit=refit, threads=threads,
+        keys=keys, n_keys=n_keys, landmark_method=landmark_method, key_block=key_block,
+        landmark_refresh=landmark_refresh,
     )
     if warm_start is not None and not isinstance(warm_start, SoftmaxFit):
         raise OptionError("warm_start must be a SoftmaxFit or None")

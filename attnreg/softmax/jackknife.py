@@ -48,7 +48,6 @@ import torch
 
 from attnreg._typing import FloatArray
 from attnreg.softmax.options import choose_chunk
-from attnreg.softmax.train import project
 
 __all__ = ["INTERVALS", "JackknifePlus", "interval_frame", "jackknife_plus", "leave_out_predictions",
            "ridge_loo_shifts", "training_residuals"]
@@ -104,7 +103,7 @@ def leave_out_predictions(fit: Any, zq: FloatArray, delta: FloatArray,
     xt = torch.cat([torch.ones((keys.shape[0], 1), dtype=keys.dtype, device=dev), keys], 1)
     d = torch.as_tensor(delta, device=dev)
     xd = (xt * d).sum(dim=1)  # x̃_i'δ_i, (N,)
-    zk, bias = project(keys, factors, fit.kernel)
+    zk, bias = fit.row_keys(factors)  # a landmark fit: each row scored at its centre
     q_all = torch.as_tensor(zq, device=dev)
     chunk = choose_chunk(chunk_size, fit.n_heads, zq.shape[0], keys.shape[0], 8 * 8)  # ~8 blocks
     with torch.no_grad():

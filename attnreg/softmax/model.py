@@ -35,8 +35,12 @@ import torch
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
+from attnreg.threads import get_threads
+from attnreg.softmax.fused import chunk_runner
 from attnreg.softmax.kernel import iter_weight_blocks
-from attnreg.softmax.options import as_design, choose_chunk, torch_device
+from attnreg.softmax.flash import BlockedAttention
+from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs, landmark_row_weights
+from attnreg.softmax.options import KEY_BLOCK, TASK_BYTES, as_design, choose_chunk, torch_device
 from attnreg.softmax.train import (
     FitStep,
     attention_heads,
@@ -71,6 +75,9 @@ class SoftmaxFit:
     loo_r2 : in-sample R² with self-masking (leave-one-out attention), all rows as keys.
     history : every outer step of every run (:class:`FitStep`).
     lam_path : (lam, best validation MSE) per penalty tried.
+    landmarks : the landmark keys of ``keys="landmarks"`` (built on all training rows;
+        :meth:`predict` attends to them), else None (every training row is a key).
+    key_block : keys per block of the exact attention.
     """
 
     factors: FloatArray
@@ -97,6 +104,8 @@ class SoftmaxFit:
     lam_path: tuple[tuple[float, float], ...] = ()
     seed: int = 0
     device: str = "cpu"
+    landmarks: Landmarks | None = None
+    key_block: int = KEY_BLOCK
 
     @property
     def n_heads(self) -> int:
@@ -158,11 +167,21 @@ class SoftmaxFit:
         z = self._standardise(X_new)
         factors, alpha, keys, values = self._tensors()
         zq = torch.as_tensor(z, device=keys.device)
-        chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], keys.shape[0], 8)
+        if self.landmarks is not None:  # on the fitter's worker pool (one torch thread each)
+            lm = self.landmarks.tensors(self.values, keys.device)
+            chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], lm.values.shape[0], 8, TASK_BYTES)
+            zk, kb = landmark_keys(lm, factors, self.kernel)
+            with chunk_runner(keys.device, get_threads()) as runner:
+                heads = landmark_outputs(runner, torch.matmul(zq.unsqueeze(0), factors), zk, kb, lm,
+                                         chunk=chunk)
+            att = (alpha @ heads).cpu().numpy()
+            return self.y_mean + self.y_scale * (self._base(z) + att)
+        n_keys = min(keys.shape[0], self.key_block)
+        chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], n_keys, 8)
         with torch.no_grad():
             heads = attention_heads(
                 factors, zq, keys, values, kernel=self.kernel, mask_self=False,
-                chunk=chunk, score_dtype=torch.float64, cache_bytes=0,
+                chunk=chunk, score_dtype=torch.float64, cache_bytes=0, key_block=self.key_block,
             )
             att = (alpha @ heads).cpu().numpy()
         return self.y_mean + self.y_scale * (self._base(z) + att)
@@ -217,10 +236,37 @@ class SoftmaxFit:
         self, factors: torch.Tensor, xq: torch.Tensor, keys: torch.Tensor, mask: bool,
         chunk_size: int | None,
     ) -> Iterator[tuple[int, int, torch.Tensor]]:
-        zk, bias = project(keys, factors, self.kernel)
         zq = torch.matmul(xq.unsqueeze(0), factors)
         chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[1], keys.shape[0], 8)
+        if self.landmarks is not None:
+            lm = self.landmarks.tensors(self.values, keys.device)
+            lk, kb = landmark_keys(lm, factors, self.kernel)
+            return landmark_row_weights(zq, lk, kb, lm, mask_self=mask, chunk=chunk)
+        zk, bias = project(keys, factors, self.kernel)
         return iter_weight_blocks(zq, zk, bias, mask, chunk)
+
+    def row_keys(self, factors: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Projected key of every training row (M, N, r) and its bias (M, N) or None.
+
+        The row itself; for a landmark fit its cluster's centre, so that a softmax over the
+        rows shares each landmark's weight among its rows (leaving a row out is then the
+        fit's own leave-one-out rule).
+        """
+        _, _, keys, _ = self._tensors()
+        if self.landmarks is not None:
+            keys = torch.as_tensor(self.landmarks.centers[self.landmarks.assign], device=keys.device)
+        return project(keys, factors, self.kernel)
+
+    def _keys(self) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """Projected keys (M, K, r), their bias (M, K) or None and values (K,): the training
+        rows, or the landmarks (K = L) of a landmark fit."""
+        factors, _, keys, values = self._tensors()
+        if self.landmarks is not None:
+            lm = self.landmarks.tensors(self.values, keys.device)
+            zk, kb = landmark_keys(lm, factors, self.kernel)
+            return zk, kb, lm.values
+        zk, bias = project(keys, factors, self.kernel)
+        return zk, bias, values
 
 
 def ridge_base(z: FloatArray, coef: FloatArray | None) -> FloatArray:
@@ -239,22 +285,26 @@ def marginal_effects(fit: SoftmaxFit, X: FloatArray, *, average: bool = True) ->
 
     Returns
     -------
-    (P,) or (J, P) derivatives; the training rows are held fixed as keys.
+    (P,) or (J, P) derivatives; the training rows (or the landmarks) are held fixed as keys.
     """
     z = fit._standardise(X)
-    factors, alpha, keys, values = fit._tensors()
-    zk, bias = project(keys, factors, fit.kernel)
+    factors, alpha, keys, _ = fit._tensors()
+    zk, bias, values = fit._keys()
     slope = torch.zeros(z.shape[1], dtype=torch.float64, device=keys.device)
     if fit.ridge_coef is not None:
         slope = torch.as_tensor(fit.ridge_coef[1:], device=keys.device)
-    chunk = choose_chunk(None, fit.n_heads, z.shape[0], keys.shape[0], 8 * 3)
+    blocked = zk.shape[1] > fit.key_block
+    chunk = choose_chunk(None, fit.n_heads, z.shape[0], min(zk.shape[1], fit.key_block), 8 * 3)
     grads = np.empty_like(z)
     for a in range(0, z.shape[0], chunk):
         zc = torch.as_tensor(z[a : a + chunk], device=keys.device).requires_grad_(True)
-        s = torch.matmul(torch.matmul(zc.unsqueeze(0), factors), zk.transpose(1, 2))
-        if bias is not None:
-            s = s + bias.unsqueeze(1)
-        pred = zc @ slope + alpha @ (torch.softmax(s, dim=2) @ values)
+        zq = torch.matmul(zc.unsqueeze(0), factors)
+        if blocked:  # the keys in blocks: no (chunk × N) block
+            heads = BlockedAttention.apply(zq, zk, bias, values, False, chunk, fit.key_block, torch.float64)
+        else:
+            s = torch.matmul(zq, zk.transpose(1, 2))
+            heads = torch.softmax(s if bias is None else s + bias.unsqueeze(1), dim=2) @ values
+        pred = zc @ slope + alpha @ heads
         (g,) = torch.autograd.grad(pred.sum(), zc)
         grads[a : a + chunk] = g.cpu().numpy()
     out = grads * (fit.y_scale / fit.x_scale)

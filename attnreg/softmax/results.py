@@ -286,6 +286,16 @@ class SoftmaxResults(PredictorResults):
 
         return partial_dependence(self.fit, self._X, self.names, column, grid)
 
+    def plot(self, kind: str = "partial", *, columns: list[str] | None = None, grid: Any = None,
+             ax: Any = None) -> Any:
+        """A figure of the fit; ``kind="partial"``: partial-dependence curves, one panel per
+        predictor (:func:`attnreg.softmax.plots.plot_partial`). Returns the Axes."""
+        from attnreg.softmax.plots import PLOT_KINDS, plot_partial
+
+        if kind not in PLOT_KINDS:
+            raise OptionError(f"kind must be one of {PLOT_KINDS}, however: {kind=}")
+        return plot_partial(self, columns, grid, ax)
+
     def summary(self) -> Summary:
         """Report: heads, partial effects, fit statistics and convergence (no standard errors)."""
         fit = self.fit

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 
 import torch
 
+from attnreg.softmax.flash import KEY_BLOCK, BlockedAttention, blocked_head_outputs, blocked_loss_and_grad
 from attnreg.softmax.fused import ChunkRunner, head_outputs, loss_and_grad
 from attnreg.softmax.kernel import CACHE_BYTES, ChunkedAttention
+from attnreg.softmax.landmarks import LandmarkSet, landmark_keys, landmark_loss_and_grad, landmark_outputs
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class Problem:
     chunk: int
     score_dtype: torch.dtype
     runner: ChunkRunner = field(default_factory=lambda: ChunkRunner(None, 1))
+    key_block: int = KEY_BLOCK
+    landmarks: LandmarkSet | None = None
     tril: torch.Tensor = field(init=False)
 
     def __post_init__(self) -> None:
@@ -110,11 +114,30 @@ def attention_heads(
     chunk: int,
     score_dtype: torch.dtype,
     cache_bytes: int = CACHE_BYTES,
+    key_block: int = KEY_BLOCK,
 ) -> torch.Tensor:
-    """Per-head attention outputs (M, J) of queries ``x_q`` over keys ``x_k`` (differentiable)."""
+    """Per-head attention outputs (M, J) of queries ``x_q`` over keys ``x_k`` (differentiable).
+
+    More than ``key_block`` keys: the keys are visited in blocks (:mod:`attnreg.softmax.flash`).
+    """
     zk, bias = project(x_k, theta, kernel)
     zq = zk if x_q is x_k else torch.matmul(x_q.unsqueeze(0), theta)
+    if x_k.shape[0] > key_block:
+        return BlockedAttention.apply(zq, zk, bias, values, mask_self, chunk, key_block, score_dtype)
     return ChunkedAttention.apply(zq, zk, bias, values, mask_self, chunk, score_dtype, cache_bytes)
+
+
+def outputs(
+    runner: ChunkRunner, q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor | None,
+    values: torch.Tensor, *, mask_self: bool, chunk: int, score_dtype: torch.dtype,
+    key_block: int = KEY_BLOCK,
+) -> torch.Tensor:
+    """Per-head outputs (M, J), no gradient: one key block up to ``key_block`` keys, else blocked."""
+    if k.shape[1] > key_block:
+        return blocked_head_outputs(runner, q, k, bias, values, mask_self=mask_self, chunk=chunk,
+                                    key_block=key_block, score_dtype=score_dtype)
+    return head_outputs(runner, q, k, bias, values, mask_self=mask_self, chunk=chunk,
+                        score_dtype=score_dtype)
 
 
 def combine(logits: torch.Tensor, heads_out: torch.Tensor) -> torch.Tensor:
@@ -180,15 +203,41 @@ class _Objective:
         """
         pr = self.prob
         factors = self.theta * pr.tril
+        if pr.landmarks is not None:
+            return self._landmark_loss_and_grad(factors)
         z, bias = project(pr.x_tr, factors, pr.kernel)
-        mse, g_z, g_bias, g_logits = loss_and_grad(
-            pr.runner, z, bias, self.logits, pr.v_tr, pr.y_tr - pr.base_tr,
-            mask_self=pr.mask_self, chunk=pr.chunk, score_dtype=pr.score_dtype,
-        )
+        kw = {"mask_self": pr.mask_self, "chunk": pr.chunk, "score_dtype": pr.score_dtype}
+        if z.shape[1] > pr.key_block:
+            mse, g_z, g_bias, g_logits = blocked_loss_and_grad(
+                pr.runner, z, bias, self.logits, pr.v_tr, pr.y_tr - pr.base_tr,
+                key_block=pr.key_block, **kw,  # type: ignore[arg-type]
+            )
+        else:
+            mse, g_z, g_bias, g_logits = loss_and_grad(
+                pr.runner, z, bias, self.logits, pr.v_tr, pr.y_tr - pr.base_tr, **kw,  # type: ignore[arg-type]
+            )
         penalty = self.lam * factors.square().sum()
         outputs = [z, penalty] + ([] if bias is None else [bias])
         grads = [g_z, torch.ones_like(penalty)] + ([] if g_bias is None else [g_bias])
         torch.autograd.backward(outputs, grads)
+        self.logits.grad = g_logits
+        return torch.tensor(mse, dtype=penalty.dtype) + penalty.detach().cpu()
+
+    def _landmark_loss_and_grad(self, factors: torch.Tensor) -> torch.Tensor:
+        """The loss over landmark keys (:mod:`attnreg.softmax.landmarks`), gradients left as above."""
+        pr = self.prob
+        assert pr.landmarks is not None
+        zq = torch.matmul(pr.x_tr.unsqueeze(0), factors)
+        zk, kb = landmark_keys(pr.landmarks, factors, pr.kernel)
+        mse, g_q, g_k, g_kb, g_logits = landmark_loss_and_grad(
+            pr.runner, zq, zk, kb, self.logits, pr.landmarks, pr.y_tr - pr.base_tr,
+            mask_self=pr.mask_self, chunk=pr.chunk, score_dtype=pr.score_dtype,
+        )
+        penalty = self.lam * factors.square().sum()
+        outs, grads = [zq, zk, penalty], [g_q, g_k, torch.ones_like(penalty)]
+        if kb.requires_grad:  # the distance kernel's −½‖c L‖²
+            outs, grads = [*outs, kb], [*grads, g_kb]
+        torch.autograd.backward(outs, grads)
         self.logits.grad = g_logits
         return torch.tensor(mse, dtype=penalty.dtype) + penalty.detach().cpu()
 
@@ -207,10 +256,15 @@ class _Objective:
         pr = self.prob
         with torch.no_grad():
             factors = self.theta * pr.tril
-            zk, bias = project(pr.x_tr, factors, pr.kernel)
             zq = torch.matmul(pr.x_va.unsqueeze(0), factors)
-            heads_out = head_outputs(pr.runner, zq, zk, bias, pr.v_tr, mask_self=False,
-                                     chunk=pr.chunk, score_dtype=pr.score_dtype)
+            if pr.landmarks is not None:
+                zk, kb = landmark_keys(pr.landmarks, factors, pr.kernel)
+                heads_out = landmark_outputs(pr.runner, zq, zk, kb, pr.landmarks, chunk=pr.chunk,
+                                             score_dtype=pr.score_dtype)
+            else:
+                zk, bias = project(pr.x_tr, factors, pr.kernel)
+                heads_out = outputs(pr.runner, zq, zk, bias, pr.v_tr, mask_self=False, chunk=pr.chunk,
+                                    score_dtype=pr.score_dtype, key_block=pr.key_block)
             resid = pr.y_va - pr.base_va - combine(self.logits, heads_out)
         return float(resid.square().mean())
 
