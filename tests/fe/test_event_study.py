@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import attnreg as ar
-from attnreg.exceptions import DataError, FormulaError, InferenceWarning
+from attnreg.exceptions import DataError, FormulaError, InferenceWarning, OptionError
 from tests.conftest import RTOL_EXACT, RTOL_R
 
 FORMULA = "y ~ i(rel_time, treated, ref=-1) | unit + time"
@@ -134,3 +134,69 @@ def test_errors_name_the_level_and_the_column() -> None:
         ar.attnreg("y ~ i(rel_tme, treated, ref=-1) | unit + time", df)
     with pytest.raises(DataError, match=r"treated 'grp' must be numeric or boolean"):
         ar.attnreg("y ~ i(rel_time, grp, ref=-1) + x", df.assign(grp="a"))
+
+
+# ---------------------------------------------------------------- the table and the plot
+def test_event_study_table_holds_the_coefficients_and_the_reference() -> None:
+    df = staggered_panel()
+    fit = ar.attnreg(FORMULA, df, vcov="cluster", cluster="unit")
+    tab = fit.event_study(level=0.9)
+    assert tab["level"].tolist() == sorted(df.rel_time.unique().tolist())
+    assert tab.loc[tab.reference, "level"].tolist() == [-1]
+    assert (tab.loc[tab.reference, ["estimate", "std_err", "lower", "upper"]] == 0).all(axis=None)
+    rows = tab[~tab.reference]
+    ci = fit.conf_int(0.9)
+    np.testing.assert_array_equal(rows.estimate, fit.coef[rows.index])
+    np.testing.assert_array_equal(rows.std_err, fit.std_err[rows.index])
+    np.testing.assert_array_equal(rows.lower, ci.loc[rows.index, "5 %"])
+    np.testing.assert_array_equal(rows.upper, ci.loc[rows.index, "95 %"])
+    assert tab.index[7] == "rel_time::-1:treated"
+
+
+def test_event_plot_draws_the_table() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = staggered_panel()
+    fit = ar.attnreg(FORMULA, df, vcov="cluster", cluster="unit")
+    tab = fit.event_study(level=0.9)
+    ax = fit.plot(kind="event", level=0.9)
+    rows = tab[~tab.reference]
+    points, _, (bars,) = ax.containers[0]
+    np.testing.assert_array_equal(points.get_xdata(), rows.level.astype(float))
+    np.testing.assert_array_equal(points.get_ydata(), rows.estimate)
+    segments = np.array(bars.get_segments())  # (n_levels, 2 ends, x and y)
+    np.testing.assert_allclose(segments[:, 0, 1], rows.lower, rtol=RTOL_EXACT)
+    np.testing.assert_allclose(segments[:, 1, 1], rows.upper, rtol=RTOL_EXACT)
+    reference = next(line for line in ax.lines if line.get_label() == "reference")
+    assert reference.get_xdata().tolist() == [-1.0] and reference.get_ydata().tolist() == [0.0]
+    lines = {line.get_gid(): line for line in ax.lines}
+    assert list(lines["zero"].get_ydata()) == [0.0, 0.0]
+    assert list(lines["event"].get_xdata()) == [-0.5, -0.5]  # before the first post level
+    plt.close(ax.figure)
+
+
+def test_event_plot_chooses_among_several_terms() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = staggered_panel().assign(cohort=lambda d: np.where(d.treated == 1, "t", "c"))
+    fit = ar.attnreg("y ~ i(rel_time, treated, ref=-1) + i(cohort) | time", df)
+    with pytest.raises(OptionError, match=r"2 i\(\) terms: choose one with term="):
+        fit.event_study()
+    assert fit.event_study(term="cohort")["level"].tolist() == ["c", "t"]
+    ax = fit.plot(kind="event", term="i(rel_time, treated, ref=-1)")
+    assert ax.get_xlabel() == "rel_time"
+    plt.close(ax.figure)
+    with pytest.raises(OptionError, match=r"term='x' is not one of the fit's i\(\) terms"):
+        fit.event_study(term="x")
+    with pytest.raises(OptionError, match=r"needs an i\(\) term"):
+        ar.attnreg("y ~ x | unit", df).event_study()
+    with pytest.raises(OptionError, match=r"kind must be 'lm' .* or 'event'"):
+        fit.plot(kind="events")
