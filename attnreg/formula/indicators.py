@@ -32,6 +32,7 @@ Examples
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -207,11 +208,24 @@ class _Indicators:
 _PATSY = (os.path.dirname(os.path.abspath(patsy.__file__)), "<string>")
 
 i = patsy.stateful_transform(_Indicators)
-i.__doc__ = """i(var, treated=None, ref=None): fixest's event-study indicators.
+i.__doc__ = """i(var, treated=None, ref=None): fixest's event-study indicators, in formulas.
 
-One column per level of ``var`` but the reference level(s) ``ref``, each multiplied by
-``treated`` when given; see :mod:`attnreg.formula.indicators`.
+One column per level of ``var`` but the reference level(s) ``ref`` (a value or a list),
+each multiplied by ``treated`` (0/1, boolean or numeric) when given, named
+``var::level:treated``; the levels are learnt when fitting and reused by ``predict``. See
+:mod:`attnreg.formula.indicators`.
+
+Examples
+--------
+>>> import attnreg as ar
+>>> import pandas as pd
+>>> df = pd.DataFrame({"t": [-1, 0, 1, -1, 0, 1], "y": [0.0, 1.0, 2.0, 0.2, 1.1, 2.3]})
+>>> ar.attnreg("y ~ i(t, ref=-1)", df).names
+['(Intercept)', 't::0', 't::1']
 """
+i.__name__ = i.__qualname__ = "i"  # patsy's wrapper takes the class's names
+i.__signature__ = inspect.signature(  # type: ignore[attr-defined]
+    lambda var, treated=None, ref=None: None)  # what sphinx and help() show
 
 
 @dataclass(frozen=True)
