@@ -44,6 +44,8 @@ def _term(fit: Any, term: str | None) -> IndicatorTerm:
     """The ``i()`` term ``term`` (its code or its variable) of the fit; the only one if None."""
     design = getattr(fit, "design", None)
     info = getattr(design, "design_info", None)
+    if info is None:  # a chunked fit keeps its design info in its spec
+        info = getattr(getattr(fit, "spec", None), "x_info", None)
     terms = [] if info is None else indicator_terms(info)
     if not terms:
         raise OptionError("the event-study view needs an i() term in the formula, e.g. "
@@ -67,7 +69,7 @@ def event_study(fit: Any, term: str | None = None, level: float = 0.95) -> pd.Da
 
     Parameters
     ----------
-    fit : LinearResults
+    fit : LinearResults or ChunkedResults
         A fit whose formula has an ``i()`` term (with or without fixed effects).
     term : str, optional
         Which ``i()`` term, by its code (``"i(rel_time, treated, ref=-1)"``) or variable

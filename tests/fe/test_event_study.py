@@ -200,3 +200,27 @@ def test_event_plot_chooses_among_several_terms() -> None:
         ar.attnreg("y ~ x | unit", df).event_study()
     with pytest.raises(OptionError, match=r"kind must be 'lm' .* or 'event'"):
         fit.plot(kind="events")
+
+
+def test_chunked_fit_builds_the_same_indicators() -> None:
+    df = staggered_panel()
+    formula = "y ~ i(rel_time, treated, ref=-1) + x"
+    fit = ar.attnreg(formula, df)
+    chunked = ar.attnreg(formula, df, chunk_rows=97)  # levels gathered chunk by chunk
+    assert chunked.names == fit.names
+    got, want = chunked.event_study(), fit.event_study()
+    assert got["level"].tolist() == want["level"].tolist()
+    np.testing.assert_allclose(got[["estimate", "std_err", "lower", "upper"]],
+                               want[["estimate", "std_err", "lower", "upper"]], rtol=RTOL_EXACT)
+    back = pickle.loads(pickle.dumps(chunked))
+    np.testing.assert_allclose(back.predict(df.head(4)), fit.predict(df.head(4)), rtol=RTOL_EXACT)
+
+
+def test_dask_fit_builds_the_same_indicators() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    df = staggered_panel()
+    formula = "y ~ i(rel_time, treated, ref=-1) + x"
+    fit = ar.attnreg(formula, df)
+    lazy = ar.attnreg(formula, dd.from_pandas(df, npartitions=3))
+    assert lazy.names == fit.names
+    np.testing.assert_allclose(lazy.coef, fit.coef, rtol=RTOL_EXACT)
