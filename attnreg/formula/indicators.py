@@ -9,6 +9,10 @@ once when fitting, as a stateful transform: ``predict(newdata)`` builds the same
 from them. A level of new rows not seen when fitting gets zero in every column (as the
 reference level; fixest's ``predict`` does the same) and a warning naming it. A missing
 ``var`` or ``treated`` makes the row missing (left out of a fit, NaN when predicting).
+Like every stateful transform, ``i()`` learns its levels from all the rows of the data given
+(before ``subset=`` and before rows with a missing response are dropped): a level none of
+the fitted rows has gets a column of zeros, whose coefficient is aliased (NaN, as R's);
+fixest leaves such a level out.
 
 The columns are named as fixest and pyfixest print them: ``var::level:treated`` or
 ``var::level`` (``rel_time::-2:treated``), ``var`` and ``treated`` as written in the formula
