@@ -34,14 +34,16 @@ def formula_namespace() -> dict[str, Callable[..., Any]]:
     """Helper functions available inside every formula.
 
     Time-series lags and differences, NaN-aware ``center`` / ``standardize`` / ``scale``
-    (:mod:`attnreg.formula.transforms`) in place of patsy's, and R's ``poly``
-    (:mod:`attnreg.formula.poly`).
+    (:mod:`attnreg.formula.transforms`) in place of patsy's, R's ``poly``
+    (:mod:`attnreg.formula.poly`) and fixest's event-study indicators ``i``
+    (:mod:`attnreg.formula.indicators`).
     """
+    from attnreg.formula.indicators import i
     from attnreg.formula.poly import poly
     from attnreg.formula.transforms import center, scale, standardize
 
     names: dict[str, Callable[..., Any]] = {"center": center, "standardize": standardize,
-                                            "scale": scale, "poly": poly}
+                                            "scale": scale, "poly": poly, "i": i}
     try:
         from attnreg.formula.lags import diff, lag, lags
     except ImportError:  # pragma: no cover - the time-series layer is optional at import time

@@ -379,8 +379,9 @@ from attnreg.linear.diagplots import (  # noqa: E402
     plot_added_variable,
     plot_lm,
 )
+from attnreg.linear.eventstudy import plot_event_study  # noqa: E402  (fixest's iplot)
 
 __all__ = ["LM_PANELS", "added_variable", "coefficient_contributions", "lowess_xy",
            "plot_added_variable", "plot_attention_heatmap", "plot_coef_paths",
-           "plot_coefficients", "plot_contributors", "plot_dual_view", "plot_forecast",
-           "plot_leverage", "plot_lm", "plot_selection"]
+           "plot_coefficients", "plot_contributors", "plot_dual_view", "plot_event_study",
+           "plot_forecast", "plot_leverage", "plot_lm", "plot_selection"]

@@ -20,6 +20,7 @@ from attnreg.exceptions import DataError
 from attnreg.fe.absorb import FrameEffects, fixed_effects_of_frame, term_values
 from attnreg.fe.demean import FixedEffects
 from attnreg.formula.design import Design, build_design
+from attnreg.formula.indicators import i
 from attnreg.formula.poly import poly
 from attnreg.formula.subset import resolve_subset
 from attnreg.formula.transforms import center, scale, standardize
@@ -53,7 +54,7 @@ def drop_singletons(fe: FixedEffects) -> BoolArray:
 
 def _namespace() -> dict[str, Any]:
     names: dict[str, Any] = {"center": center, "standardize": standardize, "scale": scale,
-                             "poly": poly}
+                             "poly": poly, "i": i}
     try:
         from attnreg.formula.lags import diff, lag, lags
     except ImportError:  # pragma: no cover - optional at import time, as in attnreg.api

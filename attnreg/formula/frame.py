@@ -104,12 +104,16 @@ def _func_name(node: ast.Call) -> str | None:
 def variable_uses(code: str) -> dict[str, bool]:
     """Variables a factor's code reads, each with whether it is read outside ``C()``.
 
+The first argument of ``i()`` (:mod:`attnreg.formula.indicators`) is read as in ``C()``.
+
     ``Q("a b")`` counts as the variable ``a b``.
 
     Examples
     --------
     >>> variable_uses("x * C(g)")
     {'x': True, 'g': False}
+    >>> variable_uses("i(rel_time, treated, ref=-1)")
+    {'rel_time': False, 'treated': True}
     """
     out: dict[str, bool] = {}
 
@@ -125,7 +129,10 @@ def variable_uses(code: str) -> dict[str, bool]:
                 out[label] = out.get(label, False) or not in_factor
                 return
             inside = in_factor or name == "C"
-            for child in [*node.args, *(kw.value for kw in node.keywords)]:
+            args = list(node.args)
+            if name == "i" and args:  # i(var, ...): var's values are levels, as in C(var)
+                visit(args.pop(0), True)
+            for child in [*args, *(kw.value for kw in node.keywords)]:
                 visit(child, inside)
             if not isinstance(node.func, ast.Name):
                 visit(node.func, in_factor)

@@ -45,6 +45,7 @@ import pandas as pd
 import patsy
 
 from attnreg.exceptions import DataError, OptionError
+from attnreg.formula.indicators import indicator_column_names
 from attnreg.formula.poly_moments import PowerSums
 
 __all__ = ["poly", "r_column_names"]
@@ -227,4 +228,4 @@ def r_column_names(info: Any) -> list[str]:
         for j in range(n_cols):
             old, new = f"{code}[{j}]", f"{code}{j + 1}"
             names = [name.replace(old, new) for name in names]
-    return names
+    return indicator_column_names(info, names)

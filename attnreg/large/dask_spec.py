@@ -87,7 +87,7 @@ def portable_env(formula: str, env: Any, columns: Sequence[str]) -> dict[str, An
     out: dict[str, Any] = {}
     cols = set(columns)
     for name in dict.fromkeys(names_in(formula.replace("~", "+"))):
-        if name in cols or name in ("center", "standardize", "scale", "poly", "C", "I", "Q"):
+        if name in cols or name in ("center", "standardize", "scale", "poly", "i", "C", "I", "Q"):
             continue
         try:
             out[name] = env.namespace[name]

@@ -534,6 +534,13 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
         return as_source(data, chunk_rows=getattr(self.source, "chunk_rows", None),
                          sep=sep if isinstance(data, (str, os.PathLike, list, tuple)) else None)
 
+    def event_study(self, term: str | None = None, level: float = 0.95) -> pd.DataFrame:
+        """The coefficients of an ``i()`` term over its levels, the reference level(s) at 0
+        (:func:`attnreg.linear.eventstudy.event_study`)."""
+        from attnreg.linear.eventstudy import event_study
+
+        return event_study(self, term=term, level=level)
+
     # ------------------------------------------------------------ reports
     def summary(self) -> Any:
         """The R ``summary.lm``-style report, with notes on the chunked passes.

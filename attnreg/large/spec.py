@@ -188,6 +188,7 @@ def formula_env(eval_env: Any = None) -> Any:
     """
     import numpy as np
 
+    from attnreg.formula.indicators import i
     from attnreg.formula.poly import poly
     from attnreg.formula.transforms import center, scale, standardize
 
@@ -195,7 +196,7 @@ def formula_env(eval_env: Any = None) -> Any:
     if not isinstance(env, patsy.EvalEnvironment):
         raise FormulaError(f"eval_env must be a patsy.EvalEnvironment, however: {type(env).__name__}")
     return env.with_outer_namespace({"center": center, "standardize": standardize, "scale": scale,
-                                     "poly": poly})
+                                     "poly": poly, "i": i})
 
 
 def _called(code: str) -> set[str]:

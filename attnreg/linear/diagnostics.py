@@ -440,8 +440,11 @@ class Diagnostics(LinearFitContract):
         return vif_table(self)
 
     # ------------------------------------------------------------ plots
-    def plot(self, which: Any = (1, 2, 3, 5), axes: Any = None) -> Any:
-        """R's ``plot.lm`` diagnostic panels (see :func:`attnreg.plots.plot_lm`).
+    def plot(self, which: Any = (1, 2, 3, 5), axes: Any = None, *, kind: str = "lm",
+             **options: Any) -> Any:
+        """R's ``plot.lm`` diagnostic panels (see :func:`attnreg.plots.plot_lm`), or with
+        ``kind="event"`` fixest's ``iplot`` of an ``i()`` term
+        (:func:`attnreg.plots.plot_event_study`).
 
         Parameters
         ----------
@@ -449,10 +452,14 @@ class Diagnostics(LinearFitContract):
             1 residuals vs fitted, 2 normal Q–Q, 3 scale–location, 4 Cook's distances,
             5 residuals vs leverage with Cook's distance contours.
         axes : sequence of matplotlib Axes, optional
+            (``kind="event"``: one Axes, also as ``ax=``.)
+        kind : {"lm", "event"}
+        **options
+            ``kind="event"``: ``term=`` (which ``i()`` term) and ``level=`` (0.95).
 
         Returns
         -------
-        ndarray of matplotlib Axes, one per panel
+        ndarray of matplotlib Axes, one per panel (``kind="event"``: one Axes)
 
         Examples
         --------
@@ -464,6 +471,31 @@ class Diagnostics(LinearFitContract):
         >>> [ax.get_title() for ax in fit.plot()]
         ['Residuals vs Fitted', 'Q-Q Residuals', 'Scale-Location', 'Residuals vs Leverage']
         """
+        if kind == "event":
+            from attnreg.linear.eventstudy import plot_event_study
+
+            ax = options.pop("ax", axes)
+            return plot_event_study(self, ax=ax, **options)
+        if kind != "lm":
+            raise OptionError(f"kind must be 'lm' (R's plot.lm panels) or 'event' (the "
+                              f"coefficients of an i() term), however: {kind=}")
+        if options:
+            raise OptionError(f"plot(kind='lm') takes which= and axes=, however it got "
+                              f"{', '.join(sorted(options))}")
         from attnreg.linear.diagplots import plot_lm
 
         return plot_lm(self, which=which, axes=axes)
+
+    def event_study(self, term: str | None = None, level: float = 0.95) -> pd.DataFrame:
+        """The coefficients of an ``i()`` term over its levels, the reference level(s) at 0
+        (what ``plot(kind="event")`` draws; :func:`attnreg.linear.eventstudy.event_study`).
+
+        Returns
+        -------
+        DataFrame
+            One row per level: ``level``, ``estimate``, ``std_err``, ``lower``, ``upper``
+            and ``reference``.
+        """
+        from attnreg.linear.eventstudy import event_study
+
+        return event_study(self, term=term, level=level)
