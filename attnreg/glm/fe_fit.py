@@ -70,6 +70,10 @@ class AbsorbedGlm:
         levels = ", ".join(f"{t} ({n:,} levels)" for t, n in
                            zip(self.terms, self.fe.n_levels, strict=True))
         out = f"Fixed effects: {levels}"
+        missing = {t: k for t, k in self.n_missing.items() if k}
+        if missing:
+            out += "; rows without a fixed effect left out: " + ", ".join(
+                f"{t} {k}" for t, k in missing.items())
         if self.n_perfect:
             out += (f"; {self.n_perfect} observation{'s' if self.n_perfect > 1 else ''} "
                     "removed (levels fitted perfectly)")

@@ -182,3 +182,13 @@ def test_training_predictions_and_wald_intervals(panel: pd.DataFrame) -> None:
                     rtol=RTOL_EXACT)
     with pytest.raises(OptionError, match="control='R'"):
         ar.attnreg("y ~ x + z | g + h", panel, method="poisson", control="R")
+
+
+def test_rows_without_a_fixed_effect_are_left_out_and_reported(panel: pd.DataFrame) -> None:
+    holes = panel.assign(h=panel.h.astype(float))
+    holes.loc[[5, 17], "h"] = np.nan
+    fit = ar.attnreg("y ~ x + z | g + h", holes, method="poisson")
+    assert fit.nobs == len(panel) - 2
+    assert "rows without a fixed effect left out: h 2" in str(fit.summary())
+    dummy = _dummy(holes.dropna(subset=["h"]), "y ~ x + z", method="poisson")
+    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
