@@ -35,6 +35,8 @@ class SoftmaxFigures(Figures):
     converged : bool
     mask_self : bool
         Trained leave-one-out (each row's own weight masked).
+    n_landmarks : int
+        Landmark keys of ``keys="landmarks"`` (0: every training row is a key).
     """
 
     n_heads: int
@@ -51,6 +53,7 @@ class SoftmaxFigures(Figures):
     n_evals: int
     converged: bool
     mask_self: bool
+    n_landmarks: int = 0
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ def softmax_lines(s: SoftmaxFigures) -> list[str]:
         f"Softmax attention regression: {s.n_heads} heads, value = {s.value!r}, "
         f"kernel = {s.kernel!r}, penalty lambda = {fmt_g(s.lam, 4)}",
         "  heads (alpha / effective rank of Omega): " + heads,
+        *([f"  keys: {s.n_landmarks} landmarks (cluster centres of the training rows; each "
+           "landmark's weight is shared among its rows)"] if s.n_landmarks else []),
         f"R-squared: in-sample {fmt_g(s.r_squared)}, validation {fmt_g(s.val_r2)}, "
         f"leave-one-out {fmt_g(s.loo_r2)}  (n = {s.nobs})",
         f"L-BFGS: {s.n_iter} iterations, {s.n_evals} loss evaluations, "
@@ -35,6 +37,7 @@ def softmax_rows(s: SoftmaxFigures) -> list[tuple[str, str]]:
              for m, (a, r) in enumerate(zip(s.alpha, s.effective_rank, strict=True))]
     return [("Heads", str(s.n_heads)), ("Value", s.value), ("Kernel", s.kernel),
             ("Penalty lambda", fmt_g(s.lam)), *heads,
+            ("Keys", f"{s.n_landmarks} landmarks" if s.n_landmarks else "every training row"),
             ("R-squared (in-sample)", fmt_g(s.r_squared)),
             ("R-squared (validation)", fmt_g(s.val_r2)),
             ("R-squared (leave-one-out)", fmt_g(s.loo_r2)), ("Observations", str(s.nobs)),

@@ -309,7 +309,8 @@ class SoftmaxResults(PredictorResults):
             r_squared=float(self.r_squared), val_r2=float(self.val_r2),
             loo_r2=float(self.loo_r2), nobs=int(self.nobs), n_iter=int(fit.n_iter),
             n_evals=int(fit.n_evals), converged=bool(fit.converged),
-            mask_self=bool(fit.mask_self))
+            mask_self=bool(fit.mask_self),
+            n_landmarks=0 if fit.landmarks is None else int(fit.landmarks.centers.shape[0]))
         return Summary("attnreg softmax fit", (
             Call(self.call), residuals_section(self.resid.to_numpy()),
             Lines(("Average partial effects (autograd, original scale; not coefficients):",)),

@@ -311,3 +311,21 @@ def test_landmarks_refreshed_in_the_learned_metric() -> None:
     r2 = [1 - np.mean((y_new - f.predict(x_new)) ** 2) / np.var(y_new) for f in (fixed, fresh)]
     assert r2[1] > r2[0] + 0.02, r2  # tighter clusters where the metric looks
     assert fresh.n_evals > fixed.n_evals  # the refreshed fit continued
+
+
+def test_the_summary_says_the_keys_were_landmarks() -> None:
+    import pandas as pd
+
+    import attnreg as ar
+
+    x, y = _xy(400)
+    df = pd.DataFrame(x, columns=["a", "b", "c"]).assign(y=y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = ar.attnreg("y ~ a + b + c", df, method="softmax", heads=1, max_iter=10,
+                         keys="landmarks", n_keys=30)
+        full = ar.attnreg("y ~ a + b + c", df, method="softmax", heads=1, max_iter=10)
+    summary = fit.summary()
+    assert "  keys: 30 landmarks (cluster centres of the training rows;" in str(summary)
+    assert "landmarks" not in str(full.summary())
+    assert "30 landmarks" in summary.to_markdown()  # the figures' table
