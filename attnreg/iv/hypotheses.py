@@ -50,6 +50,9 @@ def iv_wald_test(res: IVResults, hypothesis: str | list[str]) -> WaldTest:
                           f"strings), however: {hypothesis!r}")
     names = list(res.names)
     R, r = parse_restrictions(names, hypothesis)
+    if np.linalg.matrix_rank(R) < R.shape[0]:  # exact small numbers: no rounding to decide it
+        raise OptionError("the restrictions are linearly dependent (a row of the hypothesis "
+                          "matrix is a combination of the others); drop the redundant ones")
     b, V = res.coef.to_numpy(), res.vcov.to_numpy()
     u = R @ b - r
     S = R @ V @ R.T
