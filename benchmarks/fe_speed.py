@@ -30,7 +30,9 @@ fe1's dummies eliminated exactly (their block of the normal equations is diagona
 means), the normal equations of the remaining columns (x and the dummies of fe2 and fe3,
 N/1000 + 30 of them at most) formed sparsely and solved by pivoted QR, then two steps of
 iterative refinement whose residual is computed from the data. The script prints the
-reference's own check (its normal-equation residual relative to the data's scale).
+reference's own check (its normal-equation residual relative to the data's scale);
+``--check-reference`` compares it with numpy's ``lstsq`` on the dense dummy-variable design
+of every design at 3,000 rows (4e-15 to 9e-15 relative when written).
 
 Each condition of ``conditions.py`` prints a table: time and digits per tool and design, and
 each peer's time over attnreg's (> 1: attnreg faster).
@@ -127,6 +129,18 @@ def _reference(df: pd.DataFrame, names: list[str]) -> tuple[np.ndarray, float]:
     return theta[:P, 0], float(np.abs(g[:P]).max() / scale)
 
 
+def _check_reference(designs: list[str], n: int = 3000) -> None:
+    """The reference against ``lstsq`` on the dense dummy-variable design, at ``n`` rows."""
+    for design in designs:
+        df, names = _data(design, n, seed=1)
+        ref, _ = _reference(df, names)
+        X = np.column_stack([df[[f"x{j}" for j in range(1, P + 1)]].to_numpy()]
+                            + [pd.get_dummies(df[k]).to_numpy(float) for k in names])
+        b = np.linalg.lstsq(X, df["y"].to_numpy(), rcond=None)[0][:P]
+        print(f"reference check {design}: {X.shape[1]} columns, largest relative difference "
+              f"from lstsq {np.max(np.abs(b - ref)) / np.max(np.abs(ref)):.1e}")
+
+
 def _digits(b: np.ndarray, ref: np.ndarray) -> float:
     err = float(np.max(np.abs(np.asarray(b, dtype=float) - ref)) / np.max(np.abs(ref)))
     return float(-np.log10(max(err, 1e-17)))
@@ -183,9 +197,13 @@ def main() -> None:
     parser.add_argument("--n", type=float, default=1e6)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--designs", nargs="+", choices=DESIGNS, default=list(DESIGNS))
+    parser.add_argument("--check-reference", action="store_true",
+                        help="compare the reference with lstsq on dense dummies at 3,000 rows")
     add_arguments(parser)
     args = parser.parse_args()
     n = int(args.n)
+    if args.check_reference:
+        _check_reference(args.designs)
     data = {}
     for design in args.designs:
         df, names = _data(design, n)
