@@ -1,0 +1,237 @@
+"""Fixed-effects OLS speed and accuracy: attnreg vs pyfixest's ``feols`` and linearmodels' ``AbsorbingLS``.
+
+    python benchmarks/fe_speed.py                        # n = 1e6, every design; many minutes
+    python benchmarks/fe_speed.py --n 1e5 --reps 1       # a quick run
+    python benchmarks/fe_speed.py --designs simple-2 difficult-2 --conditions default
+
+Designs (seeded; 10 standard normal covariates x1..x10, each shifted by the first two fixed
+effects' values so that the demeaning matters; y = Σ 0.1·j·xj + the effects + noise):
+
+* ``simple-K`` (K = 1, 2, 3), fixest's "simple" benchmark: fe1 with N/20 levels, fe2 with
+  N/1000, fe3 with 20 (K of them), each drawn uniformly and independently;
+* ``difficult-K``, fixest's "difficult" benchmark: the same level counts, but fe2 is a
+  function of fe1 (fe1's levels in contiguous blocks) except for 1% of the rows, which draw fe2
+  at random: a poorly connected graph on which alternating projections converge slowly;
+* ``wfy``: a worker–firm–year panel, N/10 workers seen 10 years each, N/1000 firms, a worker
+  moves to a random firm with probability 2% a year (few movers).
+
+Tools, every one from its own formula on the same DataFrame (building the data is not timed;
+the fit is, best of ``--reps``): ``ar.attnreg("y ~ x1 + ... + x10 | fe1 + fe2", df)``;
+pyfixest's ``feols`` with its two CPU demeaners, the default MAP in Rust
+(``MapDemeaner(backend="rust")``, tolerance 1e-6) and preconditioned LSMR in Rust
+(``LsmrDemeaner(backend="within")``, tolerances 1e-8), both printed, the faster one is the
+peer; linearmodels' ``AbsorbingLS(...).fit(cov_type="unadjusted")`` (its default absorption:
+LSMR, or pyhdfe's MAP when installed). Each tool runs once on a 2,000-row slice first
+(imports, compilation, caches not timed).
+
+Digits: −log10 of the largest error of the ten slopes relative to the largest slope, against
+an exact reference: the dummy-variable fit ``y ~ x + C(fe1) + C(fe2) + C(fe3)`` solved with
+fe1's dummies eliminated exactly (their block of the normal equations is diagonal: group
+means), the normal equations of the remaining columns (x and the dummies of fe2 and fe3,
+N/1000 + 30 of them at most) formed sparsely and solved by pivoted QR, then two steps of
+iterative refinement whose residual is computed from the data. The script prints the
+reference's own check (its normal-equation residual relative to the data's scale);
+``--check-reference`` compares it with numpy's ``lstsq`` on the dense dummy-variable design
+of every design at 3,000 rows (4e-15 to 9e-15 relative when written).
+
+Each condition of ``conditions.py`` prints a table: time and digits per tool and design, and
+each peer's time over attnreg's (> 1: attnreg faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import scipy.linalg as sla
+import scipy.sparse as sps
+from conditions import CONDITIONS, add_arguments, under
+
+DESIGNS = ("simple-1", "simple-2", "simple-3", "difficult-1", "difficult-2", "difficult-3", "wfy")
+P = 10
+
+
+def _covariates(rng: np.random.Generator, n: int, shift: np.ndarray) -> dict[str, np.ndarray]:
+    return {f"x{j}": rng.standard_normal(n) + (0.5 if j % 2 else -0.3) * shift
+            for j in range(1, P + 1)}
+
+
+def _data(design: str, n: int, seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
+    rng = np.random.default_rng(seed)
+    if design == "wfy":
+        n_workers, years = max(n // 10, 2), 10
+        worker = np.repeat(np.arange(n_workers), years)
+        year = np.tile(np.arange(years), n_workers)
+        n_firms = max(n // 1000, 5)
+        new = np.where(rng.random(worker.size) < 0.02, rng.integers(0, n_firms, worker.size), -1)
+        new[year == 0] = rng.integers(0, n_firms, n_workers)
+        firm = pd.Series(np.where(new >= 0, new, np.nan)).ffill().to_numpy().astype(np.int64)
+        codes = {"fe1": worker, "fe2": firm, "fe3": year}
+        names = ["fe1", "fe2", "fe3"]
+    else:
+        k = int(design.split("-")[1])
+        levels = [max(n // 20, 2), max(n // 1000, 2), 20][:k]
+        fe1 = rng.integers(0, levels[0], n)
+        codes = {"fe1": fe1}
+        if k >= 2:
+            fe2 = rng.integers(0, levels[1], n)
+            if design.startswith("difficult"):
+                blocked = fe1 * levels[1] // levels[0]
+                fe2 = np.where(rng.random(n) < 0.01, fe2, blocked)
+            codes["fe2"] = fe2
+        if k >= 3:
+            codes["fe3"] = rng.integers(0, levels[2], n)
+        names = list(codes)
+    m = codes["fe1"].size
+    effects = {k: rng.standard_normal(int(c.max()) + 1) for k, c in codes.items()}
+    shift = sum(effects[k][codes[k]] for k in names[:2])
+    cols = _covariates(rng, m, shift)
+    y = sum(0.1 * j * cols[f"x{j}"] for j in range(1, P + 1)) + \
+        sum(effects[k][codes[k]] for k in names) + rng.standard_normal(m)
+    return pd.DataFrame({**cols, **codes, "y": y}), names
+
+
+def _reference(df: pd.DataFrame, names: list[str]) -> tuple[np.ndarray, float]:
+    """The dummy-variable slopes with fe1 eliminated exactly (module docstring), and the
+    relative normal-equation residual of the answer."""
+    xs = [f"x{j}" for j in range(1, P + 1)]
+    n = len(df)
+    X, y = df[xs].to_numpy(), df["y"].to_numpy()
+    c1 = df[names[0]].to_numpy()
+    g1 = int(c1.max()) + 1
+    D1 = sps.csr_matrix((np.ones(n), (np.arange(n), c1)), shape=(n, g1))
+    rest = [sps.csr_matrix((np.ones(n), (np.arange(n), df[k].to_numpy())),
+                           shape=(n, int(df[k].max()) + 1)) for k in names[1:]]
+    Z = sps.hstack([sps.csr_matrix(X), *rest]).tocsr() if rest else sps.csr_matrix(X)
+    count = np.asarray(D1.sum(axis=0)).ravel()
+
+    def within(v: np.ndarray) -> np.ndarray:  # v less its fe1 group means (exact, twice)
+        for _ in range(2):
+            v = v - (D1 @ (np.asarray(D1.T @ v) / count[:, None]))
+        return v
+
+    D1Z = np.asarray((D1.T @ Z).todense())
+    S = np.asarray((Z.T @ Z).todense()) - D1Z.T @ (D1Z / count[:, None])
+    S = (S + S.T) / 2
+    Y = y[:, None]
+    theta = np.zeros((Z.shape[1], 1))
+    for _ in range(3):  # a solve, then two refinements from the data's residual
+        e = within(Y - Z @ theta)
+        g = np.asarray(Z.T @ e)
+        theta = theta + sla.lstsq(S, g, lapack_driver="gelsy", cond=1e-13)[0]
+    e = within(Y - Z @ theta)
+    g = np.asarray(Z.T @ e)
+    scale = float(np.asarray(abs(Z).T @ np.abs(within(Y))).max())
+    return theta[:P, 0], float(np.abs(g[:P]).max() / scale)
+
+
+def _check_reference(designs: list[str], n: int = 3000) -> None:
+    """The reference against ``lstsq`` on the dense dummy-variable design, at ``n`` rows."""
+    for design in designs:
+        df, names = _data(design, n, seed=1)
+        ref, _ = _reference(df, names)
+        X = np.column_stack([df[[f"x{j}" for j in range(1, P + 1)]].to_numpy()]
+                            + [pd.get_dummies(df[k]).to_numpy(float) for k in names])
+        b = np.linalg.lstsq(X, df["y"].to_numpy(), rcond=None)[0][:P]
+        print(f"reference check {design}: {X.shape[1]} columns, largest relative difference "
+              f"from lstsq {np.max(np.abs(b - ref)) / np.max(np.abs(ref)):.1e}")
+
+
+def _digits(b: np.ndarray, ref: np.ndarray) -> float:
+    err = float(np.max(np.abs(np.asarray(b, dtype=float) - ref)) / np.max(np.abs(ref)))
+    return float(-np.log10(max(err, 1e-17)))
+
+
+def _tools(names: list[str]) -> dict[str, Callable[[pd.DataFrame], np.ndarray]]:
+    import attnreg as ar
+
+    xs = [f"x{j}" for j in range(1, P + 1)]
+    formula = "y ~ " + " + ".join(xs) + " | " + " + ".join(names)
+    tools: dict[str, Callable[[pd.DataFrame], np.ndarray]] = {
+        "attnreg": lambda df: ar.attnreg(formula, df).coef.to_numpy()}
+    try:
+        import pyfixest as pf
+        from pyfixest.demeaners import LsmrDemeaner, MapDemeaner
+
+        def pyfixest_with(demeaner: object) -> Callable[[pd.DataFrame], np.ndarray]:
+            return lambda df: pf.feols(formula, df, vcov="iid", demeaner=demeaner,
+                                       lean=True, store_data=False).coef().to_numpy()
+
+        tools["pyfixest MAP"] = pyfixest_with(MapDemeaner(backend="rust"))
+        tools["pyfixest LSMR"] = pyfixest_with(LsmrDemeaner(backend="within"))
+    except ImportError:
+        print("pyfixest is not installed: pip install pyfixest")
+    try:
+        from linearmodels.iv.absorbing import AbsorbingLS
+
+        def lm_fit(df: pd.DataFrame) -> np.ndarray:
+            absorb = pd.DataFrame({k: pd.Categorical(df[k]) for k in names})
+            res = AbsorbingLS(df["y"], df[xs], absorb=absorb).fit(cov_type="unadjusted")
+            return res.params[xs].to_numpy()
+
+        tools["linearmodels"] = lm_fit
+    except ImportError:
+        print("linearmodels is not installed: pip install linearmodels")
+    return tools
+
+
+def _best(fn: Callable[[], np.ndarray], reps: int) -> tuple[float, np.ndarray]:
+    best, out = np.inf, np.full(P, np.nan)
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        try:
+            out = np.asarray(fn())
+        except Exception as exc:  # a peer refusing a design is reported, not fatal
+            print(f"      failed: {type(exc).__name__}: {str(exc)[:120]}")
+            return np.nan, np.full(P, np.nan)
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=float, default=1e6)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--designs", nargs="+", choices=DESIGNS, default=list(DESIGNS))
+    parser.add_argument("--check-reference", action="store_true",
+                        help="compare the reference with lstsq on dense dummies at 3,000 rows")
+    add_arguments(parser)
+    args = parser.parse_args()
+    n = int(args.n)
+    if args.check_reference:
+        _check_reference(args.designs)
+    data = {}
+    for design in args.designs:
+        df, names = _data(design, n)
+        t0 = time.perf_counter()
+        ref, check = _reference(df, names)
+        levels = ", ".join(f"{k} {df[k].nunique():,}" for k in names)
+        print(f"{design}: {len(df):,} rows, {levels}; reference {time.perf_counter() - t0:.1f} s, "
+              f"normal-equation residual {check:.1e}")
+        data[design] = (df, names, ref)
+    for condition in [c for c in CONDITIONS if c in args.conditions]:
+        print(f"\n[{condition}] best of {args.reps}: seconds (digits); peer / attnreg")
+        rows = []
+        with under(condition), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for design, (df, names, ref) in data.items():
+                tools = _tools(names)
+                row: dict[str, str] = {"design": design}
+                times = {}
+                for name, fn in tools.items():
+                    fn(df.iloc[:2000])  # warm-up: imports, compilation, caches
+                    times[name], coef = _best(lambda fn=fn, df=df: fn(df), args.reps)
+                    row[name] = f"{times[name]:.3f} ({_digits(coef, ref):.1f})"
+                for name in tools:
+                    if name != "attnreg":
+                        row[f"{name} / attnreg"] = f"{times[name] / times['attnreg']:.2f}"
+                rows.append(row)
+        print(pd.DataFrame(rows).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
