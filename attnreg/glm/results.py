@@ -129,6 +129,11 @@ class GlmResults:
         return self.nobs - int(self.design.intercept or self.absorbed is not None)
 
     @property
+    def fixed_effect_names(self) -> tuple[str, ...]:
+        """The absorbed fixed-effect terms (``("firm", "year")``), as ``etable`` shows them."""
+        return () if self.absorbed is None else tuple(self.absorbed.terms)
+
+    @property
     def _n_absorbed(self) -> int:
         return 0 if self.absorbed is None else int(self.absorbed.n_params)
 

@@ -145,6 +145,11 @@ class IVResults:
         return self.frame.names
 
     @property
+    def fixed_effect_names(self) -> tuple[str, ...]:
+        """The absorbed fixed effects, as ``etable`` shows them (empty when none)."""
+        return tuple(self.frame.fixed_effects)
+
+    @property
     def nobs(self) -> int:
         """Number of rows used."""
         return int(self.frame.y.shape[0])

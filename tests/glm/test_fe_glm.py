@@ -192,3 +192,11 @@ def test_rows_without_a_fixed_effect_are_left_out_and_reported(panel: pd.DataFra
     assert "rows without a fixed effect left out: h 2" in str(fit.summary())
     dummy = _dummy(holes.dropna(subset=["h"]), "y ~ x + z", method="poisson")
     assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
+
+
+def test_etable_marks_the_absorbed_fixed_effects(panel: pd.DataFrame) -> None:
+    fe = ar.attnreg("y ~ x + z | g + h", panel, method="poisson")
+    plain = ar.attnreg("y ~ x + z", panel, method="poisson")
+    table = ar.etable([fe, plain]).table
+    rows = {label: table.loc[(label, "fixed_effects")].tolist() for label in ("g FE", "h FE")}
+    assert rows == {"g FE": ["Yes", "No"], "h FE": ["Yes", "No"]}

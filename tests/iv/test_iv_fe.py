@@ -103,3 +103,18 @@ def test_weak_instrument_report_and_ar_set_equal_the_dummy_variable_fit(vcov: st
     sa, sb = fe.anderson_rubin(0.99), dv.anderson_rubin(0.99)
     assert sa.shape == sb.shape == "interval"
     assert_allclose([sa.lower, sa.upper], [sb.lower, sb.upper], rtol=RTOL_EXACT)
+
+
+def test_etable_marks_the_absorbed_fixed_effects() -> None:
+    rng = np.random.default_rng(7)
+    n = 400
+    df = pd.DataFrame({"g": rng.integers(0, 8, n), "z1": rng.normal(size=n),
+                       "z2": rng.normal(size=n), "x": rng.normal(size=n)})
+    u = rng.normal(size=n)
+    df["d"] = df.z1 + df.z2 + 0.5 * u + rng.normal(size=n)
+    df["y"] = df.d + df.x + 0.2 * df.g + u
+    iv_fe = ar.attnreg("y ~ x | g | d ~ z1 + z2", df)
+    ols_fe = ar.attnreg("y ~ x + d | g", df)
+    iv = ar.attnreg("y ~ x | d ~ z1 + z2", df)
+    table = ar.etable([iv_fe, ols_fe, iv]).table
+    assert table.loc[("g FE", "fixed_effects")].tolist() == ["Yes", "Yes", "No"]
