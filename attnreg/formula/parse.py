@@ -14,7 +14,7 @@ import patsy
 from attnreg.exceptions import FormulaError
 from attnreg.formula.frame import names_in
 
-__all__ = ["check_names", "expand_dot", "parse", "r_spelling_hint"]
+__all__ = ["check_names", "expand_dot", "parse", "r_spelling_hint", "top_level_split"]
 
 # names every formula can use without importing them (R-like helpers and numpy)
 _BUILTIN_NAMES = {"np", "numpy", "C", "I", "Q", "center", "standardize", "scale", "bs", "cr", "cc",
@@ -59,7 +59,7 @@ def expand_dot(formula: str, frame: pd.DataFrame, exclude: list[Any] | tuple[()]
 _SINGLE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
-def _top_level_split(text: str, sep: str) -> list[tuple[int, int]] | None:
+def top_level_split(text: str, sep: str) -> list[tuple[int, int]] | None:
     """Spans of ``text`` between the ``sep`` characters outside brackets and strings (None
     when a string or bracket is left open)."""
     spans, depth, quote, lo = [], 0, "", 0
@@ -99,12 +99,12 @@ def _parse_sum(formula: str) -> Any:
     numbers, ``-1``, ``:``, ``*``) goes to patsy.
     """
     text = formula.strip()  # patsy's origins point into the stripped text
-    sides = _top_level_split(text, "~")
+    sides = top_level_split(text, "~")
     if sides is None or len(sides) != 2:
         return None
     (l0, l1), (r0, r1) = sides
     spans = [(l0, l1)]
-    terms = _top_level_split(text[r0:r1], "+")
+    terms = top_level_split(text[r0:r1], "+")
     if terms is None:
         return None
     spans += [(r0 + a, r0 + b) for a, b in terms]

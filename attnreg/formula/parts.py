@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from attnreg.exceptions import FormulaError
+from attnreg.formula.parse import top_level_split
 
 __all__ = ["FixedEffectTerm", "FormulaParts", "split_formula"]
 
@@ -94,29 +95,19 @@ class FormulaParts:
 
 
 def _split_top(text: str, sep: str) -> list[str] | None:
-    """``text`` split at ``sep`` outside brackets and strings (None when one is left open)."""
-    pieces, depth, quote, lo, i = [], 0, "", 0, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == sep and depth == 0 and not (sep == "|" and "|" in (text[i - 1:i], text[i + 1:i + 2])):
-            pieces.append(text[lo:i])
-            lo = i + 1
-        i += 1
-    if quote or depth:
+    """``text`` split at ``sep`` outside brackets and strings (None when one is left open);
+    ``||`` is not a ``|`` separator (its pieces are kept together)."""
+    spans = top_level_split(text, sep)
+    if spans is None:
         return None
-    pieces.append(text[lo:])
-    return pieces
+    merged = [list(spans[0])]
+    for lo, hi in spans[1:]:
+        cut = lo - 1  # where the separator stood
+        if sep == "|" and "|" in (text[cut - 1:cut], text[cut + 1:cut + 2]):
+            merged[-1][1] = hi
+        else:
+            merged.append([lo, hi])
+    return [text[lo:hi] for lo, hi in merged]
 
 
 def _fe_term(term: str, formula: str) -> FixedEffectTerm:
