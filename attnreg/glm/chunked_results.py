@@ -15,23 +15,24 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.linalg import solve_triangular
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
-from attnreg.exceptions import ConvergenceWarning, OptionError, RankDeficiencyWarning
+from attnreg.exceptions import OptionError, RankDeficiencyWarning
 from attnreg.glm.chunked import ChunkData, aic_from_sums, aliased_from_factor, chunked_irls, \
     final_pass, weights_factor
-from attnreg.glm.families import FAMILIES, Family
-from attnreg.glm.links import LINKS, Link
+from attnreg.glm.families import FAMILIES
+from attnreg.glm.links import LINKS
+from attnreg.glm.coeftests import GlmTests
+from attnreg.glm.registration import warn_state
 from attnreg.glm.summary import glm_summary
 
 __all__ = ["ChunkedGlmResults", "fit_glm_chunks"]
 
 
 @dataclass(frozen=True)
-class ChunkedGlmResults:
+class ChunkedGlmResults(GlmTests):
     """A GLM fitted over data read chunk by chunk.
 
     Attributes
@@ -85,16 +86,6 @@ class ChunkedGlmResults:
     absorbed: None = None
 
     @property
-    def family(self) -> Family:
-        """The family object."""
-        return FAMILIES[self.family_name]
-
-    @property
-    def link(self) -> Link:
-        """The link object."""
-        return LINKS[self.link_name]
-
-    @property
     def nobs(self) -> int:
         """Rows in the fit."""
         return self.n_obs
@@ -130,11 +121,6 @@ class ChunkedGlmResults:
         if self.family.fixed_dispersion:
             return 1.0
         return self.pearson / self.df_resid if self.df_resid > 0 else float("nan")
-
-    @property
-    def z_tests(self) -> bool:
-        """Whether tests are z tests: dispersion fixed, or a sandwich covariance."""
-        return self.family.fixed_dispersion or self.robust is not None
 
     @property
     def names(self) -> list[str]:
@@ -176,18 +162,6 @@ class ChunkedGlmResults:
         """Standard errors."""
         return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.names,
                          name="std_err")
-
-    @cached_property
-    def statistic(self) -> pd.Series:
-        """z (dispersion fixed, or a sandwich) or t values."""
-        return (self.coef / self.std_err).rename("statistic")
-
-    @cached_property
-    def p_value(self) -> pd.Series:
-        """Two-sided p-values: normal for z tests, t(df_resid) otherwise."""
-        s = np.abs(self.statistic.to_numpy())
-        p = 2 * stats.norm.sf(s) if self.z_tests else 2 * stats.t.sf(s, self.df_resid)
-        return pd.Series(p, index=self.names, name="p_value")
 
     def summary(self) -> Any:
         """R's ``summary.glm``, as for an in-memory fit."""
@@ -278,7 +252,7 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
     if final.cluster_sums is not None:
         sums = final.cluster_sums.to_numpy()
         meat, n_clusters = sums.T @ sums, int(sums.shape[0])
-    _warn(path, final.n_boundary, family.name)
+    warn_state(path.n_halved, path.boundary, path.converged, final.n_boundary, family.name)
     return ChunkedGlmResults(
         spec=spec, family_name=family.name, link_name=link.name, coef_kept=path.coef,
         kept=kept, aliased=aliased, r=path.r, deviance=path.deviance,
@@ -295,16 +269,3 @@ def _null_with_offset(data: ChunkData, checked: dict[str, Any]) -> float:
     path = chunked_irls(data, np.array([0]), epsilon=checked["epsilon"],
                         maxit=checked["maxit"], exact_r=checked["control"] == "R")
     return path.deviance
-
-
-def _warn(path: Any, n_boundary: int, family: str) -> None:
-    if path.n_halved:
-        warn_user(f"step size truncated in {path.n_halved} IRLS step(s): the deviance was not "
-                  "finite or the fitted means were out of bounds", ConvergenceWarning)
-    if path.boundary:
-        warn_user("glm.fit: algorithm stopped at boundary value", ConvergenceWarning)
-    if not path.converged:
-        warn_user("glm.fit: algorithm did not converge; raise maxit=", ConvergenceWarning)
-    if n_boundary:
-        what = "probabilities numerically 0 or 1" if family == "binomial" else "rates numerically 0"
-        warn_user(f"glm.fit: fitted {what} occurred", ConvergenceWarning)

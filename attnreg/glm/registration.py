@@ -21,7 +21,7 @@ from attnreg.glm.results import GlmResults
 from attnreg.threads import narrow_blas
 from attnreg.glm.separation import check_separation_mode, find_separation, handle_separation
 
-__all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design", "training_offset", "warn_fit"]
+__all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design", "training_offset", "warn_fit", "warn_state"]
 
 #: The shortcut methods: their family and link (``"poisson"`` also takes ``link=``).
 SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
@@ -202,15 +202,24 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
 def warn_fit(fit: IrlsFit, family: str) -> None:
     """R's warnings of ``glm.fit``, each once per fit."""
     mu = fit.mu
-    if fit.n_halved:
-        warn_user(f"step size truncated in {fit.n_halved} IRLS step(s): the deviance was not "
+    at_bound = mu < _FIXED_EPS
+    if family == "binomial":
+        at_bound = at_bound | (mu > 1 - _FIXED_EPS)
+    warn_state(fit.n_halved, fit.boundary, fit.converged,
+               int(at_bound.sum()) if family in ("binomial", "poisson") else 0, family)
+
+
+def warn_state(n_halved: int, boundary: bool, converged: bool, n_at_bound: int,
+               family: str) -> None:
+    """R's warnings of ``glm.fit`` from the state of a fit (in memory or chunk by chunk):
+    ``n_at_bound`` fitted means numerically 0 (or 1, binomial) of a binomial or Poisson fit."""
+    if n_halved:
+        warn_user(f"step size truncated in {n_halved} IRLS step(s): the deviance was not "
                   "finite or the fitted means were out of bounds", ConvergenceWarning)
-    if fit.boundary:
+    if boundary:
         warn_user("glm.fit: algorithm stopped at boundary value", ConvergenceWarning)
-    if not fit.converged:
+    if not converged:
         warn_user("glm.fit: algorithm did not converge; raise maxit=", ConvergenceWarning)
-    if family == "binomial" and ((mu > 1 - _FIXED_EPS) | (mu < _FIXED_EPS)).any():
-        warn_user("glm.fit: fitted probabilities numerically 0 or 1 occurred",
-                  ConvergenceWarning)
-    if family == "poisson" and (mu < _FIXED_EPS).any():
-        warn_user("glm.fit: fitted rates numerically 0 occurred", ConvergenceWarning)
+    if n_at_bound:
+        what = "probabilities numerically 0 or 1" if family == "binomial" else "rates numerically 0"
+        warn_user(f"glm.fit: fitted {what} occurred", ConvergenceWarning)

@@ -9,16 +9,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.linalg import solve_triangular
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
 from attnreg.formula.kept import not_kept_error
-from attnreg.glm.families import FAMILIES, Family
 from attnreg.glm.irls import IrlsFit
-from attnreg.glm.links import LINKS, Link
+from attnreg.glm.coeftests import GlmTests
 from attnreg.glm.predict import glm_attention, predict_glm
 from attnreg.glm.separation import Separation
 
@@ -28,7 +26,7 @@ RESIDUAL_TYPES = ("deviance", "pearson", "working", "response")
 
 
 @dataclass(frozen=True)
-class GlmResults:
+class GlmResults(GlmTests):
     """A fitted generalised linear model.
 
     Attributes
@@ -82,16 +80,6 @@ class GlmResults:
     absorbed: Any = None
 
     # ---------------------------------------------------------------- model pieces
-    @property
-    def family(self) -> Family:
-        """The family object."""
-        return FAMILIES[self.family_name]
-
-    @property
-    def link(self) -> Link:
-        """The link object."""
-        return LINKS[self.link_name]
-
     @property
     def prior_weights(self) -> FloatArray:
         """Prior weights of the training rows (ones when none were given)."""
@@ -268,11 +256,6 @@ class GlmResults:
         return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.coef.index,
                          name="std_err")
 
-    @property
-    def z_tests(self) -> bool:
-        """Whether tests are z tests: dispersion fixed, or a sandwich covariance."""
-        return self.family.fixed_dispersion or self.robust is not None
-
     def with_vcov(self, vcov: str = "classical", *, cluster: Any = None,
                   type: str | None = None) -> GlmResults:
         """The same fit with another covariance behind its standard errors and summary.
@@ -300,19 +283,6 @@ class GlmResults:
             raise OptionError("vcov must be 'classical', 'HC0', 'HC1' or 'cluster', however: "
                               f"{vcov=}")
         return dataclasses.replace(self, robust=vcov, cluster=None)
-
-    @cached_property
-    def statistic(self) -> pd.Series:
-        """z (dispersion fixed) or t (estimated) values."""
-        return (self.coef / self.std_err).rename("statistic")
-
-    @cached_property
-    def p_value(self) -> pd.Series:
-        """Two-sided p-values: normal for z tests, t(df_resid) otherwise."""
-        s = np.abs(self.statistic.to_numpy())
-        p = (2 * stats.norm.sf(s) if self.z_tests
-             else 2 * stats.t.sf(s, self.df_resid))
-        return pd.Series(p, index=self.coef.index, name="p_value")
 
     # ---------------------------------------------------------------- fitted values
     @cached_property
