@@ -95,13 +95,16 @@ def fit_fe_glm(request: Any, parts: Any, call: str) -> GlmResults:
     family, link = FAMILIES[checked["family"]], LINKS[checked["link"]]
     perfect = family.name in ("binomial", "poisson") and checked["separation"] != "none"
 
-    def drop(design: Any, fe: FixedEffects, keep: Any) -> Any:
-        return perfectly_fitted(design.y[keep], fe, family.name) if perfect else \
-            np.zeros(int(keep.sum()), dtype=bool)
+    dropped: list[int] = []
 
-    before = absorbed_design(request, parts)[0].n_obs
+    def drop(design: Any, fe: FixedEffects, keep: Any) -> Any:
+        out = perfectly_fitted(design.y[keep], fe, family.name) if perfect else \
+            np.zeros(int(keep.sum()), dtype=bool)
+        dropped.append(int(out.sum()))
+        return out
+
     design, got, _, n_missing = absorbed_design(request, parts, extra_drop=drop)
-    n_perfect = before - design.n_obs
+    n_perfect = sum(dropped)
     if n_perfect and checked["separation"] == "error":
         raise DataError(f"{n_perfect} observation(s) are in fixed-effect levels whose "
                         "responses are all 0 (or all 1): their effects are infinite; drop them "
