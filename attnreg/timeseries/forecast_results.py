@@ -24,8 +24,32 @@ from attnreg.timeseries.plan import ForecastPlan, prevailing_means
 from attnreg.timeseries.views import attention_shares, forecast_attention
 
 
+class DensityScoring:
+    """What one- and several-horizon forecasts share: their density and interval scores, their
+    calibration and, for quantile forecasts, the scores of each quantile."""
+
+    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
+        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
+        from attnreg.timeseries.scores import evaluate_scores
+
+        return evaluate_scores(self, scores)
+
+    def calibration(self) -> Any:
+        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
+        from attnreg.timeseries.calibration import calibration
+
+        return calibration(self)
+
+    def quantile_evaluation(self) -> pd.DataFrame:
+        """Quantile forecasts: pinball loss, hit rate and Kupiec test per horizon and τ
+        (:func:`attnreg.timeseries.quantile_scores.quantile_evaluation`)."""
+        from attnreg.timeseries.quantile_scores import quantile_evaluation
+
+        return quantile_evaluation(self)
+
+
 @dataclass(frozen=True)
-class ForecastResults:
+class ForecastResults(DensityScoring):
     """Out-of-sample forecasts, their evaluation, and the audit of look-ahead.
 
     Attributes
@@ -422,25 +446,6 @@ class ForecastResults:
 
         return attention_over_time(self, origins, buckets)
 
-    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
-        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
-        from attnreg.timeseries.scores import evaluate_scores
-
-        return evaluate_scores(self, scores)
-
-    def calibration(self) -> Any:
-        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
-        from attnreg.timeseries.calibration import calibration
-
-        return calibration(self)
-
-    def quantile_evaluation(self) -> pd.DataFrame:
-        """Quantile forecasts: pinball loss, hit rate and Kupiec test per horizon and τ
-        (:func:`attnreg.timeseries.quantile_scores.quantile_evaluation`)."""
-        from attnreg.timeseries.quantile_scores import quantile_evaluation
-
-        return quantile_evaluation(self)
-
     def leakage_audit(self) -> Any:
         """The same forecasts with the full-sample metric: how much better they look.
 
@@ -485,7 +490,7 @@ class ForecastResults:
 
 
 @dataclass(frozen=True)
-class MultiHorizonForecasts:
+class MultiHorizonForecasts(DensityScoring):
     """Forecasts of several horizons from the same origins, indexed by (horizon, target date).
 
     Attributes
@@ -606,25 +611,6 @@ class MultiHorizonForecasts:
         from attnreg.timeseries.fcsummary import horizons_summary
 
         return horizons_summary(self)
-
-    def evaluate(self, scores: Any = ("crps", "log", "interval", "pinball")) -> pd.DataFrame:
-        """Mean density and interval scores per horizon (:mod:`attnreg.timeseries.scores`)."""
-        from attnreg.timeseries.scores import evaluate_scores
-
-        return evaluate_scores(self, scores)
-
-    def calibration(self) -> Any:
-        """PIT values; Kupiec, Christoffersen, Berkowitz tests (:mod:`.calibration`)."""
-        from attnreg.timeseries.calibration import calibration
-
-        return calibration(self)
-
-    def quantile_evaluation(self) -> pd.DataFrame:
-        """Quantile forecasts: pinball loss, hit rate and Kupiec test per horizon and τ
-        (:func:`attnreg.timeseries.quantile_scores.quantile_evaluation`)."""
-        from attnreg.timeseries.quantile_scores import quantile_evaluation
-
-        return quantile_evaluation(self)
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.
