@@ -60,6 +60,11 @@ class IVFrame:
         Level codes of the fixed effects (for cluster-robust inference on them).
     instruments_design : Design or None
         The first stage's design: ``X`` = [exogenous, excluded instruments] (not demeaned).
+    fe : FixedEffects or None
+        The absorbed fixed effects of the rows used (their levels, for prediction).
+    fe_effects : ndarray, shape (n_levels_total, 1 + k1 + k2 + l), or None
+        The demeaning's effects α of ``[y, X, D, Z]`` (one solution; ``v - D α`` is the
+        demeaned column), from which the fit's fixed effects are put back.
     """
 
     design: Design
@@ -74,6 +79,8 @@ class IVFrame:
     n_absorbed: int = 0
     fe_codes: IntArray | None = field(default=None, repr=False)
     instruments_design: Design | None = field(default=None, repr=False)
+    fe: Any = field(default=None, repr=False)
+    fe_effects: FloatArray | None = field(default=None, repr=False)
 
     @property
     def names(self) -> list[str]:
@@ -273,7 +280,8 @@ def _absorb(frame: IVFrame, parts: FormulaParts) -> IVFrame:
     X = frame.X[:, keep]
     k1, k2 = X.shape[1], frame.D.shape[1]
     stacked = np.column_stack([frame.y, X, frame.D, frame.Z])
-    r = demean(stacked, fe, frame.weights).resid
+    demeaned = demean(stacked, fe, frame.weights)
+    r = demeaned.resid
     left = np.sqrt(np.sum(r**2, axis=0)) <= _RANK_TOL * np.sqrt(np.sum(stacked**2, axis=0))
     all_names = ["the response", *(frame.exog_names[j] for j in keep), *frame.endog_names,
                  *frame.instrument_names]
@@ -285,7 +293,7 @@ def _absorb(frame: IVFrame, parts: FormulaParts) -> IVFrame:
     return dataclasses.replace(
         frame, y=r[:, 0], X=r[:, 1:1 + k1], D=r[:, 1 + k1:1 + k1 + k2], Z=r[:, 1 + k1 + k2:],
         exog_names=tuple(frame.exog_names[j] for j in keep), fixed_effects=names,
-        n_absorbed=absorbed, fe_codes=codes,
+        n_absorbed=absorbed, fe_codes=codes, fe=fe, fe_effects=demeaned.effects,
         design=dataclasses.replace(frame.design, X=np.hstack([X, frame.D]),
                                    column_names=[frame.exog_names[j] for j in keep]
                                    + list(frame.endog_names), intercept=False))

@@ -114,6 +114,7 @@ def _weak_lines(res: IVResults) -> tuple[str, ...]:
     lines.append(f"  Cragg-Donald Wald F {fmt_g(wk.cragg_donald_f)}; Kleibergen-Paap rk Wald F "
                  f"{fmt_g(wk.kp_rk_wald_f)}; rk LM {fmt_g(wk.kp_rk_lm)} "
                  f"(p-value {fmt_pvalue(wk.kp_rk_lm_pvalue, 4)}, under-identification)")
+    lines += _stock_yogo_lines(res)
     if not math.isnan(wk.effective_f):
         lines.append(f"  Montiel Olea-Pflueger effective F {fmt_g(wk.effective_f)}; 5% critical "
                      f"value for a 10% worst-case bias {fmt_g(wk.effective_f_cv)}")
@@ -125,6 +126,23 @@ def _weak_lines(res: IVResults) -> tuple[str, ...]:
         lines.append(f"  Anderson-Rubin 95% confidence set for {res.frame.endog_names[0]}: "
                      f"{where} ({ar.shape}; homoskedastic)")
     return tuple(lines)
+
+
+def _stock_yogo_lines(res: IVResults) -> list[str]:
+    """ivreg2's block of Stock–Yogo critical values for the estimator in use, or why not."""
+    lead = "  Stock-Yogo weak ID test critical values: "
+    cv = res.stock_yogo()
+    k1, l2 = res.frame.D.shape[1], res.frame.Z.shape[1]
+    if cv.empty:
+        return [f"{lead}not available for {k1} endogenous regressor(s) and {l2} excluded "
+                "instrument(s) (beyond the tables)"]
+    lines = [f"{lead if i == 0 else ' ' * len(lead)}{label:<32}{value:6.2f}"
+             for i, (label, value) in enumerate(cv.items())]
+    stat = "Cragg-Donald F" if res.vcov_kind == "classical" else "Kleibergen-Paap rk Wald F"
+    lines.append(f"  Source: Stock-Yogo (2005); compare the {stat}")
+    if res.method == "fuller":
+        lines.append("  NB: the Fuller critical values are for Fuller's alpha = 1")
+    return lines
 
 
 def _estimator_lines(res: IVResults) -> tuple[str, ...]:

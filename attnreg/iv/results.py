@@ -23,14 +23,14 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv.arset import ARSet, anderson_rubin_set
-from attnreg.iv.attention import IVAttention, tsls_attention
 from attnreg.iv.covariance import iv_vcov
 from attnreg.iv.diagnostics import iv_diagnostics
 from attnreg.iv.estimators import IVFit
 from attnreg.iv.frame import IVFrame
 from attnreg.iv.options import check_vcov
+from attnreg.iv.results_reports import IVReports
+from attnreg.iv.results_views import IVViews
 from attnreg.iv.weak import WeakIV, weak_instruments
-from attnreg.report import Summary
 
 __all__ = ["IVResults", "IVVcovSpec", "resolve_clusters"]
 
@@ -87,7 +87,7 @@ def resolve_clusters(cluster: Any, frame: IVFrame) -> Any:
 
 
 @dataclass(frozen=True)
-class IVResults:
+class IVResults(IVViews, IVReports):
     """A fitted instrumental-variable regression. Immutable; derived quantities are cached.
 
     Attributes
@@ -306,14 +306,6 @@ class IVResults:
         return iv_diagnostics(self._iv_design, self.fit.wresid, list(self.frame.endog_names),
                               self.vcov_kind, self.clusters, self.frame.n_absorbed)
 
-    @cached_property
-    def first_stage(self) -> dict[str, Any]:
-        """The first-stage OLS fits (``LinearResults``), one per endogenous regressor, under
-        the covariance in use (:func:`attnreg.iv.first_stage.first_stages`)."""
-        from attnreg.iv.first_stage import first_stages
-
-        return first_stages(self)
-
     def weak_instruments(self, tau: float = 0.10) -> WeakIV:
         """The fuller weak-instrument statistics (:func:`attnreg.iv.weak.weak_instruments`):
         partial R², Sanderson–Windmeijer F, Cragg–Donald, Kleibergen–Paap rk Wald/LM and the
@@ -348,60 +340,6 @@ class IVResults:
     def ar_confidence_set(self, level: float = 0.95) -> ARSet:
         """:meth:`anderson_rubin` (the name the issue tracker and fixest's users know)."""
         return self.anderson_rubin(level)
-
-    # ------------------------------------------------------------ prediction, attention
-    def predict(self, newdata: Any = None) -> pd.Series:
-        """``[X, D] coef`` for new rows (the training rows' fitted values when None); rows
-        with a missing value give NaN. Not available with fixed effects."""
-        if newdata is None:
-            return self.fitted.rename("fit")
-        if self.frame.fixed_effects:
-            raise OptionError("predict(newdata) is not available for an IV fit with absorbed "
-                              "fixed effects (their levels are not estimated); use fitted")
-        X, labels = self.design.rebuild(newdata)
-        return pd.Series(X @ self.fit.coef, index=labels, name="fit")
-
-    def attention(self, newdata: Any = None) -> IVAttention:
-        """2SLS predictions at the rows of ``newdata`` (default the training rows) as weights
-        over the training responses (:func:`attnreg.iv.attention.tsls_attention`):
-        ``weights @ y == predictions``."""
-        f = self.frame
-        if self.method != "tsls" or f.fixed_effects:
-            raise OptionError(f"attention() is the view of 2SLS without fixed effects, however: "
-                              f"method={self.method!r}"
-                              + (f", fixed effects {', '.join(f.fixed_effects)}" if f.fixed_effects else ""))
-        X0 = self.design.X if newdata is None else self.design.rebuild(newdata)[0]
-        if not np.isfinite(X0).all():
-            raise DataError("newdata has rows with missing values; drop them first")
-        return tsls_attention(X0, f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
-
-    # ------------------------------------------------------------ reports
-    def summary(self) -> Summary:
-        """R's ``summary(ivreg(...), diagnostics = TRUE)`` under the covariance in use, then
-        the weak-instrument report (effective F, Kleibergen–Paap, the AR set)."""
-        from attnreg.iv.report import iv_summary
-
-        return iv_summary(self)
-
-    def tidy(self, conf_int: bool = False, conf_level: float = 0.95) -> pd.DataFrame:
-        """One row per coefficient, as ``broom::tidy``: term, estimate, std.error, statistic,
-        p.value (and conf.low, conf.high)."""
-        out = pd.DataFrame({"term": self.names, "estimate": self.coef.to_numpy(),
-                            "std.error": self.std_err.to_numpy(),
-                            "statistic": self.t_value.to_numpy(), "p.value": self.p_value.to_numpy()})
-        if conf_int:
-            ci = self.conf_int(conf_level).to_numpy()
-            out["conf.low"], out["conf.high"] = ci[:, 0], ci[:, 1]
-        return out
-
-    def glance(self) -> pd.DataFrame:
-        """One row of fit statistics: r.squared, adj.r.squared, sigma, statistic and p.value
-        (the Wald test), df, df.residual, nobs."""
-        wt = self.f_test
-        return pd.DataFrame({"r.squared": [self.r_squared], "adj.r.squared": [self.adj_r_squared],
-                             "sigma": [self.sigma], "statistic": [wt["statistic"]],
-                             "p.value": [wt["p_value"]], "df": [int(wt["df1"])],
-                             "df.residual": [self.df_resid], "nobs": [self.nobs]})
 
     def __repr__(self) -> str:
         return (f"<attnreg IV fit ({self.method}): {self.design.formula}; n={self.nobs}; "

@@ -10,7 +10,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.exceptions import DataError, OptionError
+from attnreg.exceptions import DataError
 from tests.conftest import RTOL_EXACT, RTOL_SM
 
 FE = "y ~ x1 + x2 | firm + year | d ~ z1 + z2"
@@ -67,16 +67,10 @@ def test_coefficients_equal_pyfixest() -> None:
                     rtol=RTOL_SM)
 
 
-def test_fixed_effects_show_in_the_summary_and_block_prediction() -> None:
+def test_fixed_effects_show_in_the_summary() -> None:
     fit = ar.attnreg(FE, panel())
     assert fit.frame.fixed_effects == ("firm", "year") and fit.frame.n_absorbed == 32
     assert "Fixed effects absorbed: firm, year (32 parameters)" in str(fit.summary())
-    with pytest.raises(OptionError, match=r"predict\(newdata\) is not available for an IV fit with "
-                                          r"absorbed fixed effects"):
-        fit.predict(panel().head(3))
-    with pytest.raises(OptionError, match=r"attention\(\) is the view of 2SLS without fixed "
-                                          r"effects, however: method='tsls', fixed effects firm, year"):
-        fit.attention()
 
 
 def test_a_missing_fixed_effect_and_a_regressor_absorbed_by_them_are_refused() -> None:

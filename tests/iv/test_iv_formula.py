@@ -12,7 +12,6 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.exceptions import OptionError
 from attnreg.iv.results import IVResults
 from tests.conftest import RTOL_EXACT, RTOL_OPTIM, RTOL_SM
 from tests.iv.conftest import make_iv_data
@@ -181,14 +180,6 @@ def test_first_stage_fits_are_ols_and_their_wald_f_is_the_weak_instrument_f(vcov
         assert_allclose(ols.std_err, ref.std_err, rtol=RTOL_EXACT)
         wald = ols.wald_test(["z1 = 0", "z2 = 0", "z3 = 0"])
         assert_allclose(diag.iloc[j]["statistic"], wald.statistic, rtol=RTOL_EXACT)
-
-
-def test_first_stage_with_fixed_effects_says_how_to_fit_it() -> None:
-    df = frame().assign(firm=lambda f: f.g % 5)
-    fit = ar.attnreg("y ~ x1 | firm | d1 ~ z1 + z2", df)
-    with pytest.raises(OptionError, match=r"first_stage is not available for an IV fit with "
-                                          r"absorbed fixed effects"):
-        fit.first_stage  # noqa: B018
 
 
 def test_a_polars_frame_fits_as_its_pandas_copy() -> None:
