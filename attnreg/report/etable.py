@@ -57,12 +57,30 @@ class Statistic:
     kind : {"int", "fixed", "general", "df"}
         Formatting: an integer; ``digits`` decimals; ``digits`` significant digits; an
         integer when it is one, else two decimals (effective degrees of freedom).
+    rows : callable, optional
+        fit -> {name: value}: a statistic with one row per name (``"<label>, <name>"``), as
+        the first-stage F of each endogenous regressor; a fit without it (an
+        ``AttributeError``) or without that name leaves its cell blank. ``value`` is then
+        unused.
     """
 
     label: str
     latex: str
     value: Callable[[Any], float | str | None]
     kind: str = "fixed"
+    rows: Callable[[Any], Mapping[str, Any]] | None = None
+
+    def expand(self, models: Sequence[Any]) -> list[tuple[str, str, Statistic]]:
+        """The rows of this statistic for ``models``: (label, LaTeX label, one-row statistic)."""
+        if self.rows is None:
+            return [(self.label, self.latex, self)]
+        names: dict[str, None] = {}
+        for m in models:
+            with contextlib.suppress(AttributeError, NotImplementedError, TypeError):
+                names.update(dict.fromkeys(self.rows(m)))
+        return [(f"{self.label}, {n}", f"{self.latex}, {_render.latex_escape(n)}",
+                 Statistic(self.label, self.latex, _row_value(self.rows, n), self.kind))
+                for n in names]
 
     def format(self, fit: Any, digits: int) -> str:
         """The cell of ``fit`` (empty when the fit does not have this statistic)."""
@@ -88,6 +106,21 @@ class Statistic:
 
 def _f_statistic(fit: Any) -> float | None:
     return getattr(getattr(fit, "f_test", None), "statistic", None)
+
+
+def _row_value(rows: Callable[[Any], Mapping[str, Any]], name: str) -> Callable[[Any], Any]:
+    """fit -> ``rows(fit)[name]`` (None when the fit has no such row)."""
+    return lambda fit: rows(fit).get(name)
+
+
+def _first_stage(column: str) -> Callable[[Any], Mapping[str, Any]]:
+    """fit -> {endogenous regressor: its first-stage statistic ``column``} (IV fits)."""
+    return lambda fit: fit.first_stage_f()[column].to_dict()
+
+
+def _effective_f(fit: Any) -> float | None:
+    eff = fit.first_stage_f()["effective_f"]
+    return float(eff.iloc[0]) if eff.shape[0] == 1 else None
 
 
 def _clusters(fit: Any) -> str | None:
@@ -122,6 +155,12 @@ STATISTICS: dict[str, Statistic] = {
     "k": Statistic("Components k", "Components $k$", lambda f: f.k, "int"),
     "clusters": Statistic("Clusters", "Clusters", _clusters, "int"),  # periods for DK
     "within_r2": Statistic("Within R2", "Within $R^2$", lambda f: f.within_r_squared),
+    # IV fits (fixest's ivf, ivwald): one row per endogenous regressor
+    "ivf": Statistic("F-test (1st stage)", "$F$-test (1st stage)", lambda f: None,
+                     rows=_first_stage("ivf")),
+    "ivwald": Statistic("Wald (1st stage)", "Wald (1st stage)", lambda f: None,
+                        rows=_first_stage("ivwald")),
+    "effective_f": Statistic("Effective F", "Effective $F$", _effective_f),
 }
 
 
@@ -332,9 +371,14 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
         Bottom rows, by name in :data:`STATISTICS`: ``nobs``, ``r2``, ``adj_r2``,
         ``sigma``, ``f``, ``aic``, ``bic``, ``loglik``, ``df_resid``, ``lam``, ``k``,
         ``clusters``, ``within_r2`` (fits with absorbed fixed effects; added to the
-        default rows when a fit has them). For ridge and PCR the degrees of freedom are
-        the effective ones. A fit with absorbed fixed effects adds a row per fixed effect
-        (``firm FE``: ``Yes`` / ``No``) above the covariance.
+        default rows when a fit has them), and for IV fits fixest's ``ivf`` (the
+        first-stage F of each endogenous regressor, a row each), ``ivwald`` (the same test
+        under the fit's covariance) and ``effective_f`` (Montiel Olea–Pflueger), added to
+        the default rows when an IV fit is in the table (``ivwald`` when one has a robust
+        covariance, ``effective_f`` when one has a single endogenous regressor). For ridge
+        and PCR the degrees of freedom are the effective ones. A fit with absorbed fixed
+        effects adds a row per fixed effect (``firm FE``: ``Yes`` / ``No``) above the
+        covariance.
     notes : str or list of str, optional
         Lines added below the default note.
     show : {"se", "t"}
@@ -423,9 +467,11 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     cells.append([covariance_name(m) for m in models])
     if any(absorbed) and "within_r2" not in chosen and tuple(stats or ()) == _DEFAULT_STATS:
         chosen = [*chosen, "within_r2"]
-    for name in chosen:
-        stat = STATISTICS[name]
-        index.append((stat.label, "statistic"))
+    if tuple(stats or ()) == _DEFAULT_STATS:
+        chosen = [*chosen, *_iv_defaults(models)]
+    rows_shown = [row for name in chosen for row in STATISTICS[name].expand(models)]
+    for label, _, stat in rows_shown:
+        index.append((label, "statistic"))
         cells.append([stat.format(m, digits) for m in models])
     table = pd.DataFrame(cells, columns=columns,
                          index=pd.MultiIndex.from_tuples(index, names=["row", "part"]))
@@ -436,8 +482,23 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
                         index=columns)
     lines = _default_note(models, show, marks) if default_note else []
     lines += _notes(notes)
-    labels = tuple((STATISTICS[n].label, STATISTICS[n].latex) for n in chosen)
+    labels = tuple((label, latex) for label, latex, _ in rows_shown)
     return ETable(table=table, notes=tuple(lines), models=info, statistic_labels=labels)
+
+
+def _iv_defaults(models: list[Any]) -> list[str]:
+    """The first-stage rows added to the default statistics when IV fits are in the table:
+    ``ivf``; ``ivwald`` when one of them uses a robust covariance; ``effective_f`` when one
+    has a single endogenous regressor."""
+    iv = [m for m in models if callable(getattr(m, "first_stage_f", None))]
+    if not iv:
+        return []
+    out = ["ivf"]
+    if any(getattr(m, "vcov_kind", "classical") != "classical" for m in iv):
+        out.append("ivwald")
+    if any(len(m.frame.endog_names) == 1 for m in iv):
+        out.append("effective_f")
+    return out
 
 
 def _compact_etable(models: list[Any], keep: Any, drop: Any, names: list[str]) -> ETable:
