@@ -13,13 +13,16 @@ computed row by row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 from scipy.linalg import solve_triangular
 
-from attnreg.exceptions import DataError
+from attnreg.exceptions import DataError, OptionError
+from attnreg.iv.compare_ols import AttentionComparison
 from attnreg.iv._design import FloatArray, make_design
 from attnreg.iv.estimators import _upper_r
 
@@ -41,12 +44,34 @@ class IVAttention:
         The 2SLS coefficients of ``[X, D]``.
     self_weights : ndarray, shape (n,)
         ``a_i(r_i)``: the weight of each training row on its own fitted value (sums to k).
+    ols_weights : ndarray, shape (m, n), or None
+        The OLS weights of the same formula and rows (set by ``IVResults.attention``).
+    y : ndarray, shape (n,), or None
+        The training responses (set with ``ols_weights``).
+    row_labels : Index, shape (n,), or None
+        The training rows' labels.
     """
 
     weights: FloatArray
     predictions: FloatArray
     coef: FloatArray
     self_weights: FloatArray
+    ols_weights: FloatArray | None = field(default=None, repr=False)
+    y: FloatArray | None = field(default=None, repr=False)
+    row_labels: Any = field(default=None, repr=False)
+
+    def compare_ols(self) -> AttentionComparison:
+        """Which rows the instruments re-weight: these 2SLS weights, the OLS weights of the
+        same formula on the same rows and their difference, per prediction
+        (:class:`attnreg.iv.compare_ols.AttentionComparison`, with ``top_rows``)."""
+        if self.ols_weights is None or self.y is None:
+            raise OptionError("compare_ols() needs the OLS weights: take the attention from the "
+                              "fit, fit.attention(newdata)")
+        return AttentionComparison(
+            tsls=self.weights, ols=self.ols_weights, difference=self.weights - self.ols_weights,
+            tsls_predictions=self.predictions, ols_predictions=self.ols_weights @ self.y,
+            row_labels=self.row_labels if self.row_labels is not None
+            else pd.RangeIndex(self.y.shape[0]))
 
 
 def tsls_attention(X0: npt.ArrayLike, y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike,

@@ -31,6 +31,7 @@ from attnreg.fe.effects import normalise
 from attnreg.formula.design import INTERCEPT
 from attnreg.formula.poly import r_column_names
 from attnreg.iv.attention import IVAttention, tsls_attention
+from attnreg.iv.compare_ols import ols_weights
 
 if TYPE_CHECKING:
     from attnreg.iv.results import IVResults
@@ -120,8 +121,10 @@ def fe_attention(res: IVResults, newdata: Any = None) -> IVAttention:
     own = _own_weights(res, codes, w)  # (m, n): d₀'(D'WD)⁻D'W
     train = _own_weights(res, [np.asarray(c) for c in fe.codes], w)
     weights = core.weights + own
+    ols = ols_weights(X0t, np.hstack([f.X, f.D]), f.weights) + own  # the dummy-variable OLS
     return IVAttention(weights=weights, predictions=weights @ res.design.y, coef=core.coef,
-                       self_weights=core.self_weights + np.diag(train))
+                       self_weights=core.self_weights + np.diag(train), ols_weights=ols,
+                       y=res.design.y, row_labels=res.design.row_labels)
 
 
 def _own_weights(res: IVResults, codes: list[IntArray], w: FloatArray) -> FloatArray:

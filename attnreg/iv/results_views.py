@@ -3,6 +3,7 @@ first stages and the fixed effects (a mixin of :class:`attnreg.iv.results.IVResu
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ import pandas as pd
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv.attention import IVAttention, tsls_attention
+from attnreg.iv.compare_ols import ols_weights
 from attnreg.iv.fe_views import fe_attention, iv_fixed_effects, predict_iv_fe
 
 __all__ = ["IVViews"]
@@ -66,7 +68,8 @@ class IVViews:
         """2SLS predictions at the rows of ``newdata`` (default the training rows) as weights
         over the training responses (:func:`attnreg.iv.attention.tsls_attention`; with
         absorbed fixed effects :func:`attnreg.iv.fe_views.fe_attention`, the dummy-variable
-        fit's weights): ``weights @ y == predictions``."""
+        fit's weights): ``weights @ y == predictions``. ``.compare_ols()`` sets them next to
+        the OLS weights of the same formula (which rows the instruments re-weight)."""
         f = self.frame
         if self.method != "tsls":
             raise OptionError(f"attention() is the view of 2SLS, however: method={self.method!r}; "
@@ -76,4 +79,6 @@ class IVViews:
         X0 = self.design.X if newdata is None else self.design.rebuild(newdata)[0]
         if not np.isfinite(X0).all():
             raise DataError("newdata has rows with missing values; drop them first")
-        return tsls_attention(X0, f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
+        att = tsls_attention(X0, f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
+        return dataclasses.replace(att, ols_weights=ols_weights(X0, self.design.X, f.weights),
+                                   y=f.y, row_labels=self.design.row_labels)
