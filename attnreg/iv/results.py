@@ -231,6 +231,21 @@ class IVResults(IVViews, IVReports):
 
         return iv_wald_test(self, hypothesis)
 
+    def bootstrap(self, kind: str = "wre", reps: int = 999, *, null: float = 0.0,
+                  weights: str = "rademacher", seed: Any = None, level: float = 0.95,
+                  interval: bool = True) -> Any:
+        """The wild restricted efficient bootstrap (Davidson–MacKinnon 2010) of the endogenous
+        coefficient: the p-value of ``coef = null`` and the ``level`` interval, t statistics
+        under the covariance in use, multipliers per cluster under a cluster covariance
+        (:func:`attnreg.iv.wre.wre_bootstrap`). Returns a ``WREBootstrap``."""
+        from attnreg.iv.wre import wre_bootstrap
+
+        if kind != "wre":
+            raise OptionError(f"an IV fit bootstraps with kind='wre' (the wild restricted "
+                              f"efficient bootstrap), however: {kind=}")
+        return wre_bootstrap(self, null, reps=reps, weights=weights, seed=seed, level=level,
+                             interval=interval)
+
     def with_vcov(self, kind: str = "classical", *, cluster: Any = None) -> IVResults:
         """A new result with another covariance (the estimate is unchanged, also for GMM).
 
