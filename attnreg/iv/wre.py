@@ -143,22 +143,35 @@ def _parts(res: IVResults) -> _Parts:
                   df_resid=res.df_resid)
 
 
-def _p_value(p: _Parts, S: FloatArray, null: float) -> tuple[float, float, FloatArray]:
-    """Observed t, symmetric p-value and the bootstrap t's of H0 β = null (multipliers S)."""
+@dataclass(frozen=True)
+class _Draws:
+    """The multiplied columns, partialled out once for every β₀: ``M_X(v ⊙ s)`` is linear in
+    v, and ``ũ``, ``v̈`` are combinations of ỹ, d̃ and the columns of ``Q_z``."""
+
+    y: FloatArray  # (n, B) M_X(ỹ ⊙ s)
+    d: FloatArray  # (n, B) M_X(d̃ ⊙ s)
+    q: FloatArray  # (l, n, B) M_X(q_j ⊙ s)
+
+    @classmethod
+    def of(cls, p: _Parts, S: FloatArray) -> _Draws:
+        mult = S.T if p.groups is None else S.T[p.groups]  # (n, B): per row or per cluster
+        return cls(y=p.annihilate_x(p.y[:, None] * mult), d=p.annihilate_x(p.d[:, None] * mult),
+                   q=np.stack([p.annihilate_x(p.Qz[:, [j]] * mult) for j in range(p.Qz.shape[1])]))
+
+
+def _p_value(p: _Parts, draws: _Draws, null: float) -> tuple[float, float, FloatArray]:
+    """Observed t, symmetric p-value and the bootstrap t's of H0 β = null."""
     t0 = float(p.t_stats(p.y[:, None], p.d[:, None], null)[0])
     u = p.y - p.d * null  # ũ: restricted structural residuals
-    A = np.column_stack([p.Qz, u])
-    coef = np.linalg.lstsq(A, p.d, rcond=None)[0]
-    fitted_z = p.Qz @ coef[:-1]  # Z̃ π̃
-    v = p.d - fitted_z  # v̈ = Ỹ - Z̃ π̃
-    mult = S.T if p.groups is None else S.T[p.groups]  # (n, B): one per row or per cluster
-    d_star = fitted_z[:, None] + p.annihilate_x(v[:, None] * mult)
-    y_star = d_star * null + p.annihilate_x(u[:, None] * mult)
+    coef = np.linalg.lstsq(np.column_stack([p.Qz, u]), p.d, rcond=None)[0][:-1]  # π̃ on Q_z
+    # v̈ = d̃ - Q_z π̃, so M_X(v̈ ⊙ s) = M_X(d̃ ⊙ s) - Σ_j π̃_j M_X(q_j ⊙ s)
+    d_star = (p.Qz @ coef)[:, None] + draws.d - np.einsum("j,jnb->nb", coef, draws.q)
+    y_star = d_star * null + (draws.y - null * draws.d)  # M_X(ũ ⊙ s) = M_X(ỹ ⊙ s) - β₀ M_X(d̃ ⊙ s)
     t_star = p.t_stats(y_star, d_star, null)
     return t0, float(np.mean(np.abs(t_star) >= abs(t0))), t_star
 
 
-def _end(p: _Parts, S: FloatArray, est: float, se: float, alpha: float, sign: int) -> float:
+def _end(p: _Parts, S: _Draws, est: float, se: float, alpha: float, sign: int) -> float:
     """The end of the interval on one side: bisection between an accepted and a rejected β₀."""
     inside, step = est, se
     for _ in range(40):  # bracket: double the step until the test rejects
@@ -209,7 +222,7 @@ def wre_bootstrap(res: IVResults, null: float = 0.0, *, reps: int = 999, weights
     if not 0 < level < 1:
         raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
     p = _parts(res)
-    S = draw_weights(np.random.default_rng(seed), weights, int(reps), p.n_groups)
+    S = _Draws.of(p, draw_weights(np.random.default_rng(seed), weights, int(reps), p.n_groups))
     t0, pv, t_star = _p_value(p, S, float(null))
     est, se = float(res.coef.iloc[-1]), float(res.std_err.iloc[-1])
     alpha = 1 - level
