@@ -63,9 +63,10 @@ class IVReports:
 
     def stock_yogo(self) -> pd.Series:
         """Stock–Yogo (2005) critical values for the estimator in use, the number of
-        endogenous regressors and of excluded instruments (:func:`attnreg.iv.stock_yogo.
-        stock_yogo`; ivreg2's labels); empty when the tables do not cover the model. Compare
-        them with the Cragg–Donald F (classical covariance) or the Kleibergen–Paap rk Wald F."""
+        endogenous regressors and of excluded instruments
+        (:func:`attnreg.iv.stock_yogo.stock_yogo`; ivreg2's labels); empty when the tables do
+        not cover the model. Compare them with the Cragg–Donald F (classical covariance) or
+        the Kleibergen–Paap rk Wald F."""
         f = self.frame
         return stock_yogo(self.method, f.D.shape[1], f.Z.shape[1])
 
