@@ -107,3 +107,23 @@ def test_fixef_are_the_dummy_coefficients() -> None:
                     rtol=RTOL_EXACT)
     with pytest.raises(OptionError, match=r"fixef\(\) needs an IV fit with absorbed fixed effects"):
         ar.attnreg("y ~ x1 | d ~ z1 + z2", df).fixef()
+
+
+@pytest.mark.parametrize("fes", [["firm"], ["firm", "year", "region"]], ids=["one", "three"])
+def test_attention_with_one_or_three_fixed_effects(fes: list[str]) -> None:
+    df = panel().assign(region=lambda f: (f.firm * 7 + f.year) % 4)
+    fe = ar.attnreg(f"y ~ x1 + x2 | {' + '.join(fes)} | d ~ z1 + z2", df)
+    dv = ar.attnreg(f"y ~ x1 + x2 + {' + '.join(f'C({v})' for v in fes)} | d ~ z1 + z2", df)
+    new = new_rows().assign(region=lambda f: (f.firm * 7 + f.year) % 4)
+    assert_allclose(fe.attention(new).weights, dv.attention(new).weights, rtol=0, atol=ATOL_IDENTITY)
+    assert_allclose(fe.attention().self_weights, dv.attention().self_weights, rtol=0,
+                    atol=ATOL_IDENTITY)
+    assert_allclose(fe.predict(new).to_numpy(), dv.predict(new).to_numpy(), rtol=RTOL_EXACT)
+
+
+def test_attention_refuses_too_many_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("attnreg.iv.fe_views.MAX_DENSE_LEVELS", 10)
+    with pytest.raises(OptionError, match=r"attention\(\) with absorbed fixed effects solves with "
+                                          r"their G × G Gram matrix, for at most 10 levels, "
+                                          r"however they have 18"):
+        ar.attnreg(FE, panel()).attention(new_rows())
