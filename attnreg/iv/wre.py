@@ -17,7 +17,9 @@ Model ``y = Y β + X γ + u``, ``Y = Z π + X δ + v``; H0: ``β = β₀``. With
 The interval collects the β₀ whose p-value exceeds ``1 - level``, the same multipliers for
 every β₀; its ends are found by bisection outward from the estimate, to 1e-6 of the standard
 error (with weak instruments the set can be unbounded: an infinite end). All ``reps`` fits of
-one β₀ are a few matrix products, never a loop over samples.
+one β₀ are a few matrix products, never a loop over samples. With absorbed fixed effects the
+bootstrap errors are demeaned too (``M_X`` becomes the annihilator of the dummies and X), so
+the test equals the dummy-variable fit's.
 
 Reference: Davidson, R. and MacKinnon, J. G. (2010), Wild bootstrap tests for IV regression,
 *Journal of Business & Economic Statistics* 28, 128–144.
@@ -34,6 +36,7 @@ from scipy.linalg import qr
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
+from attnreg.fe.demean import demean
 from attnreg.iv._design import group_sums
 from attnreg.linear.bootstrap import draw_weights
 
@@ -93,8 +96,14 @@ class _Parts:
     kind: str
     scale: float  # the fit's small-sample factor on the sandwich (or σ²'s n - k)
     df_resid: int
+    fe: Any = None  # absorbed fixed effects (FixedEffects) or None
+    sw: Any = None  # (n,) sqrt of the prior weights (with fixed effects)
+    weights: Any = None  # (n,) the prior weights or None
 
     def annihilate_x(self, V: FloatArray) -> FloatArray:
+        """``M_X V`` (with fixed effects ``M_[W½D, X] V``: demeaned, then X partialled out)."""
+        if self.fe is not None:
+            V = self.sw[:, None] * demean(V / self.sw[:, None], self.fe, self.weights).resid
         return V - self.Qx @ (self.Qx.T @ V) if self.Qx.shape[1] else V
 
     def t_stats(self, y: FloatArray, d: FloatArray, null: float) -> FloatArray:
@@ -121,9 +130,6 @@ def _parts(res: IVResults) -> _Parts:
     if res.method != "tsls":
         raise OptionError(f"the WRE bootstrap tests the 2SLS t statistic, however: "
                           f"method={res.method!r}; refit with method='tsls'")
-    if f.fixed_effects:
-        raise OptionError("the WRE bootstrap does not absorb fixed effects yet; fit them as "
-                          "factors ('y ~ x + C(firm) | d ~ z')")
     sw = np.ones(res.nobs) if f.weights is None else np.sqrt(f.weights)
     X, Z = f.X * sw[:, None], f.Z * sw[:, None]
     Qx = qr(X, mode="economic")[0] if X.shape[1] else np.zeros((res.nobs, 0))
@@ -136,11 +142,12 @@ def _parts(res: IVResults) -> _Parts:
     if res.vcov_kind == "cluster":
         groups = np.unique(np.asarray(res.clusters), return_inverse=True)[1]
         n_groups = int(groups.max()) + 1
-    n, k = res.nobs, len(res.names)
+    n, k = res.nobs, len(res.names) + f.n_absorbed
     scale = {"HC1": n / (n - k), "cluster": n_groups / (n_groups - 1) * (n - 1) / (n - k)}
     return _Parts(y=mx(f.y * sw), d=mx(f.D[:, 0] * sw), Qx=Qx, Qz=Qz, groups=groups,
                   n_groups=n_groups, kind=res.vcov_kind, scale=scale.get(res.vcov_kind, 1.0),
-                  df_resid=res.df_resid)
+                  df_resid=res.df_resid, fe=f.fe if f.fixed_effects else None, sw=sw,
+                  weights=f.weights)
 
 
 @dataclass(frozen=True)
@@ -198,7 +205,7 @@ def wre_bootstrap(res: IVResults, null: float = 0.0, *, reps: int = 999, weights
     Parameters
     ----------
     res : IVResults
-        A 2SLS fit with one endogenous regressor and no absorbed fixed effects.
+        A 2SLS fit with one endogenous regressor (fixed effects may be absorbed).
     null : float
     reps : int
         Bootstrap samples.

@@ -121,9 +121,23 @@ def test_refusals() -> None:
     with pytest.raises(OptionError, match=r"the WRE bootstrap tests the 2SLS t statistic, "
                                           r"however: method='liml'"):
         ar.attnreg(FORMULA, df, method="liml").bootstrap()
-    with pytest.raises(OptionError, match=r"does not absorb fixed effects yet; fit them as factors"):
-        ar.attnreg("y ~ x | g | d ~ z1 + z2 + z3", df).bootstrap()
     with pytest.raises(OptionError, match=r"an IV fit bootstraps with kind='wre'"):
         ar.attnreg(FORMULA, df).bootstrap("pairs")
     with pytest.raises(OptionError, match=r"reps must be a positive integer, however: reps=0"):
         ar.attnreg(FORMULA, df).bootstrap(reps=0)
+
+
+@pytest.mark.parametrize("vcov", [{"vcov": "HC1"}, {"vcov": "cluster", "cluster": "g"}],
+                         ids=["HC1", "cluster"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_absorbed_fixed_effects_equal_the_dummy_variable_fit(vcov: dict[str, str],
+                                                            weighted: bool) -> None:
+    df = data().assign(h=lambda f: (f.g * 3) % 7, w=lambda f: 0.5 + (f.g % 3))
+    w = "w" if weighted else None
+    fe = ar.attnreg("y ~ x | h | d ~ z1 + z2 + z3", df, weights=w, **vcov)
+    dv = ar.attnreg("y ~ x + C(h) | d ~ z1 + z2 + z3", df, weights=w, **vcov)
+    a = fe.bootstrap(reps=49, null=0.8, seed=2, level=0.9)
+    b = dv.bootstrap(reps=49, null=0.8, seed=2, level=0.9)
+    assert_allclose(a.t_draws, b.t_draws, rtol=RTOL_SM)
+    assert a.p_value == b.p_value
+    assert_allclose(a.conf_int, b.conf_int, rtol=1e-5)  # ends bisected to 1e-6 of the s.e.
