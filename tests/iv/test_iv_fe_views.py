@@ -85,9 +85,10 @@ def test_attention_refuses_an_unseen_level() -> None:
 
 @pytest.mark.parametrize("vcov", [{}, {"vcov": "HC1"}, {"vcov": "cluster", "cluster": "firm"}],
                          ids=["classical", "HC1", "cluster"])
-def test_first_stage_is_the_fixed_effects_first_stage(vcov: dict[str, str]) -> None:
-    df = panel()
-    fe, dv = ar.attnreg(FE, df, **vcov), ar.attnreg(DV, df, **vcov)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_first_stage_is_the_fixed_effects_first_stage(vcov: dict[str, str], weighted: bool) -> None:
+    df, w = panel(), ("w" if weighted else None)
+    fe, dv = ar.attnreg(FE, df, weights=w, **vcov), ar.attnreg(DV, df, weights=w, **vcov)
     got, ref = fe.first_stage["d"], dv.first_stage["d"]
     assert type(got).__name__ == "FixedEffectsResults"
     names = ["x1", "x2", "z1", "z2"]
