@@ -120,9 +120,10 @@ def _irls_fit(design: Design, family: Any, link: Any, offset: FloatArray,
     """IRLS on the design's columns that are not aliased: (fit, kept, aliased), no warnings."""
     wt = np.ones(design.n_obs) if design.weights is None else design.weights
     tol = min(1e-7, options["epsilon"] / 1000)  # R's glm.fit passes this to its QR
-    aliased = aliased_columns(design.X * np.sqrt(wt)[:, None], tol)
+    aliased = aliased_columns(design.X, tol, None if design.weights is None else np.sqrt(wt))
     kept = np.setdiff1d(np.arange(design.n_coef), aliased)
-    fit = irls(design.X[:, kept], design.y, wt, offset, family, link, epsilon=options["epsilon"],
+    X = design.X if kept.size == design.n_coef else design.X[:, kept]  # no copy when none is
+    fit = irls(X, design.y, wt, offset, family, link, epsilon=options["epsilon"],
                maxit=options["maxit"], exact_r=options["control"] == "R")
     return fit, kept, aliased
 

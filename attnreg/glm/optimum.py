@@ -1,0 +1,190 @@
+"""IRLS to the optimum: R's path to its stopping rule, then on to working precision.
+
+The steps are scoring increments by the normal equations, one pass over the rows each
+(:class:`~attnreg.glm.normal.RowPass`), then QR steps that decide what is reported
+(:func:`qr_to_optimum`). An increment's error is relative to the increment, which vanishes at
+the optimum, so the increments reach the QR steps' rounding floor at a fraction of their cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg.lapack import dtrcon
+
+from attnreg._typing import FloatArray
+from attnreg.exceptions import DataError as ConvergenceError
+from attnreg.glm.normal import PassResult, RowPass
+from attnreg.glm.scoring import EPS, IrlsFit, Problem, solve_normal, start
+
+__all__ = ["CHEAP_FLOOR", "QR_ACCEPT", "irls_optimum", "qr_to_optimum"]
+
+#: the Newton increments by the normal equations stop at this change relative to the
+#: coefficients (or when the change stops shrinking): Newton's error after the next step is
+#: then of the order of its square, far below rounding, and the next step is a QR step
+CHEAP_FLOOR = 1e-9
+SQRT_EPS = float(np.sqrt(EPS))
+#: after the increments reached their floor, one QR step is the last when its change,
+#: relative to the coefficients and divided by the condition of R, is below this: Newton's
+#: error after it is of the order of the square of that change, far below rounding
+QR_ACCEPT = 1e-10
+
+
+
+def qr_to_optimum(p: Problem, coef: FloatArray, eta: FloatArray, mu: FloatArray,
+                   floor: bool, it: int, maxit: int) -> tuple:
+    """QR scoring steps from (coef, η, μ) until the change is within a few ulps times the
+    condition of R, or stops shrinking (the rounding floor): a QR step always decides what
+    is reported, to the accuracy of the tall QR, and gives the R of the covariance. After
+    increments that reached their own floor (``floor``), one step whose change is below
+    :data:`QR_ACCEPT` (relative, over the condition) is the last: Newton's error after it is
+    of the order of the square of that change."""
+    last, step = np.inf, np.inf
+    r = w = np.zeros(0)
+    dev, boundary = np.nan, False
+    for _ in range(maxit):
+        new, r_new, w_new = p.step(eta, mu)
+        new, eta_new, mu_new, dev_new, halved = p.halve(new, coef, maxit)
+        change = float(np.max(np.abs(new - coef), initial=0.0))
+        scale = float(np.max(np.abs(new), initial=0.0))
+        step = change / max(scale, 1.0)
+        if change >= last and change > 0:  # rounding noise: keep the previous step
+            break
+        coef, eta, mu, r, w, dev, boundary, it = new, eta_new, mu_new, r_new, w_new, dev_new, \
+            halved, it + 1
+        cond = _condition(r)
+        if change <= 4 * EPS * cond * scale or (floor and change <= QR_ACCEPT * scale / cond):
+            break
+        floor = False
+        last = change
+    return coef, eta, mu, r, w, dev, boundary, it, step
+
+
+def _condition(r: FloatArray) -> float:
+    """An estimate of the condition number of the triangular ``r`` (LAPACK's trcon, 1-norm):
+    the relative change a QR step may show from rounding alone is a few ulps times it."""
+    if r.size == 0:
+        return 1.0
+    rcond, info = dtrcon(np.asfortranarray(r), norm="1", uplo="U", diag="N")
+    return 1.0 / rcond if info == 0 and rcond > 0 else np.inf
+
+
+def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
+    """IRLS to the optimum: R's path to its stopping rule and on, by scoring increments from
+    the normal equations (one :class:`~attnreg.glm.normal.RowPass` per step), then QR steps.
+
+    The increments' error is relative to the increment
+    (:func:`~attnreg.glm.scoring.solve_normal`), which vanishes at the optimum, so they reach
+    the rounding floor of the QR steps at a fraction of their cost. They stop when the change
+    stops shrinking or is within :data:`CHEAP_FLOOR`. A step the normal equations cannot take
+    (too ill-conditioned) is a QR step.
+    """
+    eta, mu = start(p)
+    dev_old = p.deviance(mu)
+    p.cheap = True
+    coef = p.step(eta, mu)[0]
+    walk = _Walk(p, RowPass(p.X, p.y, p.wt, p.offset, p.family, p.link))
+    old: FloatArray | None = None
+    it, converged = 0, False
+    while it < maxit:
+        it += 1
+        dev = walk.go(coef, old, maxit)
+        if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
+            converged = True
+            break
+        dev_old, old, coef = dev, walk.coef, walk.next_coef()
+    iter_r = it
+    if not converged:
+        return walk.fit(it, iter_r, converged)
+    floor, last = False, np.inf
+    while it < maxit:
+        before = walk.coef
+        walk.go(walk.next_coef(), before, maxit)
+        change = float(np.max(np.abs(walk.coef - before), initial=0.0))
+        scale = max(float(np.max(np.abs(walk.coef), initial=0.0)), 1.0)
+        if not change < last:  # the rounding floor: back to the previous point
+            walk.back()
+            floor = bool(last <= SQRT_EPS * scale)
+            break
+        it += 1
+        if change <= CHEAP_FLOOR * scale:
+            floor = True
+            break
+        last = change
+    p.cheap = False  # what is reported comes from QR steps
+    coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
+        p, walk.coef, walk.eta.copy(), walk.mu.copy(), floor, it, maxit)
+    return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, True, boundary, p.n_halved, step)
+
+
+class _Walk:
+    """The iterates of :func:`_irls_optimum`: the current point's η and μ in one of two
+    buffer pairs (the other receives the next point, so that a step can be taken back)."""
+
+    def __init__(self, p: Problem, rows: RowPass) -> None:
+        n = p.X.shape[0]
+        self.p, self.rows = p, rows
+        self._bufs = [(np.empty(n), np.empty(n)), (np.empty(n), np.empty(n))]
+        self._cur = 0
+        self.coef = np.zeros(p.X.shape[1])
+        self.result: PassResult | None = None
+        self.boundary = False
+        self._prev: tuple = ()
+
+    @property
+    def eta(self) -> FloatArray:
+        return self._bufs[self._cur][0]
+
+    @property
+    def mu(self) -> FloatArray:
+        return self._bufs[self._cur][1]
+
+    def go(self, coef: FloatArray, old: FloatArray | None, maxit: int) -> float:
+        """Move to ``coef``, halved towards ``old`` as R does until the deviance is finite
+        and (η, μ) valid; the new point's deviance."""
+        self._prev = (self._cur, self.coef, self.result, self.boundary)
+        spare = 1 - self._cur
+        eta, mu = self._bufs[spare]
+        res = self.rows.run(coef, eta, mu, gram=True)
+        halved = False
+        for kind in ("finite", "valid"):
+            tries = 1
+            while not (np.isfinite(res.deviance) if kind == "finite" else res.valid):
+                if old is None:
+                    raise ConvergenceError("no valid set of coefficients has been found: the "
+                                           "starting values give an invalid fit")
+                if tries > maxit:
+                    raise ConvergenceError("cannot correct the step size by halving")
+                tries, halved = tries + 1, True
+                self.p.n_halved += 1 if tries == 2 else 0
+                coef = (coef + old) / 2
+                res = self.rows.run(coef, eta, mu, gram=True)
+        self._cur, self.coef, self.result, self.boundary = spare, coef, res, halved
+        return res.deviance
+
+    def back(self) -> None:
+        """Return to the point before the last :meth:`go`."""
+        self._cur, self.coef, self.result, self.boundary = self._prev
+
+    def next_coef(self) -> FloatArray:
+        """The next scoring iterate: an increment by the normal equations, or a QR step."""
+        res = self.result
+        if res is not None and res.G is not None and res.g is not None:
+            delta = solve_normal(res.G, res.g)
+            if delta is not None:
+                return self.coef + delta
+        self.p.cheap = False
+        try:
+            return self.p.step(self.eta, self.mu)[0]
+        finally:
+            self.p.cheap = True
+
+    @property
+    def deviance(self) -> float:
+        return float("nan") if self.result is None else self.result.deviance
+
+    def fit(self, it: int, iter_r: int, converged: bool) -> IrlsFit:
+        """The state as an :class:`IrlsFit` (R's rule not met: the last step's R by QR)."""
+        self.p.cheap = False
+        _, r, w = self.p.step(self.eta, self.mu)
+        return IrlsFit(self.coef, self.eta.copy(), self.mu.copy(), r, w ** 2, self.deviance,
+                       it, iter_r, converged, self.boundary, self.p.n_halved)
