@@ -20,6 +20,7 @@ from scipy.linalg import solve_triangular
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
+from attnreg.formula.counts import counts_columns
 from attnreg.glm.chunked import ChunkData, aic_from_sums, aliased_from_factor, chunked_irls, \
     final_pass, weights_factor
 from attnreg.glm.families import FAMILIES
@@ -222,6 +223,11 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
     from attnreg.large.spec import learn_spec
 
     checked = check_glm_options(request.method, dict(request.options))
+    lhs = request.formula.split("~", 1)[0] if isinstance(request.formula, str) else ""
+    if counts_columns(lhs) is not None:
+        raise OptionError(f"a {lhs.strip()} response is fitted in memory only: for data larger "
+                          "than memory give the proportion of successes as the response and "
+                          "the trials as weights= (the same fit: 'p ~ x', weights='trials')")
     if checked["offset"] is not None and not isinstance(checked["offset"], str):
         raise OptionError("offset of a chunked GLM must be a column or an expression of "
                           "columns such as 'np.log(pyears)', not a vector")

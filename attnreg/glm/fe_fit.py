@@ -28,7 +28,7 @@ from attnreg.glm.families import FAMILIES
 from attnreg.glm.fe_irls import fe_irls, perfectly_fitted
 from attnreg.glm.irls import IrlsFit, irls
 from attnreg.glm.links import LINKS
-from attnreg.glm.registration import check_glm_options, training_offset, warn_fit
+from attnreg.glm.registration import check_counts, check_glm_options, training_offset, warn_fit
 from attnreg.glm.results import GlmResults
 
 __all__ = ["AbsorbedGlm", "fit_fe_glm"]
@@ -103,7 +103,8 @@ def fit_fe_glm(request: Any, parts: Any, call: str) -> GlmResults:
         dropped.append(int(out.sum()))
         return out
 
-    design, got, _, n_missing = absorbed_design(request, parts, extra_drop=drop)
+    design, got, _, n_missing = absorbed_design(request, parts, extra_drop=drop, counts=True)
+    check_counts(design, family.name)
     n_perfect = sum(dropped)
     if n_perfect and checked["separation"] == "error":
         raise DataError(f"{n_perfect} observation(s) are in fixed-effect levels whose "

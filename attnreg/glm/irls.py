@@ -202,7 +202,8 @@ class _Problem:
 
 
 def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, family: Family,
-         link: Link, *, epsilon: float = 1e-8, maxit: int = 25, exact_r: bool = False) -> IrlsFit:
+         link: Link, *, epsilon: float = 1e-8, maxit: int = 25, exact_r: bool = False,
+         trials: FloatArray | None = None) -> IrlsFit:
     """Fit a GLM by IRLS with R's ``glm.fit`` conventions.
 
     Parameters
@@ -216,6 +217,9 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
         R's ``glm.control``.
     exact_r : bool
         Stop where R stops; otherwise continue to the optimum.
+    trials : ndarray, shape (n,), optional
+        The binomial trials of a ``cbind(successes, failures)`` response: R starts from
+        ``(trials · y + 0.5) / (trials + 1)`` (the prior weights ``wt`` then include them).
 
     Returns
     -------
@@ -223,7 +227,7 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
     """
     p = _Problem(X, y, wt, offset, family, link)
     p.cheap = not exact_r  # R's own path is QR throughout
-    mu = family.initialize(y, wt, link.name)
+    mu = family.initialize(y, wt if trials is None else trials, link.name)
     eta = link.linkfun(mu)
     if not p.valid(eta, link.linkinv(eta)):
         raise ConvergenceError(f"cannot find valid starting values for family {family.name!r} "

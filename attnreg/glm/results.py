@@ -15,6 +15,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
 from attnreg.formula.kept import not_kept_error
+from attnreg.glm.families import counts_aic
 from attnreg.glm.irls import IrlsFit
 from attnreg.glm.coeftests import GlmTests
 from attnreg.glm.predict import glm_attention, predict_glm
@@ -150,8 +151,10 @@ class GlmResults(GlmTests):
     def aic(self) -> float:
         """R's AIC: the family's −2 log-likelihood (+2 for a dispersion) + 2 rank (the
         absorbed fixed effects' levels counted in the rank)."""
-        return self.family.aic(self.design.y, self.fit.mu, self.prior_weights,
-                               self.deviance) + 2 * (self.rank + self._n_absorbed)
+        y, mu, wt, trials = self.design.y, self.fit.mu, self.prior_weights, self.design.trials
+        family_aic = (self.family.aic(y, mu, wt, self.deviance) if trials is None
+                      else counts_aic(y, mu, wt, trials))
+        return family_aic + 2 * (self.rank + self._n_absorbed)
 
     @cached_property
     def dispersion(self) -> float:
