@@ -28,7 +28,7 @@ import pandas as pd
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, FormulaError
 
-__all__ = ["cbind", "counts_columns", "counts_response"]
+__all__ = ["cbind", "counts_code", "counts_columns", "counts_response"]
 
 
 def cbind(*columns: Any) -> FloatArray:
@@ -70,6 +70,29 @@ def counts_columns(code: str) -> tuple[str, str] | None:
         raise FormulaError(f"the response {code!r} must be cbind(successes, failures): two "
                            "count columns, the successes first")
     return ast.unparse(node.args[0]), ast.unparse(node.args[1])
+
+
+def counts_code(desc: Any, n_columns: int, allow: bool) -> str | None:
+    """The response's code when it is ``cbind(successes, failures)`` (two columns), else None.
+
+    Parameters
+    ----------
+    desc : patsy.ModelDesc
+    n_columns : int
+        Columns patsy built for the response.
+    allow : bool
+        Whether the caller fits such a response (a binomial GLM); if not, FormulaError.
+    """
+    if not desc.lhs_termlist or n_columns != 2:
+        return None
+    code = str(desc.lhs_termlist[0].factors[0].code)
+    if counts_columns(code) is None:
+        return None
+    if not allow:
+        raise FormulaError(f"the response {code!r} counts successes and failures: it is for a "
+                           "binomial GLM (method='logit', 'probit', or 'glm' with "
+                           "family='binomial'); for a proportion write 'p ~ x'")
+    return code
 
 
 def counts_response(code: str, counts: FloatArray, weights: FloatArray | None,

@@ -16,7 +16,7 @@ import patsy
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.formula.builder import check_finite, design_rows
-from attnreg.formula.counts import counts_columns, counts_response
+from attnreg.formula.counts import counts_code, counts_response
 from attnreg.formula.builder import model_arrays as _model_arrays
 from attnreg.formula.builder import model_arrays_public as _model_arrays_public  # noqa: F401
 from attnreg.formula.kept import kept_frame, kept_names, names_of
@@ -317,15 +317,9 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
         w_ok = ~np.isnan(w_all[rows])
         if not w_ok.all():
             y_mat, X, labels, rows = y_mat[w_ok], X[w_ok], labels[w_ok], rows[w_ok]
-    counts = counts_columns(desc.lhs_termlist[0].factors[0].code) if (
-        desc.lhs_termlist and len(built.y_info.column_names) == 2) else None
+    counts = counts_code(desc, len(built.y_info.column_names), allow_counts)
     if counts is None:
         _check_response_columns(built.y_info.column_names, desc, frame)
-    elif not allow_counts:
-        raise FormulaError(f"the response {desc.lhs_termlist[0].factors[0].code!r} counts "
-                           "successes and failures: it is for a binomial GLM (method='logit', "
-                           "'probit', or 'glm' with family='binomial'); for a proportion "
-                           "write 'p ~ x'")
     dropped = frame.index.difference(labels, sort=False)
     if na_action == "raise" and len(dropped):
         raise DataError(_na_message(frame, dropped, desc, w_all))
@@ -345,7 +339,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
         w = np.asarray(w_all[rows], dtype=np.float64)
         _check_weights(w, labels)
     if counts is not None:  # cbind(successes, failures): R's proportion, weights × trials
-        response = desc.lhs_termlist[0].factors[0].code
+        response = counts
         y, w, trials = counts_response(response, y_mat, w, labels)
     check_finite(y[:, None], [response], labels, "data")
     if w is not None:

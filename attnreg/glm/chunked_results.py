@@ -229,11 +229,7 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
     from attnreg.large.spec import learn_spec
 
     checked = check_glm_options(request.method, dict(request.options))
-    lhs = request.formula.split("~", 1)[0] if isinstance(request.formula, str) else ""
-    if counts_columns(lhs) is not None:
-        raise OptionError(f"a {lhs.strip()} response is fitted in memory only: for data larger "
-                          "than memory give the proportion of successes as the response and "
-                          "the trials as weights= (the same fit: 'p ~ x', weights='trials')")
+    _refuse_counts(request.formula)
     if checked["offset"] is not None and not isinstance(checked["offset"], str):
         raise OptionError("offset of a chunked GLM must be a column or an expression of "
                           "columns such as 'np.log(pyears)', not a vector")
@@ -271,6 +267,14 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
         converged=path.converged, robust=robust, meat=meat, n_clusters=n_clusters, call=call,
         method=request.method, control=checked["control"], offset_spec=checked["offset"],
         separation=merged(found, dropped=bool(data.separated)))
+
+
+def _refuse_counts(formula: Any) -> None:
+    lhs = formula.split("~", 1)[0] if isinstance(formula, str) else ""
+    if counts_columns(lhs) is not None:
+        raise OptionError(f"a {lhs.strip()} response is fitted in memory only: for data larger "
+                          "than memory give the proportion of successes as the response and "
+                          "the trials as weights= (the same fit: 'p ~ x', weights='trials')")
 
 
 def _fit_once(data: ChunkData, checked: dict[str, Any], meat: bool

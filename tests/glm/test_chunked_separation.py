@@ -4,6 +4,7 @@ separated rows are dropped as in memory (tests/glm/test_separation.py for the in
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,8 @@ def test_quasi_complete_binomial_separation_dropped_as_in_memory(tmp_path: Path)
     _same(chunked, memory)
     assert np.isnan(chunked.coef["C(g)[T.c]"])  # no row of level c is left: aliased
     assert "separated by C(g)[T.c], removed before the fit" in str(chunked.summary())
+    back = pickle.loads(pickle.dumps(chunked))
+    assert list(back.separation.rows) == list(chunked.separation.rows)
 
 
 def test_poisson_separation_dropped_as_in_memory(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ dummy-variable design and the dummy-variable GLM with the separated rows dropped
 from __future__ import annotations
 
 import io
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -94,6 +95,7 @@ def test_fe1_separated_by_regressors_is_dropped_and_equals_the_dummy_fit() -> No
     assert_allclose([fit.deviance, fit.aic], [dummies.deviance, dummies.aic], rtol=RTOL_R)
     assert np.isnan(fit.coef["x2"]) and np.isnan(dummies.coef["x2"])  # aliased once dropped
     assert "4 observations separated by x1, x2, removed before the fit" in str(fit.summary())
+    assert str(pickle.loads(pickle.dumps(fit)).summary()) == str(fit.summary())
 
 
 def test_error_mode_refuses_and_names_the_rows() -> None:
