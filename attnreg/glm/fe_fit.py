@@ -27,6 +27,7 @@ from attnreg.fe.frame import absorbed_design
 from attnreg.glm.families import FAMILIES
 from attnreg.formula.design import Design
 from attnreg.glm.fe_irls import fe_irls, perfectly_fitted
+from attnreg.glm.fe_lp import sparse_separation
 from attnreg.glm.fe_separation import rectifier
 from attnreg.glm.irls import IrlsFit, irls
 from attnreg.glm.links import LINKS
@@ -38,7 +39,7 @@ __all__ = ["AbsorbedGlm", "fit_fe_glm"]
 
 #: rounds of the rectifier (each drops separated rows, then the fit is redone)
 _MAX_ROUNDS = 5
-#: a Poisson fit with a fitted mean below this is checked by the rectifier
+#: a fit with a fitted mean this close to 0 (or 1) is checked for separation
 _MU_SUSPECT = 1e-4
 
 
@@ -107,10 +108,11 @@ def fit_fe_glm(request: Any, parts: Any, call: str) -> GlmResults:
     for _ in range(_MAX_ROUNDS):  # again after separated rows are dropped
         got, inner, offset, fit, n_perfect, n_missing = _design_and_fit(
             request, parts, checked, separated)
-        if (family.name != "poisson" or mode == "none"
-                or not (isinstance(fit, DataError) or _suspect(fit.mu, fit.converged))):
+        if (family.name not in ("poisson", "binomial") or mode == "none"
+                or not (isinstance(fit, DataError) or _suspect(fit.mu, fit.converged,
+                                                               family.name))):
             break
-        rows = _rectified(inner, got.fe, mode, found)
+        rows = _rectified(inner, got.fe, mode, found, family.name)
         if rows is None:
             break
         separated = np.concatenate([separated, rows])
@@ -177,27 +179,37 @@ def _design_and_fit(request: Any, parts: Any, checked: dict[str, Any], separated
     return got, inner, offset, fit, n_perfect, n_missing
 
 
-def _suspect(mu: FloatArray, converged: bool) -> bool:
-    """Whether a Poisson fit may hide a separation: it did not converge, or a fitted mean is
-    within :data:`_MU_SUSPECT` of 0 (a separated row's mean falls by a factor e per step)."""
-    return not converged or bool((mu < _MU_SUSPECT).any())
+def _suspect(mu: FloatArray, converged: bool, family: str) -> bool:
+    """Whether a Poisson or binomial fit may hide a separation: it did not converge, or a
+    fitted mean is within :data:`_MU_SUSPECT` of 0 (or 1, binomial): a separated row's mean
+    goes there by a factor of about e per step."""
+    near = mu < _MU_SUSPECT
+    if family == "binomial":
+        near |= mu > 1 - _MU_SUSPECT
+    return not converged or bool(near.any())
 
 
-def _rectified(inner: Design, fe: FixedEffects, mode: str, found: list[Separation]
-               ) -> IntArray | None:
-    """Run the rectifier; act as ``separation=`` says. The data rows to drop, or None."""
-    res = rectifier(inner.X, inner.y, fe)
-    if not res.separated.any():
+def _rectified(inner: Design, fe: FixedEffects, mode: str, found: list[Separation],
+               family: str) -> IntArray | None:
+    """Find separated rows (Poisson: the rectifier; binomial: the sparse LP); act as
+    ``separation=`` says. The data rows to drop, or None."""
+    if family == "poisson":
+        res = rectifier(inner.X, inner.y, fe)
+        separated, coef = res.separated, res.coef
+    else:
+        separated, coef = sparse_separation(inner.X, inner.y, fe)
+    if not separated.any():
         return None
-    top = float(np.abs(res.coef).max(initial=0.0))
-    names = [inner.column_names[j] for j in np.flatnonzero(np.abs(res.coef) > 1e-6 * top)
+    top = float(np.abs(coef).max(initial=0.0))
+    names = [inner.column_names[j] for j in np.flatnonzero(np.abs(coef) > 1e-6 * top)
              ] if top > 1e-8 else []
-    sep = Separation(rows=inner.row_labels[res.separated],
-                     regressors=names or ["the fixed effects"], direction=res.coef,
-                     positions=np.flatnonzero(res.separated).astype(np.int64),
+    sep = Separation(rows=inner.row_labels[separated],
+                     regressors=names or ["the fixed effects"], direction=coef,
+                     positions=np.flatnonzero(separated).astype(np.int64),
                      dropped=mode == "drop")
+    bound = "0" if family == "poisson" else "0 or 1"
     what = (f"{sep.describe()} (with the fixed effects): the maximum-likelihood estimates of "
-            "a poisson GLM are infinite (fitted means exactly 0)")
+            f"a {family} GLM are infinite (fitted means exactly {bound})")
     if mode == "error":
         raise DataError(f"{what}; drop those rows or regressors, or pass separation='drop' "
                         "to leave the rows out of the fit")
@@ -208,7 +220,7 @@ def _rectified(inner: Design, fe: FixedEffects, mode: str, found: list[Separatio
     warn_user(f"{what}; they were dropped before the fit (separation='drop'; see "
               "fit.separation)", SeparationWarning)
     rows = inner.data_rows if inner.data_rows is not None else np.arange(inner.n_obs)
-    return np.asarray(rows[res.separated], dtype=np.int64)
+    return np.asarray(rows[separated], dtype=np.int64)
 
 
 def _merged(found: list[Separation], dropped: bool) -> Separation | None:

@@ -116,3 +116,33 @@ def test_no_separation_runs_no_rectifier(monkeypatch: pytest.MonkeyPatch) -> Non
     df["y"] = rng.poisson(np.exp(1 + 0.3 * df["x"]))
     fit = ar.attnreg("y ~ x | g", df, method="poisson")
     assert fit.separation is None
+
+
+def _logit_panel() -> pd.DataFrame:
+    """A logit panel where ``t`` is positive only on some rows with y = 1 (and 0 elsewhere)."""
+    rng = np.random.default_rng(4)
+    n = 400
+    df = pd.DataFrame({"x": rng.normal(size=n), "g": rng.integers(0, 20, n),
+                       "h": rng.integers(0, 5, n)})
+    df["y"] = rng.binomial(1, 1 / (1 + np.exp(-df.x))).astype(float)
+    df["t"] = 0.0
+    rows = df.index[(df.y == 1) & (rng.uniform(size=n) < 0.3)]
+    df.loc[rows, "t"] = rng.uniform(1, 2, len(rows)).round(3)
+    return df
+
+
+def test_logit_separated_by_a_regressor_equals_the_dummy_variable_fit() -> None:
+    """The sparse LP on [X, D] finds the rows the in-memory LP finds on the dummy-variable
+    design; the fit on the rest equals the dummy-variable logit."""
+    df = _logit_panel()
+    with pytest.warns(SeparationWarning, match=r"separated by t \(with the fixed effects\).*"
+                                               r"exactly 0 or 1.*dropped"):
+        fit = ar.attnreg("y ~ x + t | g + h", df, method="logit")
+    with pytest.warns(SeparationWarning):
+        dummies = ar.attnreg("y ~ x + t + C(g) + C(h)", df, method="logit")
+    assert sorted(fit.separation.rows) == sorted(dummies.separation.rows)
+    assert fit.nobs == dummies.nobs
+    assert_allclose(fit.coef["x"], dummies.coef["x"], rtol=RTOL_R)
+    assert_allclose(fit.std_err["x"], dummies.std_err["x"], rtol=RTOL_R)
+    assert_allclose(fit.deviance, dummies.deviance, rtol=RTOL_R)
+    assert np.isnan(fit.coef["t"])  # zero on every row left
