@@ -224,14 +224,18 @@ def _rectified(inner: Design, fe: FixedEffects, mode: str, found: list[Separatio
 
 
 def _merged(found: list[Separation], dropped: bool) -> Separation | None:
+    """What the rounds found, as one record (positions only for one round: each round's
+    are among its own rows)."""
     if not found:
         return None
+    if len(found) == 1:
+        return dataclasses.replace(found[0], dropped=dropped)
     rows, names = found[0].rows, list(found[0].regressors)
     for sep in found[1:]:
         rows = rows.append(sep.rows)
         names += [n for n in sep.regressors if n not in names]
     return Separation(rows=rows, regressors=names, direction=found[0].direction,
-                      positions=found[-1].positions, dropped=dropped)
+                      positions=np.zeros(0, dtype=np.int64), dropped=dropped)
 
 
 def _null_deviance(design: Any, wt: FloatArray, offset: FloatArray, family: Any, link: Any,
