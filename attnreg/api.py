@@ -36,14 +36,17 @@ def formula_namespace() -> dict[str, Callable[..., Any]]:
     Time-series lags and differences, NaN-aware ``center`` / ``standardize`` / ``scale``
     (:mod:`attnreg.formula.transforms`) in place of patsy's, R's ``poly``
     (:mod:`attnreg.formula.poly`) and fixest's event-study indicators ``i``
-    (:mod:`attnreg.formula.indicators`).
+    (:mod:`attnreg.formula.indicators`), and R's ``cbind(successes, failures)`` for a
+    binomial response of counts (:mod:`attnreg.formula.counts`).
     """
+    from attnreg.formula.counts import cbind
     from attnreg.formula.indicators import i
     from attnreg.formula.poly import poly
     from attnreg.formula.transforms import center, scale, standardize
 
     names: dict[str, Callable[..., Any]] = {"center": center, "standardize": standardize,
-                                            "scale": scale, "poly": poly, "i": i}
+                                            "scale": scale, "poly": poly, "i": i,
+                                            "cbind": cbind}
     try:
         from attnreg.formula.lags import diff, lag, lags
     except ImportError:  # pragma: no cover - the time-series layer is optional at import time
@@ -168,7 +171,8 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     keep = option_columns({**given, "subset": subset})  # columns named now are kept by the fit
     subset = resolve_subset(subset, data, env, names)  # "np.abs(x) < 1" sees what formulas see
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                          eval_env=env, extra_names=names, keep_columns=keep)
+                          eval_env=env, extra_names=names, keep_columns=keep,
+                          counts=estimator.capabilities.binomial_counts)
     call = call_string(design.formula, method, given, weighted=weights is not None)
     with user_threads(estimator.capabilities.torch):
         return estimator.fit_design(design, checked, call)

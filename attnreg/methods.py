@@ -75,6 +75,9 @@ class Capabilities:
     intercept_free : bool
         A fit's own methods (``attention_of``) take the predictor columns without the
         design's intercept column.
+    binomial_counts : bool
+        Takes a ``cbind(successes, failures)`` response (a binomial GLM; the family checks
+        the rest).
     quantiles : bool
         One fit predicts the quantiles of several τ (:func:`attnreg.forecast` keeps them
         all: quantile forecasts, ``interval="quantile"``); its results have ``taus`` and
@@ -91,6 +94,7 @@ class Capabilities:
     attention: bool = False
     intercept_free: bool = False
     quantiles: bool = False
+    binomial_counts: bool = False
 
 
 Checker = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -388,7 +392,7 @@ def _fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> Any:
     return fit_glm_chunks(request, chunk, call)
 
 
-_GLM = Capabilities(weights=True)  # attnreg/glm: R's glm(), and three shortcuts
+_GLM = Capabilities(weights=True, binomial_counts=True)  # attnreg/glm: R's glm(), and three shortcuts
 register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, _check_glm,
                    _fit_glm, _predict_glm, call_options=("family", "link", "offset"),
                    fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))

@@ -19,6 +19,7 @@ from attnreg._typing import BoolArray
 from attnreg.exceptions import DataError
 from attnreg.fe.absorb import FrameEffects, fixed_effects_of_frame, term_values
 from attnreg.fe.demean import FixedEffects
+from attnreg.formula.counts import cbind
 from attnreg.formula.design import Design, build_design
 from attnreg.formula.indicators import i
 from attnreg.formula.poly import poly
@@ -54,7 +55,7 @@ def drop_singletons(fe: FixedEffects) -> BoolArray:
 
 def _namespace() -> dict[str, Any]:
     names: dict[str, Any] = {"center": center, "standardize": standardize, "scale": scale,
-                             "poly": poly, "i": i}
+                             "poly": poly, "i": i, "cbind": cbind}
     try:
         from attnreg.formula.lags import diff, lag, lags
     except ImportError:  # pragma: no cover - optional at import time, as in attnreg.api
@@ -84,8 +85,8 @@ def _rows(design: Design, data: pd.DataFrame, parts: FormulaParts, rm: str,
 
 
 def absorbed_design(request: Any, parts: FormulaParts, rm: str = "none",
-                    extra_drop: Callable[[Design, FixedEffects, BoolArray], Any] | None = None
-                    ) -> tuple[Design, FrameEffects, int, dict[str, int]]:
+                    extra_drop: Callable[[Design, FixedEffects, BoolArray], Any] | None = None,
+                    counts: bool = False) -> tuple[Design, FrameEffects, int, dict[str, int]]:
     """The model part's design on the rows with every fixed effect, and those effects.
 
     ``request.data`` is in memory (:func:`attnreg.fe.formula.fit_fe_formula` converts it).
@@ -93,7 +94,8 @@ def absorbed_design(request: Any, parts: FormulaParts, rm: str = "none",
     The model part is built as any formula (missing values, ``subset=``, ``weights=``); rows
     with a missing fixed effect are left out and counted; ``rm="singleton"`` removes the
     singletons repeatedly; ``extra_drop(design, fe)`` (optional) returns more rows to leave
-    out (a mask over the design's rows), applied after them.
+    out (a mask over the design's rows), applied after them. ``counts`` accepts a
+    ``cbind(successes, failures)`` response (a binomial GLM's).
 
     Returns
     -------
@@ -111,7 +113,8 @@ def absorbed_design(request: Any, parts: FormulaParts, rm: str = "none",
     names = _namespace()
     subset = resolve_subset(request.subset, data, request.eval_env, names)
     build = dict(weights=request.weights, na_action=request.na_action,
-                 eval_env=request.eval_env, extra_names=names)
+                 eval_env=request.eval_env, extra_names=names,
+                 counts=counts)
     first = build_design(parts.model, data, subset=subset, **build)  # type: ignore[arg-type]
     got, keep, n_single = _rows(first, data, parts, rm, request.na_action)
     n_missing = dict(got.n_missing)

@@ -16,6 +16,7 @@ import patsy
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.formula.builder import check_finite, design_rows
+from attnreg.formula.counts import counts_code, counts_response
 from attnreg.formula.builder import model_arrays as _model_arrays
 from attnreg.formula.builder import model_arrays_public as _model_arrays_public  # noqa: F401
 from attnreg.formula.kept import kept_frame, kept_names, names_of
@@ -82,6 +83,10 @@ class Design:
     data_complete : bool
         Whether ``data`` has all the caller's columns (False after pickling or copying: a
         column it lacks may be one the fit did not keep). Not compared by ``==``.
+    trials : ndarray, shape (n_obs,), or None
+        The binomial trials of a ``cbind(successes, failures)`` response
+        (:mod:`attnreg.formula.counts`): ``y`` is then the proportion of successes and
+        ``weights`` the prior weights times the trials; None for any other response.
     """
 
     formula: str
@@ -102,6 +107,7 @@ class Design:
     data_rows: IntArray | None = field(default=None, repr=False, compare=False)
     kept_columns: frozenset[str] | None = field(default=None, repr=False, compare=False)
     data_complete: bool = field(default=True, repr=False, compare=False)
+    trials: FloatArray | None = field(default=None, repr=False)
 
     @property
     def n_obs(self) -> int:
@@ -221,7 +227,7 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
                  weights: str | Any | None = None, subset: str | Any | None = None,
                  na_action: NaAction = "drop", eval_env: Any = None,
                  extra_names: Mapping[str, Any] | None = None,
-                 keep_columns: Iterable[str] = ()) -> Design:
+                 keep_columns: Iterable[str] = (), counts: bool = False) -> Design:
     """Parse ``formula`` against ``data`` and build the model frame.
 
     Parameters
@@ -244,6 +250,9 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     keep_columns : iterable of str
         Further columns a pickle of the design keeps (named by fitting options: cluster,
         time, offset); it keeps the formula's, the weights' and the subset's columns too.
+    counts : bool
+        Accept a ``cbind(successes, failures)`` response (:mod:`attnreg.formula.counts`;
+        a binomial GLM); otherwise such a response raises FormulaError.
 
     Returns
     -------
@@ -283,13 +292,14 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     frame = prepare_frame(frame, uses, "data")
     named = set(uses).union(keep_columns, *(names_of(a) for a in (weights, subset)
                                             if isinstance(a, str)))
-    design = _build(formula, desc, frame, w_all, keep, na_action, env)
+    design = _build(formula, desc, frame, w_all, keep, na_action, env, counts)
     return dataclasses.replace(design, numeric_columns=numeric_columns(frame, uses), data=given,
                                kept_columns=kept_names(given, named))
 
 
 def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | None,
-           keep: BoolArray | None, na_action: NaAction, env: Any) -> Design:
+           keep: BoolArray | None, na_action: NaAction, env: Any,
+           allow_counts: bool = False) -> Design:
     try:
         built = _model_arrays(desc, frame, env)
     except patsy.PatsyError as exc:
@@ -307,7 +317,9 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
         w_ok = ~np.isnan(w_all[rows])
         if not w_ok.all():
             y_mat, X, labels, rows = y_mat[w_ok], X[w_ok], labels[w_ok], rows[w_ok]
-    _check_response_columns(built.y_info.column_names, desc, frame)
+    counts = counts_code(desc, len(built.y_info.column_names), allow_counts)
+    if counts is None:
+        _check_response_columns(built.y_info.column_names, desc, frame)
     dropped = frame.index.difference(labels, sort=False)
     if na_action == "raise" and len(dropped):
         raise DataError(_na_message(frame, dropped, desc, w_all))
@@ -322,20 +334,25 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     response = str(built.y_info.column_names[0])
     y = np.ascontiguousarray(y_mat[:, 0])  # y_mat is freshly built: no copy of the data
     check_finite(X, names, labels, "data")
-    check_finite(y[:, None], [response], labels, "data")
-    w, zero = None, None
+    w, zero, trials = None, None, None
     if w_all is not None:
         w = np.asarray(w_all[rows], dtype=np.float64)
         _check_weights(w, labels)
+    if counts is not None:  # cbind(successes, failures): R's proportion, weights × trials
+        response = counts
+        y, w, trials = counts_response(response, y_mat, w, labels)
+    check_finite(y[:, None], [response], labels, "data")
+    if w is not None:
         if (w == 0).any():
             rows = rows[w != 0]
+            trials = None if trials is None else trials[w != 0]
         X, y, w, labels, zero = _split_zero_weights(X, y, w, labels)
     intercept = bool(names) and names[0] == INTERCEPT
     return Design(formula=formula, y=y, X=X, column_names=names,
                   response_name=response, row_labels=labels, weights=w,
                   intercept=intercept, dropped_labels=dropped, n_subset_excluded=n_excluded,
                   design_info=design_info, eval_env=env, zero_weight=zero,
-                  data_rows=np.asarray(rows, dtype=np.int64))
+                  data_rows=np.asarray(rows, dtype=np.int64), trials=trials)
 
 
 def _as_frame(data: Any, what: str, scalars: bool = False) -> pd.DataFrame:

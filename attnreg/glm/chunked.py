@@ -36,6 +36,9 @@ from attnreg.glm.offset import evaluate_offset
 __all__ = ["ChunkData", "Pass", "aliased_from_factor", "chunked_irls", "final_pass"]
 
 EPS = float(np.finfo(np.float64).eps)
+#: a fitted mean this close to the boundary keeps a fit from certifying itself free of
+#: separation (as the in-memory fit, :func:`attnreg.glm.registration._certified`)
+NEAR = 1e-10
 
 
 @dataclass
@@ -52,6 +55,9 @@ class ChunkData:
     cluster : str or None
         A column of cluster ids (read by the final pass only).
     progress : bool
+    separated : list of (ndarray, float)
+        Separating directions ``b`` (over every design column) with their tolerance: rows
+        with ``|x b| > tol`` for one of them are left out of every pass (separation="drop").
     """
 
     spec: Any
@@ -62,6 +68,7 @@ class ChunkData:
     cluster: str | None = None
     progress: bool = False
     n_dropped: int = field(default=0, init=False)
+    separated: list[tuple[FloatArray, float]] = field(default_factory=list, init=False)
 
     def _extra(self, with_cluster: bool) -> tuple[str, ...]:
         cols = set(self.source.columns)
@@ -76,6 +83,12 @@ class ChunkData:
     def chunks(self, label: str, with_cluster: bool = False
                ) -> Iterator[tuple[FloatArray, FloatArray, FloatArray, FloatArray, Any]]:
         """``(X, y, prior weights, offset, cluster ids or None)`` of every chunk, in row order."""
+        for X, y, wt, off, ids, _ in self.labelled(label, with_cluster):
+            yield X, y, wt, off, ids
+
+    def labelled(self, label: str, with_cluster: bool = False
+                 ) -> Iterator[tuple[FloatArray, FloatArray, FloatArray, FloatArray, Any, Any]]:
+        """:meth:`chunks` with the rows' labels last."""
         from attnreg.large.columns import chunk_design
         from attnreg.large.passes import frames_of
 
@@ -99,7 +112,15 @@ class ChunkData:
             ids = None
             if with_cluster and self.cluster is not None:
                 ids = frame[self.cluster].to_numpy()[d.rows]
-            yield d.X, d.y, wt, off, ids
+            labels = frame.index[d.rows]
+            keep = np.ones(d.n_obs, dtype=bool)
+            for b, tol in self.separated:
+                keep &= np.abs(d.X @ b) <= tol
+            if not keep.all():
+                yield (d.X[keep], d.y[keep], wt[keep], off[keep],
+                       None if ids is None else ids[keep], labels[keep])
+                continue
+            yield d.X, d.y, wt, off, ids, labels
         self.n_dropped = dropped
 
 
@@ -205,6 +226,7 @@ class IrlsPath:
     boundary: bool
     n_halved: int
     first: Pass
+    final_step: float = float("inf")
 
 
 class _Steps:
@@ -260,6 +282,7 @@ def chunked_irls(data: ChunkData, kept: IntArray, *, epsilon: float = 1e-8, maxi
             break
         dev_old, old = current.deviance, coef
     iter_r = it
+    step = float("inf")
     if converged and not exact_r:
         last = np.inf
         for _ in range(maxit):
@@ -267,6 +290,7 @@ def chunked_irls(data: ChunkData, kept: IntArray, *, epsilon: float = 1e-8, maxi
             new, p_new, halved = steps.at(new, coef)
             change = float(np.max(np.abs(new - coef), initial=0.0))
             scale = float(np.max(np.abs(new), initial=0.0))
+            step = change / max(scale, 1.0)
             if change >= last and change > 0:  # rounding noise: keep the previous step
                 break
             coef, r, current, boundary, it = new, r_new, p_new, halved, it + 1
@@ -274,7 +298,7 @@ def chunked_irls(data: ChunkData, kept: IntArray, *, epsilon: float = 1e-8, maxi
                 break
             last = change
     return IrlsPath(coef, r, current.deviance, it, iter_r, converged, boundary, steps.n_halved,
-                    first)
+                    first, step)
 
 
 @dataclass(frozen=True)
@@ -287,6 +311,7 @@ class FinalStats:
     n_boundary: int
     meat: FloatArray | None
     cluster_sums: pd.DataFrame | None
+    n_near: int = 0
 
 
 def final_pass(data: ChunkData, kept: IntArray, coef: FloatArray, *, null_mean: float | None,
@@ -296,7 +321,7 @@ def final_pass(data: ChunkData, kept: IntArray, coef: FloatArray, *, null_mean: 
     score sums, at ``coef``."""
     fam, link = data.family, data.link
     sums = dict.fromkeys(("n", "sw", "slogw", "swlogy", "sw_y_mu", "swlogmu", "additive"), 0.0)
-    pearson, null_dev, n_boundary = 0.0, 0.0, 0
+    pearson, null_dev, n_boundary, n_near = 0.0, 0.0, 0, 0
     M = np.zeros((kept.size, kept.size)) if meat else None
     per_cluster: list[pd.DataFrame] = []
     tiny = 10 * EPS
@@ -308,10 +333,8 @@ def final_pass(data: ChunkData, kept: IntArray, coef: FloatArray, *, null_mean: 
         if null:
             mu0 = np.full(y.size, null_mean) if null_mean is not None else link.linkinv(off)
             null_dev += float(np.sum(fam.dev_resids(y, mu0, wt)))
-        if fam.name == "binomial":
-            n_boundary += int(((mu < tiny) | (mu > 1 - tiny)).sum())
-        elif fam.name == "poisson":
-            n_boundary += int((mu < tiny).sum())
+        n_boundary += int(near_boundary(mu, fam.name, tiny).sum())
+        n_near += int(near_boundary(mu, fam.name, NEAR).sum())
         _add_aic_sums(sums, fam, y, mu, wt)
         if M is not None:
             s = X[:, kept] * (wt * link.mu_eta(eta) * (y - mu) / var)[:, None]
@@ -322,7 +345,18 @@ def final_pass(data: ChunkData, kept: IntArray, coef: FloatArray, *, null_mean: 
     clusters = None
     if per_cluster:
         clusters = pd.concat(per_cluster).groupby(level=0, sort=False).sum()
-    return FinalStats(pearson, sums, null_dev if null else float("nan"), n_boundary, M, clusters)
+    return FinalStats(pearson, sums, null_dev if null else float("nan"), n_boundary, M, clusters,
+                      n_near)
+
+
+def near_boundary(mu: FloatArray, family: str, tol: float) -> Any:
+    """Rows whose fitted mean is within ``tol`` of 0 (or of 1, binomial); none for the
+    families without a boundary that a separation reaches."""
+    if family == "binomial":
+        return (mu < tol) | (mu > 1 - tol)
+    if family == "poisson":
+        return mu < tol
+    return np.zeros(mu.shape, dtype=bool)
 
 
 def _add_aic_sums(sums: dict[str, float], fam: Family, y: FloatArray, mu: FloatArray,

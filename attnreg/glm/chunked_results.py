@@ -20,8 +20,11 @@ from scipy.linalg import solve_triangular
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
-from attnreg.glm.chunked import ChunkData, aic_from_sums, aliased_from_factor, chunked_irls, \
-    final_pass, weights_factor
+from attnreg.formula.counts import counts_columns
+from attnreg.glm.chunked import ChunkData, FinalStats, IrlsPath, aic_from_sums, \
+    aliased_from_factor, chunked_irls, final_pass, weights_factor
+from attnreg.glm.chunked_separation import certified, handle_chunked, merged
+from attnreg.glm.separation import Separation
 from attnreg.glm.families import FAMILIES
 from attnreg.glm.links import LINKS
 from attnreg.glm.coeftests import GlmTests
@@ -57,6 +60,10 @@ class ChunkedGlmResults(GlmTests):
     n_clusters : int or None
     call, method, control : str
     offset_spec : str or None
+    separation : Separation or None
+        Separated rows found (binomial and Poisson, when the fit did not certify itself;
+        :mod:`attnreg.glm.chunked_separation`); None when none was found or not checked.
+        Its ``positions`` are empty (the rows are not held).
     """
 
     spec: Any
@@ -82,7 +89,7 @@ class ChunkedGlmResults(GlmTests):
     method: str = "glm"
     control: str = "optimum"
     offset_spec: str | None = None
-    separation: None = None
+    separation: Separation | None = None
     absorbed: None = None
 
     @property
@@ -222,6 +229,7 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
     from attnreg.large.spec import learn_spec
 
     checked = check_glm_options(request.method, dict(request.options))
+    _refuse_counts(request.formula)
     if checked["offset"] is not None and not isinstance(checked["offset"], str):
         raise OptionError("offset of a chunked GLM must be a column or an expression of "
                           "columns such as 'np.log(pyears)', not a vector")
@@ -232,22 +240,19 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
                       progress=chunk["progress"])
     family, link = FAMILIES[checked["family"]], LINKS[checked["link"]]
     data = ChunkData(spec, source, family, link, checked["offset"], cluster, chunk["progress"])
-    tol = min(1e-7, checked["epsilon"] / 1000)  # as the in-memory fit (R's glm.fit)
-    aliased = aliased_from_factor(weights_factor(data), tol)
-    kept = np.setdiff1d(np.arange(spec.n_coef), aliased)
+    check = (checked["separation"] != "none" and family.name in ("binomial", "poisson")
+             and checked["control"] == "optimum")
+    found: list[Separation] = []
+    while True:  # again after separated rows are dropped, until the fit certifies itself
+        aliased, kept, path, final, null = _fit_once(data, checked, robust is not None)
+        if not check or certified(path, final) or not handle_chunked(
+                data, kept, path.coef, checked["separation"], found):
+            break
     names = spec.column_names
     if aliased.size:
         warn_user(f"{aliased.size} coefficient(s) not defined because of singularities "
                   f"(aliased columns: {', '.join(names[j] for j in aliased)})",
                   RankDeficiencyWarning)
-    path = chunked_irls(data, kept, epsilon=checked["epsilon"], maxit=checked["maxit"],
-                        exact_r=checked["control"] == "R")
-    null_mean = path.first.sum_wy / path.first.sum_w if spec.intercept else None
-    null = None
-    if spec.intercept and checked["offset"] is not None:  # R refits y ~ 1 with the offset
-        null = _null_with_offset(data, checked)
-    final = final_pass(data, kept, path.coef, null_mean=null_mean, meat=robust is not None,
-                       null=null is None)
     meat, n_clusters = final.meat, None
     if final.cluster_sums is not None:
         sums = final.cluster_sums.to_numpy()
@@ -260,7 +265,35 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
         aic_family=aic_from_sums(family, final.aic_terms, path.deviance),
         n_obs=path.first.n_obs, n_dropped=data.n_dropped, iterations=path.iter, iterations_r=path.iter_r,
         converged=path.converged, robust=robust, meat=meat, n_clusters=n_clusters, call=call,
-        method=request.method, control=checked["control"], offset_spec=checked["offset"])
+        method=request.method, control=checked["control"], offset_spec=checked["offset"],
+        separation=merged(found, dropped=bool(data.separated)))
+
+
+def _refuse_counts(formula: Any) -> None:
+    lhs = formula.split("~", 1)[0] if isinstance(formula, str) else ""
+    if counts_columns(lhs) is not None:
+        raise OptionError(f"a {lhs.strip()} response is fitted in memory only: for data larger "
+                          "than memory give the proportion of successes as the response and "
+                          "the trials as weights= (the same fit: 'p ~ x', weights='trials')")
+
+
+def _fit_once(data: ChunkData, checked: dict[str, Any], meat: bool
+              ) -> tuple[IntArray, IntArray, IrlsPath, FinalStats, float | None]:
+    """The aliased and kept columns, the IRLS path, the final pass and the null deviance
+    with an offset (None: in the final pass) over the rows ``data`` reads."""
+    spec = data.spec
+    tol = min(1e-7, checked["epsilon"] / 1000)  # as the in-memory fit (R's glm.fit)
+    aliased = aliased_from_factor(weights_factor(data), tol)
+    kept = np.setdiff1d(np.arange(spec.n_coef), aliased)
+    path = chunked_irls(data, kept, epsilon=checked["epsilon"], maxit=checked["maxit"],
+                        exact_r=checked["control"] == "R")
+    null_mean = path.first.sum_wy / path.first.sum_w if spec.intercept else None
+    null = None
+    if spec.intercept and checked["offset"] is not None:  # R refits y ~ 1 with the offset
+        null = _null_with_offset(data, checked)
+    final = final_pass(data, kept, path.coef, null_mean=null_mean, meat=meat,
+                       null=null is None)
+    return aliased, kept, path, final, null
 
 
 def _null_with_offset(data: ChunkData, checked: dict[str, Any]) -> float:

@@ -17,7 +17,7 @@ from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, InferenceWarning
 
-__all__ = ["FAMILIES", "Family", "family_names"]
+__all__ = ["FAMILIES", "Family", "counts_aic", "family_names"]
 
 Arr = FloatArray
 
@@ -41,6 +41,14 @@ def _binomial_aic(y: Arr, mu: Arr, wt: Arr, dev: float) -> float:
     k, size = np.round(m * y), np.round(m)
     scale = np.where(m > 0, wt / np.where(m > 0, m, 1.0), 0.0)
     return float(-2 * np.sum(scale * stats.binom.logpmf(k, size, mu)))
+
+def counts_aic(y: Arr, mu: Arr, wt: Arr, trials: Arr) -> float:
+    """R's binomial ``aic`` of a ``cbind(successes, failures)`` response: −2 Σ (wt/n) log
+    dbinom(n y; n, μ) with n the trials (R's ``m``: the trials when one exceeds 1, else the
+    prior weights), so that each row counts its prior weight ``wt / n`` times."""
+    m = trials if (trials > 1).any() else wt
+    scale = np.where(m > 0, wt / np.where(m > 0, m, 1.0), 0.0)
+    return float(-2 * np.sum(scale * stats.binom.logpmf(np.round(m * y), np.round(m), mu)))
 
 def _poisson_aic(y: Arr, mu: Arr, wt: Arr, dev: float) -> float:
     return float(-2 * np.sum(stats.poisson.logpmf(y, mu) * wt))

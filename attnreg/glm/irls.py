@@ -68,7 +68,8 @@ def aliased_from_factor(R: FloatArray, tol: float) -> IntArray:
 
 
 def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, family: Family,
-         link: Link, *, epsilon: float = 1e-8, maxit: int = 25, exact_r: bool = False) -> IrlsFit:
+         link: Link, *, epsilon: float = 1e-8, maxit: int = 25, exact_r: bool = False,
+         trials: FloatArray | None = None) -> IrlsFit:
     """Fit a GLM by IRLS with R's ``glm.fit`` conventions.
 
     Parameters
@@ -82,12 +83,15 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
         R's ``glm.control``.
     exact_r : bool
         Stop where R stops; otherwise continue to the optimum.
+    trials : ndarray, shape (n,), optional
+        The binomial trials of a ``cbind(successes, failures)`` response: R starts from
+        ``(trials · y + 0.5) / (trials + 1)`` (the prior weights ``wt`` then include them).
 
     Returns
     -------
     IrlsFit
     """
-    p = Problem(X, y, wt, offset, family, link)
+    p = Problem(X, y, wt, offset, family, link, trials)
     if not exact_r:
         return irls_optimum(p, epsilon, maxit)
     eta, mu = start(p)

@@ -21,7 +21,8 @@ from attnreg.glm.results import GlmResults
 from attnreg.threads import narrow_blas
 from attnreg.glm.separation import check_separation_mode, find_separation, handle_separation
 
-__all__ = ["SHORTCUTS", "check_glm_options", "fit_glm_design", "training_offset", "warn_fit", "warn_state"]
+__all__ = ["SHORTCUTS", "check_counts", "check_glm_options", "fit_glm_design", "training_offset",
+           "warn_fit", "warn_state"]
 
 #: The shortcut methods: their family and link (``"poisson"`` also takes ``link=``).
 SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
@@ -124,7 +125,7 @@ def _irls_fit(design: Design, family: Any, link: Any, offset: FloatArray,
     kept = np.setdiff1d(np.arange(design.n_coef), aliased)
     X = design.X if kept.size == design.n_coef else design.X[:, kept]  # no copy when none is
     fit = irls(X, design.y, wt, offset, family, link, epsilon=options["epsilon"],
-               maxit=options["maxit"], exact_r=options["control"] == "R")
+               maxit=options["maxit"], exact_r=options["control"] == "R", trials=design.trials)
     return fit, kept, aliased
 
 
@@ -173,6 +174,7 @@ def _fit_checked(design: Design, family: Any, link: Any, options: dict[str, Any]
 def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str) -> GlmResults:
     """Fit a GLM to a built design with options from :func:`check_glm_options`."""
     family, link = FAMILIES[options["family"]], LINKS[options["link"]]
+    check_counts(design, family.name)
     with narrow_blas(design.n_coef):  # every product of the fit (see attnreg.threads)
         design, separation, offset, fit, kept, aliased = _fit_checked(design, family, link,
                                                                       options)
@@ -186,7 +188,7 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
     warn_fit(fit, family.name)
     if design.intercept and np.any(offset != 0):  # R refits y ~ 1 with the offset
         null = irls(np.ones((design.n_obs, 1)), design.y, wt, offset, family, link,
-                    **control).deviance
+                    trials=design.trials, **control).deviance
     else:
         mu0 = (np.full(design.n_obs, np.sum(wt * design.y) / np.sum(wt)) if design.intercept
                else link.linkinv(offset))
@@ -198,6 +200,14 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
     v = options["vcov"]
     return res if v["vcov"] == "classical" else res.with_vcov(v["vcov"], cluster=v["cluster"],
                                                               type=v["type"])
+
+
+def check_counts(design: Design, family: str) -> None:
+    """Refuse a ``cbind(successes, failures)`` response outside the binomial family."""
+    if design.trials is not None and family != "binomial":
+        raise OptionError(f"the response {design.response_name!r} counts successes and "
+                          f"failures: it needs the binomial family, not {family!r} (use "
+                          "method='logit', 'probit' or family='binomial')")
 
 
 def warn_fit(fit: IrlsFit, family: str) -> None:

@@ -15,10 +15,11 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
 from attnreg.formula.kept import not_kept_error
+from attnreg.glm.families import counts_aic
 from attnreg.glm.irls import IrlsFit
 from attnreg.glm.coeftests import GlmTests
-from attnreg.glm.predict import glm_attention, predict_glm
 from attnreg.glm.separation import Separation
+from attnreg.glm.views import GlmViews
 
 __all__ = ["RESIDUAL_TYPES", "GlmResults"]
 
@@ -26,7 +27,7 @@ RESIDUAL_TYPES = ("deviance", "pearson", "working", "response")
 
 
 @dataclass(frozen=True)
-class GlmResults(GlmTests):
+class GlmResults(GlmTests, GlmViews):
     """A fitted generalised linear model.
 
     Attributes
@@ -125,12 +126,6 @@ class GlmResults(GlmTests):
     def _n_absorbed(self) -> int:
         return 0 if self.absorbed is None else int(self.absorbed.n_params)
 
-    def _needs_effects(self, what: str) -> None:
-        if self.absorbed is not None:
-            raise OptionError(f"{what} of a GLM with absorbed fixed effects needs the fixed "
-                              "effects' estimates, which the fit does not form; write them as "
-                              "C(firm) for this")
-
     @property
     def deviance(self) -> float:
         """Residual deviance."""
@@ -150,8 +145,10 @@ class GlmResults(GlmTests):
     def aic(self) -> float:
         """R's AIC: the family's −2 log-likelihood (+2 for a dispersion) + 2 rank (the
         absorbed fixed effects' levels counted in the rank)."""
-        return self.family.aic(self.design.y, self.fit.mu, self.prior_weights,
-                               self.deviance) + 2 * (self.rank + self._n_absorbed)
+        y, mu, wt, trials = self.design.y, self.fit.mu, self.prior_weights, self.design.trials
+        family_aic = (self.family.aic(y, mu, wt, self.deviance) if trials is None
+                      else counts_aic(y, mu, wt, trials))
+        return family_aic + 2 * (self.rank + self._n_absorbed)
 
     @cached_property
     def dispersion(self) -> float:
@@ -320,105 +317,6 @@ class GlmResults(GlmTests):
     def predict_matrix(self, X: FloatArray) -> FloatArray:
         """Fitted means of design rows ``X``, shape (n, n_coef), with no offset."""
         return self.link.linkinv(X[:, self.kept] @ self.fit.coef)
-
-    def predict(self, newdata: Any = None, type: str = "link", offset: Any = None, *,
-                se_fit: bool = False, interval: str = "none", level: float = 0.95) -> Any:
-        """Predictions on the link (η) or response (μ) scale, with standard errors or intervals.
-
-        Parameters
-        ----------
-        newdata : DataFrame or dict, optional
-            New rows (the training rows when None). Missing values predict NaN.
-        type : {"link", "response"}
-        offset : str or array-like, optional
-            The offset of ``newdata``; by default the fit's ``offset=`` (a column name or
-            an expression) evaluated on ``newdata``. A vector offset must be given again.
-        se_fit : bool
-            Add R's ``se.fit`` (column ``se_fit``): on the link scale sqrt(x' V x) with V the
-            covariance in use, on the response scale by the delta method.
-        interval : {"none", "confidence"}
-            Add ``lwr`` and ``upr``: η ± q·se on the link scale, through the inverse link for
-            ``type="response"``; q normal for z tests, t(df_resid) otherwise.
-        level : float
-            Coverage of the interval.
-
-        Returns
-        -------
-        Series, shape (n_new,), or DataFrame with ``fit`` and ``se_fit`` and/or ``lwr``, ``upr``
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd, attnreg as ar
-        >>> df = pd.DataFrame({"y": [0, 0, 1, 0, 1, 1, 0, 1], "x": np.arange(8.0)})
-        >>> fit = ar.attnreg("y ~ x", df, method="logit")
-        >>> band = fit.predict(pd.DataFrame({"x": [3.5]}), type="response", interval="confidence")
-        >>> list(band.columns), bool(0 < band["lwr"].iloc[0] < band["fit"].iloc[0] < band["upr"].iloc[0] < 1)
-        (['fit', 'lwr', 'upr'], True)
-        """
-        if newdata is not None or se_fit or interval != "none":
-            self._needs_effects("predict(newdata) or its standard errors")
-        return predict_glm(self, newdata, type, offset, se_fit=se_fit, interval=interval,
-                           level=level)
-
-    def attention(self, newdata: Any = None, offset: Any = None, *,
-                  chunk_size: int | None = None) -> Any:
-        """The link-scale prediction as a weighted vote of the training rows.
-
-        ``η* = offset* + Σ_i ω_i z_i`` with z the working responses and ω from the final IRLS
-        weights (:mod:`attnreg.glm.predict`); ``weights @ y_train + base`` reproduces
-        ``predict(newdata)`` on the link scale. Nothing J×N is formed until ``weights`` is read.
-
-        Parameters
-        ----------
-        newdata : DataFrame or dict, optional
-            Query rows; the training rows when omitted.
-        offset : str or array-like, optional
-            As for :meth:`predict`.
-        chunk_size : int, optional
-            Queries per chunk.
-
-        Returns
-        -------
-        AttentionWeights
-            ``y_train`` holds the working responses, ``base`` the queries' offsets.
-        """
-        self._needs_effects("attention()")
-        return glm_attention(self, newdata, offset, chunk_size=chunk_size)
-
-    def summary(self) -> Any:
-        """R's ``summary.glm``; ``str()`` prints as ``print(summary(glm(...)))``."""
-        from attnreg.glm.summary import glm_summary
-
-        return glm_summary(self)
-
-    def confint(self, level: float = 0.95, method: str = "profile") -> pd.DataFrame:
-        """R's ``confint(glm)``: profile-likelihood (MASS) or ``method="wald"`` intervals,
-        shape (n_coef, 2) (see :mod:`attnreg.glm.profile`)."""
-        from attnreg.glm.profile import confint
-
-        if method != "wald":
-            self._needs_effects("confint(method='profile')")
-        return confint(self, level, method)
-
-    def margins(self, at: str = "overall", dummy: bool = False) -> pd.DataFrame:
-        """Marginal effects dμ/dx with delta-method standard errors, as statsmodels'
-        ``get_margeff(at=, dummy=)`` (see :mod:`attnreg.glm.margins`)."""
-        from attnreg.glm.margins import margins
-
-        self._needs_effects("margins()")
-        return margins(self, at, dummy)
-
-    def analysis_of_deviance(self, *others: GlmResults, test: str | None = None) -> Any:
-        """R's ``anova(glm, test=)`` (no ``others``) or ``anova(glm, *others, test=)``;
-        :func:`attnreg.anova` calls it (see :mod:`attnreg.glm.anova`)."""
-        from attnreg.glm.anova import deviance_anova
-
-        self._needs_effects("anova()")
-        return deviance_anova(self, *others, test=test)
-
-    def anova(self, test: str | None = None) -> Any:
-        """R's sequential analysis of deviance, ``anova(glm, test=)``."""
-        return self.analysis_of_deviance(test=test)
 
     def __repr__(self) -> str:
         return (f"GlmResults(family={self.family_name!r}, link={self.link_name!r}, "

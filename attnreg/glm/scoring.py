@@ -118,8 +118,10 @@ class Problem:
     """The data and family of one fit, and R's ``eval``-and-check helpers."""
 
     def __init__(self, X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
-                 family: Family, link: Link) -> None:
+                 family: Family, link: Link, trials: FloatArray | None = None) -> None:
         self.X, self.y, self.wt, self.offset = X, y, wt, offset
+        #: the binomial trials of a ``cbind(successes, failures)`` response (R's start)
+        self.trials = trials
         self.family, self.link = family, link
         self.n_halved = 0
         #: steps by the normal equations (the path to R's stopping rule; QR steps after it)
@@ -177,8 +179,9 @@ class Problem:
 
 
 def start(p: Problem) -> tuple[FloatArray, FloatArray]:
-    """R's starting η and μ (``mustart`` through the link), checked."""
-    mu = p.family.initialize(p.y, p.wt, p.link.name)
+    """R's starting η and μ (``mustart`` through the link), checked; a ``cbind()`` response
+    starts from ``(trials · y + 0.5) / (trials + 1)``."""
+    mu = p.family.initialize(p.y, p.wt if p.trials is None else p.trials, p.link.name)
     eta = p.link.linkfun(mu)
     if not p.valid(eta, p.link.linkinv(eta)):
         raise ConvergenceError(f"cannot find valid starting values for family "
