@@ -71,6 +71,11 @@ class ForecastResults(DensityScoring):
         Forecast interval bounds (``interval=``), NaN where none is available yet.
     sigma_path : ndarray, shape (n_forecasts,), or None
         ``interval="gaussian"``: the residual standard error of the fit used by each forecast.
+    df_path : ndarray, shape (n_forecasts,), or None
+        ``interval="gaussian"`` at h = 1: the residual degrees of freedom of each forecast's
+        fit, those of its t prediction interval; the forecast's predictive distribution is
+        then the Student t with these df whose central ``level`` interval is
+        ``[lower, upper]`` (:mod:`attnreg.timeseries.scores`). None at h > 1 (normal).
     quantile_path : ndarray, shape (n_forecasts, n_tau), or None
         Quantile methods (``method="quantreg"``): the forecast of every τ, as fitted at each
         origin (:mod:`attnreg.timeseries.quantile_forecasts`); ``predictions`` is the median.
@@ -102,6 +107,7 @@ class ForecastResults(DensityScoring):
     lower: FloatArray | None = field(default=None, repr=False)
     upper: FloatArray | None = field(default=None, repr=False)
     sigma_path: FloatArray | None = field(default=None, repr=False)
+    df_path: FloatArray | None = field(default=None, repr=False)
     quantile_path: FloatArray | None = field(default=None, repr=False)
     taus: tuple[float, ...] | None = None
 
