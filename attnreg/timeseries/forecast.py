@@ -123,8 +123,10 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         Real-time data: ``data`` holds every vintage in long form (dates in the index) and
         this column each row's release date; a dict ``{vintage: DataFrame}`` needs no
         ``vintage``. Each origin uses the latest vintage published by it, and the results come
-        as a :class:`~attnreg.timeseries.vintages.RealTimeForecasts` (one horizon; no
-        intervals) (:mod:`attnreg.timeseries.vintages`).
+        as a :class:`~attnreg.timeseries.vintages.RealTimeForecasts` (several horizons:
+        :class:`~attnreg.timeseries.realtime.RealTimeHorizons`), with any ``interval=``
+        (empirical and adaptive ones from the first-release errors published by the origin)
+        and ``by=`` (:mod:`attnreg.timeseries.vintages`).
     evaluate_on : {"first", "latest"} or int
         Real-time data: the release the forecasts are evaluated against (int k: the k-th).
     **options
@@ -132,7 +134,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
 
     Returns
     -------
-    ForecastResults or MultiHorizonForecasts or PanelForecasts or RealTimeForecasts
+    ForecastResults or MultiHorizonForecasts or PanelForecasts or RealTimeForecasts or RealTimeHorizons
         A scalar ``horizon`` gives :class:`ForecastResults` (indexed by target date); a
         sequence gives :class:`MultiHorizonForecasts` (indexed by horizon and target date;
         ``fc.at_horizon(h)`` is the ForecastResults of one horizon, ``fc.horizons`` the list).
@@ -177,21 +179,6 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     from attnreg.api import _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
-    if vintage is not None or isinstance(data, dict):  # real-time data
-        from attnreg.timeseries.vintages import forecast_vintages
-
-        if interval is not None or strategy != "direct" or refit_every != 1 or by is not None \
-                or not isinstance(horizon, (int, np.integer)):
-            raise OptionError("real-time forecasts (vintage=) take one horizon, the direct "
-                              "strategy, a refit at every origin, no interval= and no by=")
-        return forecast_vintages(formula, data, method, vintage=vintage, evaluate_on=evaluate_on,
-                                 horizon=_positive_int("horizon", horizon), scheme=scheme,
-                                 start=start, window=window, known=known,
-                                 env=_capture_env(eval_env), namespace=formula_namespace(),
-                                 options=options, plan_forecasts=plan_forecasts)
-    if evaluate_on != "first":
-        raise OptionError(f"evaluate_on applies to real-time data (vintage=), however: "
-                          f"{evaluate_on=!r} without vintages")
     if by is not None:  # many series: attnreg.timeseries.panel
         from attnreg.timeseries.panel import forecast_by
 
@@ -199,7 +186,18 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
                            scheme=scheme, start=start, window=window, horizon=horizon,
                            strategy=strategy, aci_gamma=aci_gamma, interval=interval,
                            level=level, min_errors=min_errors, refit_every=refit_every,
-                           benchmark=benchmark, known=known, progress=progress, **options)
+                           benchmark=benchmark, known=known, progress=progress,
+                           vintage=vintage, evaluate_on=evaluate_on, **options)
+    if vintage is not None or isinstance(data, dict):  # real-time data
+        return _real_time(formula, data, method, vintage=vintage, evaluate_on=evaluate_on,
+                          horizon=horizon, scheme=scheme, start=start, window=window,
+                          known=known, eval_env=_capture_env(eval_env), options=options,
+                          strategy=strategy,
+                          refit_every=refit_every, interval=interval, level=level,
+                          min_errors=min_errors, aci_gamma=aci_gamma)
+    if evaluate_on != "first":
+        raise OptionError(f"evaluate_on applies to real-time data (vintage=), however: "
+                          f"{evaluate_on=!r} without vintages")
     horizons = _horizons(horizon)
     _check_choice("strategy", strategy, STRATEGIES)
     if strategy == "iterated" and isinstance(formula, str) and isinstance(data, pd.DataFrame) \
@@ -236,6 +234,29 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     from attnreg.timeseries.forecast_results import MultiHorizonForecasts
 
     return MultiHorizonForecasts(parts=tuple(parts), formula=formula)
+
+
+def _real_time(formula: str, data: Any, method: str, *, horizon: Any, strategy: str,
+               refit_every: int, interval: str | None, level: float, min_errors: int,
+               aci_gamma: float, eval_env: Any, **kw: Any) -> Any:
+    """Real-time forecasts (:mod:`attnreg.timeseries.realtime`), arguments checked."""
+    from attnreg.api import _capture_env, formula_namespace
+    from attnreg.timeseries.conformal import check_aci_gamma
+    from attnreg.timeseries.realtime import forecast_real_time
+
+    if strategy != "direct" or refit_every != 1:
+        raise OptionError("real-time forecasts (vintage=) use the direct strategy and a refit "
+                          "at every origin (each origin has its own vintage): leave strategy "
+                          "and refit_every at their defaults")
+    if interval is not None:
+        _check_choice("interval", interval, INTERVALS)
+    return forecast_real_time(formula, data, method, horizons=_horizons(horizon),
+                              several=not isinstance(horizon, (int, np.integer)),
+                              at_horizon=at_horizon, interval=interval, level=_level(level),
+                              min_errors=_positive_int("min_errors", min_errors),
+                              aci_gamma=check_aci_gamma(aci_gamma), env=_capture_env(eval_env),
+                              namespace=formula_namespace(), plan_forecasts=plan_forecasts,
+                              **kw)
 
 
 def at_horizon(formula: str, h: int, data: pd.DataFrame) -> str:
