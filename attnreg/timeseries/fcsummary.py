@@ -13,13 +13,16 @@ import numpy as np
 import pandas as pd
 
 from attnreg.report import Summary
-from attnreg.report.fcfigures import HorizonsSetup, IntervalMethod, TuningRange
+from attnreg.methods import get_method
+from attnreg.report.fcfigures import ForecastSetup, HorizonsSetup, IntervalMethod, TuningRange
 from attnreg.report.sections import Coefficients, Lines
+from attnreg.timeseries.forecast_common import tuning_label
 
 if TYPE_CHECKING:
-    from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
+    from attnreg.timeseries.forecast_results import ForecastResults
+    from attnreg.timeseries.multihorizon import MultiHorizonForecasts
 
-__all__ = ["horizons_summary", "interval_method", "interval_note"]
+__all__ = ["forecast_summary", "horizons_summary", "interval_method", "interval_note"]
 
 #: table columns: (evaluation key, heading)
 _COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
@@ -61,6 +64,56 @@ def interval_note(res: ForecastResults) -> list[str]:
               if p.strategy == "iterated" else
               "z * sigma of the h-step regression for h > 1 (parameter uncertainty ignored)"))
     return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
+
+
+def forecast_summary(res: ForecastResults) -> Summary:
+    """The report of :meth:`ForecastResults.summary`: the setting, the accuracy of the
+    forecasts, the tests against the benchmark and the intervals' coverage."""
+    p, e = res.plan, res.evaluation
+    f = res.forecasts
+    refits = np.flatnonzero(p.refit)
+    setup = ForecastSetup(
+        str(p.design.formula), p.method, p.scheme, p.window, int(p.horizon), p.strategy,
+        p.interval, None if p.interval is None else float(p.level),
+        int(np.diff(refits).min()) if refits.size > 1 else None, len(f), str(f.index[0]),
+        str(f.index[-1]), str(f["origin"].iloc[0]), int(f["n_train"].iloc[0]), res.engine)
+    tuning: list[TuningRange] = []
+    table = pd.DataFrame({"Estimate": [e.msfe, e.rmse, e.mae, e.benchmark_msfe, e.oos_r2,
+                                       e.msfe_ratio, e.dm_statistic, e.cw_statistic],
+                          "p-value": [np.nan] * 6 + [e.dm_p_value, e.cw_p_value]},
+                         index=["MSFE", "RMSE", "MAE", "MSFE (prevailing mean)",
+                                "OOS R-squared", "MSFE ratio",
+                                "Diebold-Mariano (HLN), vs mean", "Clark-West, vs mean"])
+    intervals: tuple[Any, ...] = ()
+    if p.interval is not None:
+        rows = pd.DataFrame({"Nominal": [p.level], "Coverage": [e.coverage],
+                             "Mean width": [e.mean_width], "n": [e.n_intervals]},
+                            index=[f"{p.interval} intervals"])
+        intervals = (Lines(("", "Forecast intervals:")),
+                     Coefficients(rows, stars=False, heading=False))
+    footer = ["OOS R-squared = 1 - MSFE / MSFE(prevailing mean) (Campbell-Thompson).",
+              f"DM: two-sided, squared loss, Harvey-Leybourne-Newbold correction, "
+              f"{p.horizon - 1} lags; CW: one-sided (model better), Newey-West "
+              f"{p.horizon - 1} lags.",
+              "Every forecast re-estimates the model from rows observed at its origin "
+              "(centring, scaling, spectrum, lambda/k"
+              + (", heads" if get_method(p.method).warm is not None else "") + ")."]
+    if p.strategy == "iterated":
+        footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
+                      f"{p.horizon} time(s).")
+    footer += interval_note(res)
+    if res.quantile_path is not None:
+        from attnreg.timeseries.quantile_scores import crossing_note
+
+        footer += crossing_note(res)
+    if res.tuning_path is not None:
+        name = tuning_label(p.method)
+        tuning.append(TuningRange(name, "origins", float(np.nanmin(res.tuning_path)),
+                                  float(np.nanmedian(res.tuning_path)),
+                                  float(np.nanmax(res.tuning_path))))
+    return Summary("attnreg forecast evaluation",
+                   (setup, Coefficients(table, stars=False, heading=False), *intervals,
+                    Lines(tuple(footer), lead_blank=True), *tuning))
 
 
 def interval_method(res: ForecastResults) -> tuple[IntervalMethod, ...]:

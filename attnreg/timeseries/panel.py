@@ -20,7 +20,7 @@ Pooled comparison with the prevailing mean (Pesaran & Timmermann-style pooling):
   correlation between the series at the same date.
 
 Several horizons (``horizon=[1, 4]``): each series gives a
-:class:`~attnreg.timeseries.forecast_results.MultiHorizonForecasts`; ``at_horizon(h)`` is the
+:class:`~attnreg.timeseries.multihorizon.MultiHorizonForecasts`; ``at_horizon(h)`` is the
 panel of one horizon, and :attr:`PanelForecasts.pooled_by_horizon` the pooled OOS R² and
 panel DM test of every horizon (each with its own h − 1 lags).
 """
@@ -39,7 +39,8 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, SkippedSeriesWarning
 from attnreg.report import Summary
 from attnreg.timeseries import evaluation as ev
-from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
+from attnreg.timeseries.forecast_results import ForecastResults
+from attnreg.timeseries.multihorizon import MultiHorizonForecasts
 
 __all__ = ["PanelForecasts", "forecast_by", "split_series"]
 
