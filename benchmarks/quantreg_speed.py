@@ -4,6 +4,7 @@
     python benchmarks/quantreg_speed.py --n 5000 --p 10    # a quick run
     python benchmarks/quantreg_speed.py --conditions "1 thread" --reps 1
     python benchmarks/quantreg_speed.py --r                # and R's rq(method="pfn"), "fn"
+    python benchmarks/quantreg_speed.py --origins 400 --n 200 --p 3   # warm starts
 
 Both fit the same arrays (x ~ N(0, 1), an intercept, y = X b + (1 + |x1|) e, seeded); the
 data are not timed. The solvers alone are timed (no formula, no standard errors), best of
@@ -18,6 +19,11 @@ timed), ``"pfn"`` (Portnoy–Koenker preprocessing + Frisch–Newton) and ``"fn"
 ``--reps`` ``system.time`` elapsed times in one ``Rscript`` process started under the
 condition's thread variables (R's own threads are its BLAS's). Skipped when ``Rscript`` or
 quantreg is missing.
+
+``--origins K``: the forecasting loop's fits alone, an expanding window from ``--n`` rows to
+``--n + K - 1`` rows and τ = 0.05, 0.25, 0.5, 0.75, 0.95, each fit cold and warm-started from
+the previous window's solution (``rq_fit(..., start=)``); total seconds of each, the share of
+warm fits that needed no interior point and the largest coefficient difference.
 """
 
 from __future__ import annotations
@@ -93,6 +99,30 @@ def time_r(X: np.ndarray, y: np.ndarray, tau: float, reps: int,
     return found
 
 
+def time_origins(n: int, p: int, origins: int) -> None:
+    """Cold against warm-started fits over an expanding window (see the module's notes)."""
+    from attnreg.quantreg.solver import rq_fit
+
+    X, y = _data(n + origins, p)
+    taus = (0.05, 0.25, 0.5, 0.75, 0.95)
+    t0 = time.perf_counter()
+    cold = [[rq_fit(X[:n + k], y[:n + k], t).coef for t in taus] for k in range(origins)]
+    t_cold = time.perf_counter() - t0
+    t0, warm, hits = time.perf_counter(), [], 0
+    prev: list[np.ndarray | None] = [None] * len(taus)
+    for k in range(origins):
+        fits = [rq_fit(X[:n + k], y[:n + k], t, start=prev[j]) for j, t in enumerate(taus)]
+        hits += sum(f.iterations == 0 for f in fits)
+        prev = [f.coef for f in fits]
+        warm.append(prev)
+    t_warm = time.perf_counter() - t0
+    diff = float(np.max(np.abs(np.asarray(cold) - np.asarray(warm))))
+    print(f"{origins} origins, windows of {n}..{n + origins - 1} rows, p = {p}, 5 tau")
+    print(f"  cold: {t_cold:.3f} s   warm: {t_warm:.3f} s   ratio {t_cold / t_warm:.2f}x; "
+          f"{hits} of {origins * len(taus)} fits kept the previous vertex; "
+          f"max |coef difference| {diff:.2e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=float, default=1e5)
@@ -100,6 +130,8 @@ def main() -> None:
     parser.add_argument("--tau", type=float, default=0.5)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--r", action="store_true", help="also time R's rq.fit (pfn, fn)")
+    parser.add_argument("--origins", type=int, default=0,
+                        help="time warm starts over this many expanding windows instead")
     add_arguments(parser)
     args = parser.parse_args()
     from statsmodels.regression.quantile_regression import QuantReg
@@ -107,6 +139,9 @@ def main() -> None:
     from attnreg.quantreg.solver import check_loss, rq_fit
 
     n, p, tau = int(args.n), args.p, args.tau
+    if args.origins:
+        time_origins(n, p, args.origins)
+        return
     X, y = _data(n, p)
     print(f"n = {n}, p = {p}, tau = {tau}, best of {args.reps}")
     for condition in [c for c in CONDITIONS if c in args.conditions]:

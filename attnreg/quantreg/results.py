@@ -202,7 +202,12 @@ def fit_quantreg_design(design: Design, options: dict[str, Any], call: str = "")
     """
     _check_full_rank(design)
     taus = check_taus(options.get("tau", 0.5))
-    fits = tuple(rq_fit(design.X, design.y, tau, design.weights) for tau in taus)
+    start = options.get("warm_start")
+    if start is not None and start.shape[0] != design.n_coef:
+        start = None  # another design's coefficients: a cold start
+    fits = tuple(rq_fit(design.X, design.y, tau, design.weights,
+                        start=None if start is None else start[:, k])
+                 for k, tau in enumerate(taus))
     return QuantregResults(design=design, fits=fits, se=options.get("se", "nid"),
                            hs=options.get("hs", True), replicates=options.get("replicates", 200),
                            seed=options.get("seed"), call=call)

@@ -105,9 +105,15 @@ def _vertex(X: FloatArray, y: FloatArray, tau: float,
     return b, np.sort(h), ok
 
 
-def rq_fit(X: FloatArray, y: FloatArray, tau: float,
-           weights: FloatArray | None = None) -> QuantregFit:
+def rq_fit(X: FloatArray, y: FloatArray, tau: float, weights: FloatArray | None = None,
+           start: FloatArray | None = None) -> QuantregFit:
     """Solve one linear quantile regression exactly.
+
+    With ``start`` (a warm start: the solution of a neighbouring problem, such as the previous
+    forecast origin's window), the vertex next to it is tried first and returned, with no
+    interior point (``iterations == 0``), when it is verified optimal; otherwise the problem
+    is solved from scratch. A verified vertex is an optimum, so the answer is the cold one
+    whenever the solution is unique.
 
     Parameters
     ----------
@@ -118,6 +124,8 @@ def rq_fit(X: FloatArray, y: FloatArray, tau: float,
         In (0, 1).
     weights : ndarray, shape (n,), optional
         Prior weights, as R's ``rq``: rows and responses multiplied by them.
+    start : ndarray, shape (p,), optional
+        Coefficients to start from.
 
     Returns
     -------
@@ -129,6 +137,11 @@ def rq_fit(X: FloatArray, y: FloatArray, tau: float,
         w = np.asarray(weights, dtype=np.float64)
         X, y = X * w[:, None], y * w
     with narrow_blas(X.shape[1]):  # the project's thread policy: narrow designs on one thread
+        if start is not None:
+            found = _vertex(X, y, tau, np.asarray(start, dtype=np.float64))
+            if found is not None and found[2]:  # verified optimal: no interior point needed
+                b, h, _ = found
+                return QuantregFit(b, tau, h, True, 0, check_loss(y - X @ b, tau))
         return _solve_or_merge(X, y, tau)
 
 
