@@ -20,7 +20,7 @@ from attnreg._typing import FloatArray
 from attnreg.quantreg.preprocess import globbed_fit
 from attnreg.threads import narrow_blas
 
-__all__ = ["QuantregFit", "check_loss", "rq_fit"]
+__all__ = ["QuantregFit", "check_loss", "rq_fit", "vertex_rows"]
 
 _VERTEX_TOL = 1e-9  # slack on the vertex's subgradient bounds, relative
 
@@ -78,6 +78,12 @@ def _basis(X: FloatArray, r: FloatArray) -> np.ndarray | None:
             if len(chosen) == p:
                 return np.asarray(chosen, dtype=np.intp)
     return None
+
+
+def vertex_rows(X: FloatArray, r: FloatArray) -> np.ndarray | None:
+    """The p independent rows a vertex solution with residuals ``r`` interpolates (those with
+    the smallest ``|r|``), shape (p,), or None when no p independent rows are found."""
+    return _basis(X, r)
 
 
 def _vertex(X: FloatArray, y: FloatArray, tau: float,

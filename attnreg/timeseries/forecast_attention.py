@@ -15,6 +15,7 @@ import pandas as pd
 
 from attnreg.attention import AttentionWeights
 from attnreg.exceptions import OptionError
+from attnreg.timeseries.quantile_votes import quantile_vote
 from attnreg.timeseries.views import attention_shares, forecast_attention
 
 if TYPE_CHECKING:
@@ -46,8 +47,13 @@ class ForecastAttention:
             raise OptionError(f"{target!r} matches more than one forecast target date")
         return int(position)
 
-    def attention(self, target: Any, *, chunk_size: int | None = None) -> AttentionWeights:
+    def attention(self, target: Any, *, chunk_size: int | None = None,
+                  tau: float | None = None) -> AttentionWeights:
         """Weights of the forecast for ``target`` over the rows it was estimated from.
+
+        Quantile forecasts (``method="quantreg"``): the exact vote of the τ forecast (``tau=``,
+        default 0.5 when fitted) over the p rows its fit interpolates
+        (:mod:`attnreg.timeseries.quantile_votes`); ``weights @ y_train`` is that forecast.
 
         Examples
         --------
@@ -61,8 +67,13 @@ class ForecastAttention:
         ((1, 198), 1.0)
         """
         self._direct_only("attention()")
-        return forecast_attention(cast("ForecastResults", self), self._index_of(target),
-                                  chunk_size)
+        res = cast("ForecastResults", self)
+        if res.quantile_path is not None:
+            return quantile_vote(res, self._index_of(target), tau, chunk_size)
+        if tau is not None:
+            raise OptionError(f"tau applies to quantile forecasts (method='quantreg'), however: "
+                              f"{tau=} with method {res.plan.method!r}")
+        return forecast_attention(res, self._index_of(target), chunk_size)
 
     def attention_shares(self, recent: tuple[int, ...] = (4, 20)) -> pd.DataFrame:
         """Share of absolute attention on the most recent rows, for every forecast.
