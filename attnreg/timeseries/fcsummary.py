@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from attnreg.timeseries.forecast_results import ForecastResults
     from attnreg.timeseries.multihorizon import MultiHorizonForecasts
 
-__all__ = ["forecast_summary", "horizons_summary", "interval_method", "interval_note"]
+__all__ = ["density_figures", "forecast_summary", "horizons_summary", "interval_method",
+           "interval_note"]
 
 #: table columns: (evaluation key, heading)
 _COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
@@ -30,6 +31,39 @@ _COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
             ("cw_statistic", "CW"), ("cw_p_value", "Pr(CW)"))
 _INTERVAL_COLUMNS = (("n_intervals", "n int."), ("coverage", "Coverage"),
                      ("mean_width", "Mean width"))
+_DENSITY_NOTE = ("CRPS: mean over the forecasts with an interval, of the predictive "
+                 "distribution the interval implies; Pr(uc), Pr(cc): p-values of Kupiec's "
+                 "unconditional and Christoffersen's conditional coverage tests of the misses "
+                 "(fc.calibration()).")
+#: density-score and calibration columns of the interval tables (heading, source)
+_DENSITY_COLUMNS = ("CRPS", "Pr(uc)", "Pr(cc)")
+
+
+def density_figures(res: ForecastResults) -> dict[str, float]:
+    """Mean CRPS and the Kupiec (uc) and Christoffersen (cc) p-values of one horizon's
+    intervals, as the summaries show them; NaN where they cannot be computed (fewer than 4
+    intervals).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="1990Q1", interval="gaussian")
+    >>> {k: round(v, 3) for k, v in density_figures(fc).items()}
+    {'CRPS': 1.301, 'Pr(uc)': 0.731, 'Pr(cc)': 0.002}
+    """
+    from attnreg.exceptions import DataError, OptionError
+    from attnreg.timeseries.calibration import calibration
+    from attnreg.timeseries.scores import evaluate_scores
+
+    try:
+        crps = float(evaluate_scores(res, ("crps",))["crps"].iloc[0])
+        table = calibration(res).table.iloc[0]
+    except (DataError, OptionError):
+        return dict.fromkeys(_DENSITY_COLUMNS, np.nan)
+    return {"CRPS": crps, "Pr(uc)": float(table["uc_p"]), "Pr(cc)": float(table["cc_p"])}
 
 
 def interval_note(res: ForecastResults) -> list[str]:
@@ -87,7 +121,8 @@ def forecast_summary(res: ForecastResults) -> Summary:
     intervals: tuple[Any, ...] = ()
     if p.interval is not None:
         rows = pd.DataFrame({"Nominal": [p.level], "Coverage": [e.coverage],
-                             "Mean width": [e.mean_width], "n": [e.n_intervals]},
+                             "Mean width": [e.mean_width], "n": [e.n_intervals],
+                             **{k: [v] for k, v in density_figures(res).items()}},
                             index=[f"{p.interval} intervals"])
         intervals = (Lines(("", "Forecast intervals:")),
                      Coefficients(rows, stars=False, heading=False))
@@ -102,6 +137,8 @@ def forecast_summary(res: ForecastResults) -> Summary:
         footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
                       f"{p.horizon} time(s).")
     footer += interval_note(res)
+    if p.interval is not None:
+        footer.append(_DENSITY_NOTE)
     if res.quantile_path is not None:
         from attnreg.timeseries.quantile_scores import crossing_note
 
@@ -149,6 +186,9 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
     columns = _COLUMNS + (_INTERVAL_COLUMNS if p.interval is not None else ())
     table = pd.DataFrame({head: e[key].to_numpy(dtype=float) for key, head in columns},
                          index=pd.Index([f"h = {h}" for h in res.horizons]))
+    if p.interval is not None:  # density scores and calibration p-values per horizon
+        density = pd.DataFrame([density_figures(part) for part in res.parts], index=table.index)
+        table = pd.concat([table, density], axis=1)
     setup = HorizonsSetup(str(res.formula), p.method, p.scheme, p.window, tuple(res.horizons),
                           p.strategy, str(targets.min()), str(targets.max()),
                           tuple(sorted({part.engine for part in res.parts})))
@@ -162,7 +202,8 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
                            Lines(tuple(footer), lead_blank=True), *interval_method(first)]
     if p.interval is not None:
         sections.append(Lines(("Coverage: share of the forecasts with an interval whose actual "
-                               "lies inside; n int.: forecasts with an interval.",)))
+                               "lies inside; n int.: forecasts with an interval.",
+                               _DENSITY_NOTE)))
     if first.tuning_path is not None:
         from attnreg.methods import get_method
 
