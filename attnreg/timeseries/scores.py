@@ -38,7 +38,7 @@ from attnreg.timeseries import quantile_density as qd
 
 __all__ = ["SCORES", "Predictive", "crps_ensemble", "crps_normal", "crps_t",
            "diebold_mariano_scores", "evaluate_scores", "forecast_scores", "interval_score",
-           "log_score_normal", "log_score_t", "pinball_loss", "predictive"]
+           "log_score_normal", "log_score_t", "pinball_loss", "predictive", "score_differential"]
 
 SCORES = ("crps", "log", "interval", "pinball")
 
@@ -351,6 +351,16 @@ def diebold_mariano_scores(model: Any, bench: Any, score: str = "crps", *,
     DieboldMarianoResult
     """
     from attnreg.timeseries.evaluation import dm_differential
+
+    d, h = score_differential(model, bench, score, horizon)
+    return dm_differential(d, h, hln, alternative)  # type: ignore[arg-type]
+
+
+def score_differential(model: Any, bench: Any, score: str,
+                       horizon: int | None = None) -> tuple[FloatArray, int]:
+    """``S(model)_t − S(bench)_t`` over the target dates both score, in target order, shape
+    (n,), and the horizon (OptionError for another score, different horizons, or fewer than
+    2 common dates)."""
     from attnreg.timeseries.views import single_horizon
 
     if score not in SCORES:
@@ -364,5 +374,4 @@ def diebold_mariano_scores(model: Any, bench: Any, score: str = "crps", *,
     if len(both) < 2:
         raise OptionError(f"the two forecasts share {len(both)} target dates with a {score!r} "
                           "score; at least 2 are needed (log: Gaussian intervals only)")
-    d = both["model"].to_numpy() - both["bench"].to_numpy()
-    return dm_differential(d, a.plan.horizon, hln, alternative)  # type: ignore[arg-type]
+    return both["model"].to_numpy() - both["bench"].to_numpy(), int(a.plan.horizon)

@@ -197,3 +197,22 @@ def test_diebold_mariano_on_scores() -> None:
         diebold_mariano_scores(fa, fg, "log")
     with pytest.raises(OptionError, match="score must be one of"):
         diebold_mariano_scores(fa, fg, "mse")
+
+
+def test_giacomini_white_on_scores() -> None:
+    from attnreg.timeseries.compare import giacomini_white
+    from attnreg.timeseries.score_tests import giacomini_white_scores
+
+    data = _ar1(9, n=200)
+    kw = dict(start=60, min_errors=20)
+    aci = ar.forecast("y ~ lag(y, 1)", data, interval="aci", aci_gamma=0.02, **kw)
+    gauss = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", data, interval="gaussian", **kw)
+    for score in ("crps", "interval", "pinball"):
+        d = (forecast_scores(aci)[score] - forecast_scores(gauss)[score]).dropna().to_numpy()
+        for conditional in (True, False):
+            res = giacomini_white_scores(aci, gauss, score, conditional=conditional)
+            ref = giacomini_white(d, h=1, conditional=conditional)
+            assert_allclose([res.statistic, res.p_value], [ref.statistic, ref.p_value],
+                            rtol=RTOL_EXACT)
+    with pytest.raises(OptionError, match="score must be one of"):
+        giacomini_white_scores(aci, gauss, "mae")
