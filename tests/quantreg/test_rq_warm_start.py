@@ -8,6 +8,8 @@ origin's solution to the next and gives the forecasts of fits refitted cold by h
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -54,7 +56,11 @@ def test_quantile_forecasts_with_warm_starts_equal_cold_fits_by_hand() -> None:
     X, y = _data(160, seed=2)
     df = pd.DataFrame({"y": y, "x": X[:, 1]})
     taus = [0.1, 0.5, 0.9]
-    fc = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", df, method="quantreg", tau=taus, start=100)
+    with mock.patch("attnreg.quantreg.results.rq_fit", wraps=rq_fit) as spy:
+        fc = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", df, method="quantreg", tau=taus,
+                         start=100)
+    started = [c for c in spy.call_args_list if c.kwargs.get("start") is not None]
+    assert len(started) == len(spy.call_args_list) - len(taus)  # all but the first origin's
     assert "warm_start" not in fc.plan.options  # popped after the loop
     lagged = pd.DataFrame({"y": df["y"], "ly": df["y"].shift(1), "lx": df["x"].shift(1)})
     for i, target in enumerate(range(100, 160)):
