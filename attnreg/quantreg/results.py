@@ -112,18 +112,26 @@ class QuantregResults:
         fitted = self.fitted.to_numpy()
         return int(np.sum(np.any(np.diff(fitted, axis=1) < 0, axis=1)))
 
-    def predict(self, newdata: Any = None) -> pd.DataFrame:
+    def predict(self, newdata: Any = None, rearrange: bool = False) -> pd.DataFrame:
         """Predicted quantiles, shape (n_rows, n_tau); rows with missing values give NaN.
 
         Parameters
         ----------
         newdata : DataFrame or dict of columns, optional
             Default: the training rows.
+        rearrange : bool
+            Sort each row's predictions over τ (the monotone rearrangement of Chernozhukov,
+            Fernández-Val & Galichon 2010 for a finite set of τ), so that crossing quantiles
+            (:attr:`crossing`) no longer cross; False gives each τ's fit as estimated.
         """
         if newdata is None:
-            return self.fitted
-        X, labels = self.design.rebuild(newdata)
-        out = X @ self.coef.to_numpy()  # NaN rows stay NaN
+            out = self.fitted.to_numpy()
+            labels = self.design.row_labels
+        else:
+            X, labels = self.design.rebuild(newdata)
+            out = X @ self.coef.to_numpy()  # NaN rows stay NaN
+        if rearrange:
+            out = np.sort(out, axis=1)  # NaN rows stay NaN (all of a row is NaN)
         return pd.DataFrame(out, index=labels, columns=self._tau_index())
 
     def _fit_at(self, tau: float | None) -> QuantregFit:
