@@ -195,3 +195,14 @@ def test_real_time_interval_errors(long: pd.DataFrame) -> None:
                     method="quantreg", tau=0.5)
     with pytest.raises(OptionError, match=r"horizon=\[\] gives nothing to forecast"):
         ar.forecast("y ~ lag(y, 1)", long, vintage="vintage", start=START, horizon=[])
+
+
+def test_by_series_real_time_summary(long: pd.DataFrame) -> None:
+    both = pd.concat([long.assign(g="a"), _vintages(1).assign(g="b")])
+    panel = ar.forecast("y ~ lag(y, 1) + lag(x, 1)", both, vintage="vintage", by="g",
+                        start=START)
+    s = panel.summary()
+    assert s.table.loc["a", "OOS R2"] == panel["a"].evaluation["oos_r2"]
+    assert s.table.loc["Pooled", "OOS R2"] == panel.pooled["oos_r2"]
+    assert np.isnan(s.table.loc["a", "CW p-value"])  # no Clark-West test in real time
+    assert "horizon = 1, 2 series" in str(s)
