@@ -429,7 +429,8 @@ def _predict_quantreg(result: Any, X: FloatArray) -> FloatArray:
 
 register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
                    Capabilities(weights=True, quantiles=True), _check_quantreg, _fit_quantreg,
-                   _predict_quantreg, call_options=("tau", "se")))
+                   _predict_quantreg, call_options=("tau", "se"),
+                   warm=lambda result: {"warm_start": np.column_stack([f.coef for f in result.fits])}))
 
 
 

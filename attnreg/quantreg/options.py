@@ -13,9 +13,12 @@ from attnreg.quantreg.se import SE_KINDS
 __all__ = ["QUANTREG_OPTIONS", "check_quantreg_options", "check_se", "check_taus"]
 
 #: Option names and defaults: ``tau`` (one or several), ``se`` (R's ``summary.rq(se=)``),
-#: ``hs`` (Hall–Sheather bandwidth, else Bofinger), ``replicates`` and ``seed`` (``se="boot"``).
+#: ``hs`` (Hall–Sheather bandwidth, else Bofinger), ``replicates`` and ``seed`` (``se="boot"``),
+#: ``warm_start`` (coefficients, shape (n_coef, n_tau), whose vertex is tried first: the
+#: forecasting loop passes the previous origin's; the solution does not depend on it when
+#: it is unique, see :func:`attnreg.quantreg.solver.rq_fit`).
 QUANTREG_OPTIONS: dict[str, Any] = {"tau": 0.5, "se": "nid", "hs": True, "replicates": 200,
-                                    "seed": None}
+                                    "seed": None, "warm_start": None}
 _FRONT_DOOR = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
 
 
@@ -67,4 +70,12 @@ def check_quantreg_options(name: str, options: dict[str, Any]) -> dict[str, Any]
         raise OptionError(f"replicates must be an integer >= 2, however: replicates={reps!r}")
     if out["seed"] is not None and not isinstance(out["seed"], numbers.Integral):
         raise OptionError(f"seed must be an integer or None, however: seed={out['seed']!r}")
+    start = out["warm_start"]
+    if start is not None:
+        start = np.asarray(start, dtype=np.float64)
+        if start.ndim != 2 or start.shape[1] != len(out["tau"]) or not np.isfinite(start).all():
+            raise OptionError(f"warm_start must be finite coefficients of shape (n_coef, "
+                              f"{len(out['tau'])}) (a column per tau), however: shape "
+                              f"{start.shape}")
+        out["warm_start"] = start
     return out

@@ -112,18 +112,26 @@ class QuantregResults:
         fitted = self.fitted.to_numpy()
         return int(np.sum(np.any(np.diff(fitted, axis=1) < 0, axis=1)))
 
-    def predict(self, newdata: Any = None) -> pd.DataFrame:
+    def predict(self, newdata: Any = None, rearrange: bool = False) -> pd.DataFrame:
         """Predicted quantiles, shape (n_rows, n_tau); rows with missing values give NaN.
 
         Parameters
         ----------
         newdata : DataFrame or dict of columns, optional
             Default: the training rows.
+        rearrange : bool
+            Sort each row's predictions over τ (the monotone rearrangement of Chernozhukov,
+            Fernández-Val & Galichon 2010 for a finite set of τ), so that crossing quantiles
+            (:attr:`crossing`) no longer cross; False gives each τ's fit as estimated.
         """
         if newdata is None:
-            return self.fitted
-        X, labels = self.design.rebuild(newdata)
-        out = X @ self.coef.to_numpy()  # NaN rows stay NaN
+            out = self.fitted.to_numpy()
+            labels = self.design.row_labels
+        else:
+            X, labels = self.design.rebuild(newdata)
+            out = X @ self.coef.to_numpy()  # NaN rows stay NaN
+        if rearrange:
+            out = np.sort(out, axis=1)  # NaN rows stay NaN (all of a row is NaN)
         return pd.DataFrame(out, index=labels, columns=self._tau_index())
 
     def _fit_at(self, tau: float | None) -> QuantregFit:
@@ -202,7 +210,12 @@ def fit_quantreg_design(design: Design, options: dict[str, Any], call: str = "")
     """
     _check_full_rank(design)
     taus = check_taus(options.get("tau", 0.5))
-    fits = tuple(rq_fit(design.X, design.y, tau, design.weights) for tau in taus)
+    start = options.get("warm_start")
+    if start is not None and start.shape[0] != design.n_coef:
+        start = None  # another design's coefficients: a cold start
+    fits = tuple(rq_fit(design.X, design.y, tau, design.weights,
+                        start=None if start is None else start[:, k])
+                 for k, tau in enumerate(taus))
     return QuantregResults(design=design, fits=fits, se=options.get("se", "nid"),
                            hs=options.get("hs", True), replicates=options.get("replicates", 200),
                            seed=options.get("seed"), call=call)

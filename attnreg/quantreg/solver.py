@@ -20,7 +20,7 @@ from attnreg._typing import FloatArray
 from attnreg.quantreg.preprocess import globbed_fit
 from attnreg.threads import narrow_blas
 
-__all__ = ["QuantregFit", "check_loss", "rq_fit"]
+__all__ = ["QuantregFit", "check_loss", "rq_fit", "vertex_rows"]
 
 _VERTEX_TOL = 1e-9  # slack on the vertex's subgradient bounds, relative
 
@@ -80,6 +80,12 @@ def _basis(X: FloatArray, r: FloatArray) -> np.ndarray | None:
     return None
 
 
+def vertex_rows(X: FloatArray, r: FloatArray) -> np.ndarray | None:
+    """The p independent rows a vertex solution with residuals ``r`` interpolates (those with
+    the smallest ``|r|``), shape (p,), or None when no p independent rows are found."""
+    return _basis(X, r)
+
+
 def _vertex(X: FloatArray, y: FloatArray, tau: float,
             coef: FloatArray) -> tuple[FloatArray, np.ndarray, bool] | None:
     """The vertex next to ``coef``, its rows and whether it is verified optimal (None when no
@@ -105,9 +111,15 @@ def _vertex(X: FloatArray, y: FloatArray, tau: float,
     return b, np.sort(h), ok
 
 
-def rq_fit(X: FloatArray, y: FloatArray, tau: float,
-           weights: FloatArray | None = None) -> QuantregFit:
+def rq_fit(X: FloatArray, y: FloatArray, tau: float, weights: FloatArray | None = None,
+           start: FloatArray | None = None) -> QuantregFit:
     """Solve one linear quantile regression exactly.
+
+    With ``start`` (a warm start: the solution of a neighbouring problem, such as the previous
+    forecast origin's window), the vertex next to it is tried first and returned, with no
+    interior point (``iterations == 0``), when it is verified optimal; otherwise the problem
+    is solved from scratch. A verified vertex is an optimum, so the answer is the cold one
+    whenever the solution is unique.
 
     Parameters
     ----------
@@ -118,6 +130,8 @@ def rq_fit(X: FloatArray, y: FloatArray, tau: float,
         In (0, 1).
     weights : ndarray, shape (n,), optional
         Prior weights, as R's ``rq``: rows and responses multiplied by them.
+    start : ndarray, shape (p,), optional
+        Coefficients to start from.
 
     Returns
     -------
@@ -129,6 +143,11 @@ def rq_fit(X: FloatArray, y: FloatArray, tau: float,
         w = np.asarray(weights, dtype=np.float64)
         X, y = X * w[:, None], y * w
     with narrow_blas(X.shape[1]):  # the project's thread policy: narrow designs on one thread
+        if start is not None:
+            found = _vertex(X, y, tau, np.asarray(start, dtype=np.float64))
+            if found is not None and found[2]:  # verified optimal: no interior point needed
+                b, h, _ = found
+                return QuantregFit(b, tau, h, True, 0, check_loss(y - X @ b, tau))
         return _solve_or_merge(X, y, tau)
 
 

@@ -111,10 +111,12 @@ def iterate(plan: IteratedPlan, one: ForecastResults, horizons: list[int]
             origin_pos=origin)
         lower = upper = None
         sigma = None if one.sigma_path is None else one.sigma_path[at]
+        df = None
         if base.interval == "gaussian" and sigma is not None:
             if h == 1:
                 assert one.lower is not None and one.upper is not None
                 lower, upper = one.lower[at], one.upper[at]
+                df = None if one.df_path is None else one.df_path[at]
             else:
                 phi = np.zeros((targets.size, kmax))
                 for c in np.flatnonzero(lags):
@@ -125,7 +127,7 @@ def iterate(plan: IteratedPlan, one: ForecastResults, horizons: list[int]
         out.append(ForecastResults(
             plan=sub, predictions=pred, coef_path=one.coef_path[at],
             tuning_path=None if one.tuning_path is None else one.tuning_path[at],
-            engine=one.engine, lower=lower, upper=upper, sigma_path=sigma))
+            engine=one.engine, lower=lower, upper=upper, sigma_path=sigma, df_path=df))
     return out
 
 
@@ -198,14 +200,15 @@ def _run_updating(plan: ForecastPlan, tuning: Any) -> ForecastResults | None:
     coef = path.coef[at]
     pred = np.einsum("ij,ij->i", d.X[plan.targets], coef)
     tune = None if path.lam is None else path.lam[at]
-    lower = upper = sigma = None
+    lower = upper = sigma = df = None
     if gaussian:
         assert path.sigma is not None and path.leverage is not None
         sigma = path.sigma[at]
-        lower, upper = _gaussian(plan, pred, sigma * np.sqrt(1.0 + path.leverage[at]), sigma,
-                                 (plan.train_stop - plan.train_start - d.n_coef).astype(float))
+        df = (plan.train_stop - plan.train_start - d.n_coef).astype(float)
+        lower, upper = _gaussian(plan, pred, sigma * np.sqrt(1.0 + path.leverage[at]), sigma, df)
     return ForecastResults(plan=plan, predictions=pred, coef_path=coef, tuning_path=tune,
-                           engine="updating", lower=lower, upper=upper, sigma_path=sigma)
+                           engine="updating", lower=lower, upper=upper, sigma_path=sigma,
+                           df_path=df if plan.horizon == 1 else None)
 
 
 def _run_refits(plan: ForecastPlan, bar: Progress, auto: bool = False) -> ForecastResults:
@@ -246,4 +249,5 @@ def _run_refits(plan: ForecastPlan, bar: Progress, auto: bool = False) -> Foreca
         lower, upper = _gaussian(plan, pred, sd, sigma, df)
     return ForecastResults(plan=plan, predictions=pred, coef_path=coef, tuning_path=tune,
                            engine="refit", models=models, lower=lower, upper=upper,
-                           sigma_path=sigma if gaussian else None)
+                           sigma_path=sigma if gaussian else None,
+                           df_path=df if gaussian and plan.horizon == 1 else None)

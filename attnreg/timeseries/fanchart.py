@@ -9,7 +9,8 @@ own intervals come from, so that at the run's ``level`` they are the run's ``low
   those τ were fitted, after rearrangement);
 - ``interval="gaussian"``: ``forecast ± z_L s`` with the normal ``s`` of
   :func:`attnreg.timeseries.scores.predictive` (the sd whose central ``level`` interval is
-  the run's interval);
+  the run's interval); at h = 1 ``forecast ± t_{ν,L} s``, the Student t of the fit's
+  prediction interval (ν its residual df);
 - ``interval="empirical"``: the quantiles of the past out-of-sample errors observed by each
   origin (:func:`attnreg.timeseries.intervals.empirical_bounds`) at level L;
 - ``interval="aci"``: the adaptive conformal intervals at level L, each level with its own
@@ -57,10 +58,11 @@ def _bounds(fc: Any, level: float) -> tuple[FloatArray, FloatArray]:
         assert pred.quantiles is not None and pred.taus is not None
         return (quantile_ppf((1.0 - level) / 2.0, pred.quantiles, pred.taus),
                 quantile_ppf((1.0 + level) / 2.0, pred.quantiles, pred.taus))
-    if pred.kind == "gaussian":
+    if pred.kind in ("gaussian", "t"):
         assert pred.scale is not None
-        half = stats.norm.ppf(0.5 + level / 2.0) * pred.scale
-        return pred.mean - half, pred.mean + half
+        q = (stats.norm.ppf(0.5 + level / 2.0) if pred.df is None
+             else stats.t.ppf(0.5 + level / 2.0, pred.df))
+        return pred.mean - q * pred.scale, pred.mean + q * pred.scale
     assert p.target_pos is not None and p.origin_pos is not None
     if p.interval == "aci":
         from attnreg.timeseries.conformal import aci_bounds

@@ -6,7 +6,8 @@ difference against the benchmark over time), ``"oos_r2"`` (rolling out-of-sample
 ``"coef"`` (coefficient paths), ``"lambda"`` / ``"k"`` (the ridge penalty or the PCR
 components chosen at each origin) and ``"attention"`` (a heat-map of the share of attention
 on past period buckets over origins, :func:`attnreg.timeseries.views.attention_over_time`),
-``"pit"`` (PIT histogram) and ``"fan"`` (nested central intervals, :mod:`.fanchart`).
+``"pit"`` (PIT histogram), ``"fan"`` (nested central intervals, :mod:`.fanchart`) and
+``"coverage"`` (rolling hit rate of the intervals, :mod:`.coverage_plot`).
 ``"cumulative"`` and ``"oos_r2"`` also take a :class:`~attnreg.timeseries.compare.ForecastComparison`
 (one line per model against its benchmark).
 
@@ -28,7 +29,8 @@ from attnreg.timeseries.views import AttentionOverTime, attention_over_time, sin
 
 __all__ = ["KINDS", "cumulative_gain", "plot_attention_time", "plot_forecasts", "rolling_oos_r2"]
 
-KINDS = ("forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit", "fan")
+KINDS = ("forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit", "fan",
+         "coverage")
 
 
 def _axes(ax: Any = None, figsize: tuple[float, float] = (7.5, 4.0)) -> Any:
@@ -92,7 +94,7 @@ def _several(fc: Any) -> bool:
 
 
 def _one(fc: Any, horizon: int | None, kind: str) -> Any:
-    if _several(fc) and horizon is None and kind in ("cumulative", "oos_r2", "pit"):
+    if _several(fc) and horizon is None and kind in ("cumulative", "oos_r2", "pit", "coverage"):
         return fc  # one line per horizon
     if hasattr(fc, "at_horizon") or horizon is not None:
         return single_horizon(fc, horizon)
@@ -122,7 +124,7 @@ def plot_forecasts(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
     fc : ForecastResults, several-horizon results, or ForecastComparison
         Results of :func:`attnreg.forecast` (``horizon=`` picks one horizon of several), or
         of :func:`attnreg.compare_forecasts` for ``"cumulative"`` and ``"oos_r2"``.
-    kind : {"forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit", "fan"}
+    kind : {"forecast", "cumulative", "oos_r2", "coef", "lambda", "k", "attention", "pit", "fan", "coverage"}
         - ``"forecast"``: actual, forecast and prevailing mean by target date (3 lines), and
           the forecast interval as a band when the run has intervals (NaN where none yet).
         - ``"cumulative"``: ``Σ (e_bench² − e_model²)`` over target dates, one line per model;
@@ -142,6 +144,10 @@ def plot_forecasts(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
         - ``"fan"``: nested central intervals (``levels=``, default 50/70/90 %) of quantile,
           Gaussian, empirical or adaptive conformal forecasts, with the forecast and the
           actuals (:mod:`attnreg.timeseries.fanchart`).
+        - ``"coverage"``: the share of the last ``window=`` (default 20) intervals that
+          cover their outcome, by target date, against the nominal level and its binomial
+          band (:mod:`attnreg.timeseries.coverage_plot`); a line per horizon for several
+          horizons without ``horizon=``.
     horizon : int, optional
         The horizon, for results that hold several.
     ax : matplotlib Axes, optional
@@ -345,8 +351,14 @@ def _draw_fan(fc: Any, ax: Any, levels: Any = (0.5, 0.7, 0.9)) -> Any:
     return draw_fan(fc, ax, levels)
 
 
+def _draw_coverage(fc: Any, ax: Any, window: int = 20) -> Any:
+    from attnreg.timeseries.coverage_plot import draw_coverage
+
+    return draw_coverage(fc, ax, window)
+
+
 _DRAW: dict[str, Any] = {
     "forecast": _draw_forecast, "cumulative": _draw_cumulative, "oos_r2": _draw_oos_r2,
     "coef": _draw_coef, "lambda": _draw_tuning("lambda"), "k": _draw_tuning("k"),
-    "attention": _draw_attention, "pit": _draw_pit, "fan": _draw_fan,
+    "attention": _draw_attention, "pit": _draw_pit, "fan": _draw_fan, "coverage": _draw_coverage,
 }

@@ -13,13 +13,17 @@ import numpy as np
 import pandas as pd
 
 from attnreg.report import Summary
-from attnreg.report.fcfigures import HorizonsSetup, IntervalMethod, TuningRange
+from attnreg.methods import get_method
+from attnreg.report.fcfigures import ForecastSetup, HorizonsSetup, IntervalMethod, TuningRange
 from attnreg.report.sections import Coefficients, Lines
+from attnreg.timeseries.forecast_common import tuning_label
 
 if TYPE_CHECKING:
-    from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
+    from attnreg.timeseries.forecast_results import ForecastResults
+    from attnreg.timeseries.multihorizon import MultiHorizonForecasts
 
-__all__ = ["horizons_summary", "interval_method", "interval_note"]
+__all__ = ["density_figures", "forecast_summary", "horizons_summary", "interval_method",
+           "interval_note"]
 
 #: table columns: (evaluation key, heading)
 _COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
@@ -27,6 +31,39 @@ _COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
             ("cw_statistic", "CW"), ("cw_p_value", "Pr(CW)"))
 _INTERVAL_COLUMNS = (("n_intervals", "n int."), ("coverage", "Coverage"),
                      ("mean_width", "Mean width"))
+_DENSITY_NOTE = ("CRPS: mean over the forecasts with an interval, of the predictive "
+                 "distribution the interval implies; Pr(uc), Pr(cc): p-values of Kupiec's "
+                 "unconditional and Christoffersen's conditional coverage tests of the misses "
+                 "(fc.calibration()).")
+#: density-score and calibration columns of the interval tables (heading, source)
+_DENSITY_COLUMNS = ("CRPS", "Pr(uc)", "Pr(cc)")
+
+
+def density_figures(res: ForecastResults) -> dict[str, float]:
+    """Mean CRPS and the Kupiec (uc) and Christoffersen (cc) p-values of one horizon's
+    intervals, as the summaries show them; NaN where they cannot be computed (fewer than 4
+    intervals).
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="1990Q1", interval="gaussian")
+    >>> {k: round(v, 3) for k, v in density_figures(fc).items()}
+    {'CRPS': 1.301, 'Pr(uc)': 0.731, 'Pr(cc)': 0.002}
+    """
+    from attnreg.exceptions import DataError, OptionError
+    from attnreg.timeseries.calibration import calibration
+    from attnreg.timeseries.scores import evaluate_scores
+
+    try:
+        crps = float(evaluate_scores(res, ("crps",))["crps"].iloc[0])
+        table = calibration(res).table.iloc[0]
+    except (DataError, OptionError):
+        return dict.fromkeys(_DENSITY_COLUMNS, np.nan)
+    return {"CRPS": crps, "Pr(uc)": float(table["uc_p"]), "Pr(cc)": float(table["cc_p"])}
 
 
 def interval_note(res: ForecastResults) -> list[str]:
@@ -63,6 +100,59 @@ def interval_note(res: ForecastResults) -> list[str]:
     return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
 
 
+def forecast_summary(res: ForecastResults) -> Summary:
+    """The report of :meth:`ForecastResults.summary`: the setting, the accuracy of the
+    forecasts, the tests against the benchmark and the intervals' coverage."""
+    p, e = res.plan, res.evaluation
+    f = res.forecasts
+    refits = np.flatnonzero(p.refit)
+    setup = ForecastSetup(
+        str(p.design.formula), p.method, p.scheme, p.window, int(p.horizon), p.strategy,
+        p.interval, None if p.interval is None else float(p.level),
+        int(np.diff(refits).min()) if refits.size > 1 else None, len(f), str(f.index[0]),
+        str(f.index[-1]), str(f["origin"].iloc[0]), int(f["n_train"].iloc[0]), res.engine)
+    tuning: list[TuningRange] = []
+    table = pd.DataFrame({"Estimate": [e.msfe, e.rmse, e.mae, e.benchmark_msfe, e.oos_r2,
+                                       e.msfe_ratio, e.dm_statistic, e.cw_statistic],
+                          "p-value": [np.nan] * 6 + [e.dm_p_value, e.cw_p_value]},
+                         index=["MSFE", "RMSE", "MAE", "MSFE (prevailing mean)",
+                                "OOS R-squared", "MSFE ratio",
+                                "Diebold-Mariano (HLN), vs mean", "Clark-West, vs mean"])
+    intervals: tuple[Any, ...] = ()
+    if p.interval is not None:
+        rows = pd.DataFrame({"Nominal": [p.level], "Coverage": [e.coverage],
+                             "Mean width": [e.mean_width], "n": [e.n_intervals],
+                             **{k: [v] for k, v in density_figures(res).items()}},
+                            index=[f"{p.interval} intervals"])
+        intervals = (Lines(("", "Forecast intervals:")),
+                     Coefficients(rows, stars=False, heading=False))
+    footer = ["OOS R-squared = 1 - MSFE / MSFE(prevailing mean) (Campbell-Thompson).",
+              f"DM: two-sided, squared loss, Harvey-Leybourne-Newbold correction, "
+              f"{p.horizon - 1} lags; CW: one-sided (model better), Newey-West "
+              f"{p.horizon - 1} lags.",
+              "Every forecast re-estimates the model from rows observed at its origin "
+              "(centring, scaling, spectrum, lambda/k"
+              + (", heads" if get_method(p.method).warm is not None else "") + ")."]
+    if p.strategy == "iterated":
+        footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
+                      f"{p.horizon} time(s).")
+    footer += interval_note(res)
+    if p.interval is not None:
+        footer.append(_DENSITY_NOTE)
+    if res.quantile_path is not None:
+        from attnreg.timeseries.quantile_scores import crossing_note
+
+        footer += crossing_note(res)
+    if res.tuning_path is not None:
+        name = tuning_label(p.method)
+        tuning.append(TuningRange(name, "origins", float(np.nanmin(res.tuning_path)),
+                                  float(np.nanmedian(res.tuning_path)),
+                                  float(np.nanmax(res.tuning_path))))
+    return Summary("attnreg forecast evaluation",
+                   (setup, Coefficients(table, stars=False, heading=False), *intervals,
+                    Lines(tuple(footer), lead_blank=True), *tuning))
+
+
 def interval_method(res: ForecastResults) -> tuple[IntervalMethod, ...]:
     """How the intervals were made, as a report section (none without intervals)."""
     p = res.plan
@@ -96,6 +186,9 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
     columns = _COLUMNS + (_INTERVAL_COLUMNS if p.interval is not None else ())
     table = pd.DataFrame({head: e[key].to_numpy(dtype=float) for key, head in columns},
                          index=pd.Index([f"h = {h}" for h in res.horizons]))
+    if p.interval is not None:  # density scores and calibration p-values per horizon
+        density = pd.DataFrame([density_figures(part) for part in res.parts], index=table.index)
+        table = pd.concat([table, density], axis=1)
     setup = HorizonsSetup(str(res.formula), p.method, p.scheme, p.window, tuple(res.horizons),
                           p.strategy, str(targets.min()), str(targets.max()),
                           tuple(sorted({part.engine for part in res.parts})))
@@ -109,7 +202,8 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
                            Lines(tuple(footer), lead_blank=True), *interval_method(first)]
     if p.interval is not None:
         sections.append(Lines(("Coverage: share of the forecasts with an interval whose actual "
-                               "lies inside; n int.: forecasts with an interval.",)))
+                               "lies inside; n int.: forecasts with an interval.",
+                               _DENSITY_NOTE)))
     if first.tuning_path is not None:
         from attnreg.methods import get_method
 

@@ -9,32 +9,28 @@ and for ``method="softmax"`` the heads (warm-started from the previous origin).
 Schemes: ``"recursive"`` (expanding window), ``"rolling"`` (the last ``window`` rows) and
 ``"fixed"`` (estimated once, at the first origin). OLS and ridge on an expanding or rolling
 window use rank-one updates of the Gram matrix (:mod:`attnreg.timeseries.updating`).
+
+The arguments are checked in :mod:`attnreg.timeseries.fcargs`, each horizon planned in
+:mod:`attnreg.timeseries.planning` and the plans run in :mod:`attnreg.timeseries._running`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from attnreg._typing import IntArray
-from attnreg.formula.design import Design, build_design
-from attnreg.exceptions import DataError, LeakageError, OptionError
-from attnreg.timeseries import lookahead as lk
-from attnreg.timeseries.arlags import ar_lags, forecast_level as _level
-from attnreg.timeseries.plan import ForecastPlan, IteratedPlan
-from attnreg.formula.lags import check_time_index, min_lag
+from attnreg.exceptions import OptionError
+from attnreg.timeseries.arlags import forecast_level as _level
+from attnreg.timeseries.fcargs import at_horizon, check_choice, horizons_of, positive_int
+from attnreg.timeseries.planning import plan_forecasts, plan_iterated
 
-SCHEMES = ("recursive", "rolling", "fixed")
-BENCHMARKS = ("mean",)
+__all__ = ["INTERVALS", "STRATEGIES", "at_horizon", "forecast", "plan_forecasts", "plan_iterated"]
+
 STRATEGIES = ("direct", "iterated")
 INTERVALS = ("empirical", "gaussian", "aci", "quantile")
-#: patsy transforms that learn from the whole sample (a look-ahead in a forecast loop)
-STATEFUL = ("center", "standardize", "scale", "bs", "cr", "cc", "te", "poly")
 
 
 def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
@@ -70,7 +66,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     horizon : int or sequence of int
         Forecast horizon h ≥ 1, or several (``[1, 2, 4, 8]``): then every horizon is
         forecast at every origin and the results are indexed by (horizon, target date)
-        (:class:`~attnreg.timeseries.forecast_results.MultiHorizonForecasts`). For the
+        (:class:`~attnreg.timeseries.multihorizon.MultiHorizonForecasts`). For the
         direct strategy every regressor must be lagged at least h periods at horizon h.
     strategy : {"direct", "iterated"}
         ``"direct"``: one model per horizon and origin, fitted to the h-step-ahead targets.
@@ -123,8 +119,10 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         Real-time data: ``data`` holds every vintage in long form (dates in the index) and
         this column each row's release date; a dict ``{vintage: DataFrame}`` needs no
         ``vintage``. Each origin uses the latest vintage published by it, and the results come
-        as a :class:`~attnreg.timeseries.vintages.RealTimeForecasts` (one horizon; no
-        intervals) (:mod:`attnreg.timeseries.vintages`).
+        as a :class:`~attnreg.timeseries.vintages.RealTimeForecasts` (several horizons:
+        :class:`~attnreg.timeseries.realtime.RealTimeHorizons`), with any ``interval=``
+        (empirical and adaptive ones from the first-release errors published by the origin)
+        and ``by=`` (:mod:`attnreg.timeseries.vintages`).
     evaluate_on : {"first", "latest"} or int
         Real-time data: the release the forecasts are evaluated against (int k: the k-th).
     **options
@@ -132,7 +130,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
 
     Returns
     -------
-    ForecastResults or MultiHorizonForecasts or PanelForecasts or RealTimeForecasts
+    ForecastResults or MultiHorizonForecasts or PanelForecasts or RealTimeForecasts or RealTimeHorizons
         A scalar ``horizon`` gives :class:`ForecastResults` (indexed by target date); a
         sequence gives :class:`MultiHorizonForecasts` (indexed by horizon and target date;
         ``fc.at_horizon(h)`` is the ForecastResults of one horizon, ``fc.horizons`` the list).
@@ -177,21 +175,6 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     from attnreg.api import _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
-    if vintage is not None or isinstance(data, dict):  # real-time data
-        from attnreg.timeseries.vintages import forecast_vintages
-
-        if interval is not None or strategy != "direct" or refit_every != 1 or by is not None \
-                or not isinstance(horizon, (int, np.integer)):
-            raise OptionError("real-time forecasts (vintage=) take one horizon, the direct "
-                              "strategy, a refit at every origin, no interval= and no by=")
-        return forecast_vintages(formula, data, method, vintage=vintage, evaluate_on=evaluate_on,
-                                 horizon=_positive_int("horizon", horizon), scheme=scheme,
-                                 start=start, window=window, known=known,
-                                 env=_capture_env(eval_env), namespace=formula_namespace(),
-                                 options=options, plan_forecasts=plan_forecasts)
-    if evaluate_on != "first":
-        raise OptionError(f"evaluate_on applies to real-time data (vintage=), however: "
-                          f"{evaluate_on=!r} without vintages")
     if by is not None:  # many series: attnreg.timeseries.panel
         from attnreg.timeseries.panel import forecast_by
 
@@ -199,9 +182,20 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
                            scheme=scheme, start=start, window=window, horizon=horizon,
                            strategy=strategy, aci_gamma=aci_gamma, interval=interval,
                            level=level, min_errors=min_errors, refit_every=refit_every,
-                           benchmark=benchmark, known=known, progress=progress, **options)
-    horizons = _horizons(horizon)
-    _check_choice("strategy", strategy, STRATEGIES)
+                           benchmark=benchmark, known=known, progress=progress,
+                           vintage=vintage, evaluate_on=evaluate_on, **options)
+    if vintage is not None or isinstance(data, dict):  # real-time data
+        return _real_time(formula, data, method, vintage=vintage, evaluate_on=evaluate_on,
+                          horizon=horizon, scheme=scheme, start=start, window=window,
+                          known=known, eval_env=_capture_env(eval_env), options=options,
+                          strategy=strategy,
+                          refit_every=refit_every, interval=interval, level=level,
+                          min_errors=min_errors, aci_gamma=aci_gamma)
+    if evaluate_on != "first":
+        raise OptionError(f"evaluate_on applies to real-time data (vintage=), however: "
+                          f"{evaluate_on=!r} without vintages")
+    horizons = horizons_of(horizon)
+    check_choice("strategy", strategy, STRATEGIES)
     if strategy == "iterated" and isinstance(formula, str) and isinstance(data, pd.DataFrame) \
             and at_horizon(formula, 1, data) != formula:
         raise OptionError(f"strategy='iterated' iterates one one-step model to every horizon, so "
@@ -209,9 +203,9 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
                           "the name h: write the lags as numbers (lag(y, 1)) or use "
                           "strategy='direct'")
     if interval is not None:
-        _check_choice("interval", interval, INTERVALS)
+        check_choice("interval", interval, INTERVALS)
     level = _level(level)
-    min_errors = _positive_int("min_errors", min_errors)
+    min_errors = positive_int("min_errors", min_errors)
     from attnreg.timeseries.conformal import check_aci_gamma
 
     aci_gamma = check_aci_gamma(aci_gamma)
@@ -233,214 +227,31 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
         parts = run_all(plans, horizons, progress)
     if isinstance(horizon, (int, np.integer)):
         return parts[0]
-    from attnreg.timeseries.forecast_results import MultiHorizonForecasts
+    from attnreg.timeseries.multihorizon import MultiHorizonForecasts
 
     return MultiHorizonForecasts(parts=tuple(parts), formula=formula)
 
 
-def at_horizon(formula: str, h: int, data: pd.DataFrame) -> str:
-    """The formula of horizon ``h``: the name ``h`` replaced by the number (not a column).
+def _real_time(formula: str, data: Any, method: str, *, horizon: Any, strategy: str,
+               refit_every: int, interval: str | None, level: float, min_errors: int,
+               aci_gamma: float, eval_env: Any, **kw: Any) -> Any:
+    """Real-time forecasts (:mod:`attnreg.timeseries.realtime`), arguments checked."""
+    from attnreg.api import _capture_env, formula_namespace
+    from attnreg.timeseries.conformal import check_aci_gamma
+    from attnreg.timeseries.realtime import forecast_real_time
 
-    Examples
-    --------
-    >>> at_horizon("y ~ lag(y, h) + lag(x, h + 1)", 4, pd.DataFrame({"y": [1.0]}))
-    'y ~ lag(y, 4) + lag(x, 4 + 1)'
-    """
-    if "h" in data.columns:
-        return formula
-    import io
-    import tokenize
-
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(formula).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return formula  # the formula parser reports it
-    starts = np.cumsum([0] + [len(line) for line in formula.splitlines(keepends=True)])
-    out, last = [], 0
-    for k, tok in enumerate(tokens):
-        before = tokens[k - 1].string if k else ""
-        after = tokens[k + 1].string if k + 1 < len(tokens) else ""
-        if tok.type == tokenize.NAME and tok.string == "h" and before != "." and after != "=":
-            at = int(starts[tok.start[0] - 1]) + tok.start[1]
-            out += [formula[last:at], str(h)]
-            last = at + 1
-    return "".join(out) + formula[last:]
+    if strategy != "direct" or refit_every != 1:
+        raise OptionError("real-time forecasts (vintage=) use the direct strategy and a refit "
+                          "at every origin (each origin has its own vintage): leave strategy "
+                          "and refit_every at their defaults")
+    if interval is not None:
+        check_choice("interval", interval, INTERVALS)
+    return forecast_real_time(formula, data, method, horizons=horizons_of(horizon),
+                              several=not isinstance(horizon, (int, np.integer)),
+                              at_horizon=at_horizon, interval=interval, level=_level(level),
+                              min_errors=positive_int("min_errors", min_errors),
+                              aci_gamma=check_aci_gamma(aci_gamma), env=_capture_env(eval_env),
+                              namespace=formula_namespace(), plan_forecasts=plan_forecasts,
+                              **kw)
 
 
-def _horizons(horizon: Any) -> list[int]:
-    if isinstance(horizon, (int, np.integer, bool)):
-        return [_positive_int("horizon", horizon)]
-    if isinstance(horizon, (str, bytes)) or not isinstance(horizon, Sequence | np.ndarray):
-        raise OptionError(f"horizon must be a positive integer or a sequence of them, "
-                          f"however: horizon={horizon!r}")
-    values = [_positive_int("horizon", h) for h in horizon]
-    if not values:
-        raise OptionError("horizon=[] gives nothing to forecast: name at least one horizon")
-    if len(set(values)) != len(values):
-        raise OptionError(f"horizon lists a horizon twice, however: horizon={list(values)!r}")
-    return sorted(values)
-
-
-def plan_forecasts(formula: str, data: pd.DataFrame, method: str, *, scheme: str, start: Any,
-                   window: int | None, horizon: int, refit_every: int, benchmark: str,
-                   known: Sequence[str], env: Any, namespace: dict[str, Any],
-                   options: dict[str, Any], strategy: str = "direct",
-                   interval: str | None = None, level: float = 0.9,
-                   min_errors: int = 20, aci_gamma: float = 0.005) -> ForecastPlan:
-    """Validate every argument, build the design and decide the training rows of each forecast."""
-    from attnreg.methods import get_method
-
-    estimator = get_method(method)
-    if interval == "gaussian" and not estimator.capabilities.linear:
-        raise OptionError(f"interval='gaussian' needs the residual scale and coefficient "
-                          f"covariance of a linear fit (ols, ridge, pcr), not method {method!r} "
-                          "(it declares no linear capability): use interval='empirical'")
-    from attnreg.timeseries.quantile_forecasts import check_quantile_plan
-
-    check_quantile_plan(estimator, options, interval, level)
-    _check_choice("scheme", scheme, SCHEMES)
-    _check_choice("benchmark", benchmark, BENCHMARKS)
-    horizon = _positive_int("horizon", horizon)
-    refit_every = _positive_int("refit_every", refit_every)
-    if scheme == "rolling":
-        if window is None:
-            raise OptionError("scheme='rolling' needs window= (the number of rows per fit)")
-        window = _positive_int("window", window)
-    elif window is not None:
-        raise OptionError(f"window applies to scheme 'rolling' only, however: {scheme=}")
-    inference = sorted({"vcov", "maxlags"} & set(options))
-    if inference:
-        raise OptionError(f"option(s) {', '.join(inference)} do not apply to forecast(): "
-                          "forecasts use no covariance")
-    estimator.check_options(options)  # every method option, before any work
-    if not isinstance(data, pd.DataFrame):
-        raise DataError("forecast() needs a pandas DataFrame with rows in time order")
-    check_time_index(data.index)
-    if horizon >= len(data):
-        raise OptionError(f"horizon={horizon} leaves nothing to forecast: data has "
-                          f"{len(data)} rows")
-    # poly(x, d, raw=True) is plain powers; the orthogonal poly(x, d) learns its basis
-    plain = re.sub(r"\bpoly\s*\(((?:[^()]|\([^()]*\))*?\braw\s*=\s*True\s*)\)", "", formula)
-    stateful = re.search(r"\b(" + "|".join(STATEFUL) + r")\s*\(", plain)
-    if stateful:
-        fix = ("write poly(x, d, raw=True) (the same forecasts from OLS, no whole-sample basis)"
-               if stateful.group(1) == "poly" else "remove it from the formula")
-        raise LeakageError(
-            f"the formula uses the stateful transform {stateful.group(1)}(), fitted on the whole "
-            "sample; forecasts re-estimate centring and scaling inside each window already: "
-            f"{fix}")
-    design = build_design(formula, data, eval_env=env, extra_names=namespace)
-    if window is not None and window > design.n_obs:  # as rolling()
-        raise DataError(f"window ({window}) is longer than the data ({design.n_obs} rows)")
-    known_codes = lk.check_known(design, known, lambda k: at_horizon(k, horizon, data))
-    if strategy == "direct":
-        _guard_leakage(design, horizon, known_codes)
-    plan = _schedule(design, data.index, method, scheme, start, window, horizon, refit_every,
-                     options)
-    assert plan.origin_pos is not None
-    lk.check_lookahead(design, data, plan.origin_pos, known_codes)
-    return dataclasses.replace(plan, strategy=strategy, interval=interval, level=level,
-                               min_errors=min_errors, aci_gamma=aci_gamma,
-                               response=lk.observed_response(design, data))
-
-
-def plan_iterated(formula: str, data: pd.DataFrame, method: str, *, horizons: list[int],
-                  start: Any, **kw: Any) -> IteratedPlan:
-    """The one-step plan whose fits are iterated to every horizon (pure autoregressions).
-
-    Its forecasts start ``max(horizons) - 1`` rows before ``start``, so that every origin of
-    every horizon has its one-step model.
-    """
-    from attnreg.methods import get_method
-
-    if not get_method(method).capabilities.linear:
-        raise OptionError(f"strategy='iterated' iterates a linear autoregression (ols, ridge, "
-                          f"pcr), not method {method!r} (it declares no linear capability): use "
-                          "strategy='direct'")
-    probe = plan_forecasts(formula, data, method, horizon=1, start=start, **kw)
-    lags = ar_lags(probe.design)
-    pos = data.index.get_indexer(probe.design.row_labels)
-    first = int(pos[probe.targets[0]])
-    early = max(first - (max(horizons) - 1), int(pos[0]))
-    plan = plan_forecasts(formula, data, method, horizon=1, start=data.index[early], **kw)
-    return IteratedPlan(base=plan, lags=lags, first=first, positions=pos,
-                        index=data.index)
-
-
-def _schedule(design: Design, index: pd.Index, method: str, scheme: str, start: Any,
-              window: int | None, horizon: int, refit_every: int,
-              options: dict[str, Any]) -> ForecastPlan:
-    pos = index.get_indexer(design.row_labels)  # data position of each design row
-    first = _start_position(index, start, pos)
-    targets = np.flatnonzero(pos >= first)
-    if targets.size == 0:
-        raise OptionError(f"start={start!r} leaves no rows to forecast")
-    origin_pos = pos[targets] - horizon
-    stop = np.searchsorted(pos, origin_pos, side="right")  # rows observed by the origin
-    if scheme == "fixed":
-        stop = np.full_like(stop, stop[0])
-    begin = np.maximum(stop - window, 0) if window is not None else np.zeros_like(stop)
-    need = design.n_coef + 1
-    if (stop - begin)[0] < need or (window is not None and window < need):
-        raise DataError(
-            f"the first origin ({index[origin_pos[0]]!r}) has {(stop - begin)[0]} training rows; "
-            f"at least {need} are needed for {design.n_coef} coefficients: start later"
-            + (" or use a longer window" if window is not None else ""))
-    refit = (np.arange(targets.size) % refit_every == 0) if scheme != "fixed" else (
-        np.arange(targets.size) == 0)
-    return ForecastPlan(design=design, targets=targets, train_start=begin, train_stop=stop,
-                        refit=refit, origin_labels=index[origin_pos], method=method,
-                        scheme=scheme, horizon=horizon, window=window, options=dict(options),
-                        target_pos=pos[targets], origin_pos=origin_pos)
-
-
-def _start_position(index: pd.Index, start: Any, pos: IntArray) -> int:
-    if start is None:
-        return int(pos[pos.size // 2])
-    try:
-        loc = index.get_loc(start)
-    except KeyError:
-        raise OptionError(f"start={start!r} is not a label of the data's index "
-                          f"(from {index[0]!r} to {index[-1]!r})") from None
-    if not isinstance(loc, (int, np.integer)):
-        raise OptionError(f"start={start!r} matches several rows; give one label")
-    return int(loc)
-
-
-def _guard_leakage(design: Design, horizon: int, known: set[str]) -> None:
-    """Every regressor must be lagged by at least the horizon, or be declared known.
-
-    A lag given by an expression (``lag(x, h + 1)``, ``lag(x, k)``) is evaluated with the
-    formula's scope and ``h`` bound to the horizon.
-    """
-    from collections import ChainMap
-
-    scope = ChainMap({"h": horizon}, design.eval_env.namespace)
-    for factor in design.design_info.factor_infos:
-        code = factor.code
-        names = _factor_names(code)
-        lag = min_lag(code, scope)
-        if lag is None or lag >= horizon or code in known or names <= known:
-            continue
-        raise LeakageError(
-            f"term {code!r} is lagged {lag} period(s) but the horizon is {horizon}: at the "
-            f"origin its value is not yet known. Use lag(..., {horizon}) or more, or declare it "
-            f"with known=[{code!r}] if it is known in advance (a trend or calendar dummy)")
-
-
-def _factor_names(code: str) -> set[str]:
-    from attnreg.formula.frame import names_in
-
-    return set(names_in(code)) - {"lag", "lags", "diff", "np", "C", "I", "Q"}
-
-
-def _check_choice(name: str, value: Any, valid: Sequence[str]) -> None:
-    if value not in valid:
-        raise OptionError(f"{name} must be one of {', '.join(map(repr, valid))}, however: "
-                          f"{name}={value!r}")
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise OptionError(f"{name} must be a positive integer, however: {name}={value!r}")
-    return int(value)

@@ -20,7 +20,7 @@ Pooled comparison with the prevailing mean (Pesaran & Timmermann-style pooling):
   correlation between the series at the same date.
 
 Several horizons (``horizon=[1, 4]``): each series gives a
-:class:`~attnreg.timeseries.forecast_results.MultiHorizonForecasts`; ``at_horizon(h)`` is the
+:class:`~attnreg.timeseries.multihorizon.MultiHorizonForecasts`; ``at_horizon(h)`` is the
 panel of one horizon, and :attr:`PanelForecasts.pooled_by_horizon` the pooled OOS R² and
 panel DM test of every horizon (each with its own h − 1 lags).
 """
@@ -39,7 +39,8 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, SkippedSeriesWarning
 from attnreg.report import Summary
 from attnreg.timeseries import evaluation as ev
-from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
+from attnreg.timeseries.forecast_results import ForecastResults
+from attnreg.timeseries.multihorizon import MultiHorizonForecasts
 
 __all__ = ["PanelForecasts", "forecast_by", "split_series"]
 
@@ -269,38 +270,45 @@ class PanelForecasts:
             parts = [self.at_horizon(h).summary() for h in self.horizons]
             table = pd.concat([s.table.rename(index=lambda k, h=h: f"h = {h}: {k}")
                                for s, h in zip(parts, self.horizons, strict=True)])
-            plan, first = self._first_plan(), next(iter(self.results.values()))
-            formula = getattr(first, "formula", plan.design.formula)
+            first = next(iter(self.results.values()))
+            _, method, scheme, _ = self._setting()
+            formula = getattr(first, "formula", None) or self._setting()[0]
             header = [f"Out-of-sample forecasts by {self.by!r}: {formula}",
-                      f"method = {plan.method!r}, scheme = {plan.scheme!r}, horizons = "
+                      f"method = {method!r}, scheme = {scheme!r}, horizons = "
                       f"{self.horizons}, {len(self)} series"]
             footer = ["Per horizon: OOS R-squared against the prevailing mean of each series; "
                       "pooled DM with h - 1 lags (see each horizon's summary)."]
             return Summary.from_lines("attnreg forecasts by series", header, table, footer,
                                       stars=False)
         e, p = self.evaluation, self.pooled
+        cw = e.get("cw_p_value", np.nan)  # real-time forecasts: no CW test
         table = pd.DataFrame({"n": e["n_forecasts"], "MSFE": e["msfe"], "OOS R2": e["oos_r2"],
-                              "DM p-value": e["dm_p_value"], "CW p-value": e["cw_p_value"]})
+                              "DM p-value": e["dm_p_value"], "CW p-value": cw})
         table.index = pd.Index([str(k) for k in self.series])
         table.loc["Pooled"] = [p["n_forecasts"], p["msfe"], p["oos_r2"], p["dm_p_value"],
                                np.nan]
-        plan = self._first_plan()
-        header = [f"Out-of-sample forecasts by {self.by!r}: {plan.design.formula}",
-                  f"method = {plan.method!r}, scheme = {plan.scheme!r}, horizon = "
-                  f"{plan.horizon}, {len(self)} series"]
+        formula, method, scheme, horizon = self._setting()
+        header = [f"Out-of-sample forecasts by {self.by!r}: {formula}",
+                  f"method = {method!r}, scheme = {scheme!r}, horizon = "
+                  f"{horizon}, {len(self)} series"]
         footer = ["OOS R-squared against the prevailing mean of each series; pooled: "
                   "1 - sum of SSE / sum of benchmark SSE.",
                   "Pooled DM: HLN-corrected DM test of the mean over series of the loss "
-                  f"differential at each date ({int(p['n_dates'])} dates, {plan.horizon - 1} "
+                  f"differential at each date ({int(p['n_dates'])} dates, {horizon - 1} "
                   "lags)."]
         if self.skipped:
             footer.append(f"Left out (too short): {', '.join(map(str, self.skipped))}.")
         return Summary.from_lines("attnreg forecasts by series", header, table, footer,
                                   stars=False)
 
-    def _first_plan(self) -> Any:
+    def _setting(self) -> tuple[str, str, str, int]:
+        """Formula, method, scheme and (first) horizon of the series' forecasts."""
         first = next(iter(self.results.values()))
-        return first.at_horizon(first.horizons[0]).plan
+        part: Any = first.at_horizon(first.horizons[0])
+        plan = getattr(part, "plan", None)
+        if plan is None:  # real-time forecasts (vintage=) carry them themselves
+            return str(part.formula), str(part.method), str(part.scheme), int(part.horizon)
+        return str(plan.design.formula), plan.method, plan.scheme, int(plan.horizon)
 
     def __repr__(self) -> str:
         r2 = self.pooled_by_horizon["oos_r2"]

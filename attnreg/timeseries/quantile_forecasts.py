@@ -25,7 +25,7 @@ import numpy as np
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.methods import Estimator
+from attnreg.methods import Estimator, get_method
 from attnreg.timeseries.forecast_results import ForecastResults
 from attnreg.timeseries.plan import ForecastPlan, fit_window
 from attnreg.timeseries.quantile_density import quantile_ppf, rearrange
@@ -95,11 +95,13 @@ def run_quantile_forecasts(plan: ForecastPlan, bar: Progress,
     ForecastResults
         With ``quantile_path`` (n_forecasts, n_tau) and ``taus``.
     """
-    d = plan.design
+    d, estimator = plan.design, get_method(plan.method)
     fit = None
     rows = []
     for i in range(plan.n_forecasts):
         if plan.refit[i] or fit is None:
+            if fit is not None:  # warm start: the previous origin's solution tried first
+                plan.options.update(estimator.warm_start(fit))
             started = time.perf_counter()
             fit = fit_window(plan, i)
             if auto_seconds is not None and i == 0:
@@ -108,6 +110,8 @@ def run_quantile_forecasts(plan: ForecastPlan, bar: Progress,
         rows.append(fit.coef.to_numpy())  # (n_coef, n_tau) of the model used by forecast i
         bar.update(i + 1)
     assert fit is not None
+    for name in estimator.warm_start(fit):
+        plan.options.pop(name, None)
     coef = np.stack(rows)  # (n_forecasts, n_coef, n_tau)
     quantiles = np.einsum("ic,ick->ik", d.X[plan.targets], coef)
     taus = tuple(fit.taus)

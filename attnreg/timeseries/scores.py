@@ -3,10 +3,13 @@
 Every score is negatively oriented (smaller is better). The predictive distribution of a
 forecast follows from its interval type (:func:`attnreg.forecast`):
 
-- ``"gaussian"``: ``N(forecast, s²)`` with ``s = (upper − lower) / (2 z)``, ``z`` the normal
-  quantile of ``(1 + level) / 2``: the normal whose central ``level`` interval is the
-  forecast interval (for h > 1 exactly the model's σ, or σ·sqrt(Σψ²) iterated; at h = 1
-  the interval uses the t quantile, so ``s`` is the prediction sd times ``t / z``).
+- ``"gaussian"``: the distribution whose central ``level`` interval is the printed
+  interval. At h = 1 the interval is the fit's prediction interval ``forecast ± t_ν s``
+  (ν the residual degrees of freedom of the fit at the origin, ``s`` the prediction sd), so
+  the predictive distribution is the location-scale Student t ``forecast + s·T_ν``: CRPS
+  (closed form, Jordan, Krüger & Lerch 2019), log score and PIT of that t. For h > 1
+  (direct: ``z σ``; iterated: ``z σ sqrt(Σψ²)``) it is ``N(forecast, s²)`` with
+  ``s = (upper − lower) / (2 z)``, ``z`` the normal quantile of ``(1 + level) / 2``.
 - ``"empirical"`` and ``"aci"``: the forecast plus each past out-of-sample error at the same
   horizon observed by the origin (an ensemble, as the empirical intervals); CRPS from the
   ensemble, no log score (an ensemble has no density: NaN).
@@ -27,15 +30,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.timeseries import quantile_density as qd
 
-__all__ = ["SCORES", "Predictive", "crps_ensemble", "crps_normal", "diebold_mariano_scores",
-           "evaluate_scores", "forecast_scores", "interval_score", "log_score_normal", "pinball_loss",
-           "predictive"]
+__all__ = ["SCORES", "Predictive", "crps_ensemble", "crps_normal", "crps_t",
+           "diebold_mariano_scores", "evaluate_scores", "forecast_scores", "interval_score",
+           "log_score_normal", "log_score_t", "pinball_loss", "predictive", "score_differential"]
 
 SCORES = ("crps", "log", "interval", "pinball")
 
@@ -51,6 +54,42 @@ def crps_normal(y: FloatArray, mu: FloatArray, sigma: FloatArray) -> FloatArray:
     z = (y - mu) / sigma
     return sigma * (z * (2.0 * stats.norm.cdf(z) - 1.0) + 2.0 * stats.norm.pdf(z)
                     - 1.0 / np.sqrt(np.pi))
+
+
+def crps_t(y: FloatArray, df: FloatArray, mu: FloatArray, sigma: FloatArray) -> FloatArray:
+    """CRPS of the location-scale Student t ``mu + sigma·T_df`` at ``y``, shape (n,).
+
+    With ``z = (y − mu) / sigma`` and ``F``, ``f`` the cdf and density of ``T_df``:
+    ``σ [z (2F(z) − 1) + 2 f(z) (ν + z²) / (ν − 1) − 2√ν B(½, ν − ½) / ((ν − 1) B(½, ν/2)²)]``
+    (Jordan, Krüger & Lerch 2019); infinite for ``ν ≤ 1`` (no finite mean).
+
+    Examples
+    --------
+    >>> round(float(crps_t(np.array([0.0]), np.array([1e8]), np.array([0.0]),
+    ...                    np.array([1.0]))[0]), 6)  # ν → ∞: the normal's 0.233695
+    0.233695
+    """
+    y, df, mu, sigma = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64)
+                                             for a in (y, df, mu, sigma)))
+    z = (y - mu) / sigma
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.exp(special.betaln(0.5, df - 0.5) - 2.0 * special.betaln(0.5, df / 2.0))
+        out = sigma * (z * (2.0 * stats.t.cdf(z, df) - 1.0)
+                       + 2.0 * stats.t.pdf(z, df) * (df + z**2) / (df - 1.0)
+                       - 2.0 * np.sqrt(df) * ratio / (df - 1.0))
+    return np.where(df > 1.0, out, np.where(np.isnan(df), np.nan, np.inf))
+
+
+def log_score_t(y: FloatArray, df: FloatArray, mu: FloatArray, sigma: FloatArray) -> FloatArray:
+    """Negative log density of ``mu + sigma·T_df`` at ``y``, shape (n,).
+
+    Examples
+    --------
+    >>> round(float(log_score_t(np.array([0.0]), np.array([1.0]), np.array([0.0]),
+    ...                         np.array([1.0]))[0]), 6)  # Cauchy: log π
+    1.14473
+    """
+    return -stats.t.logpdf(y, df, loc=mu, scale=sigma)
 
 
 def crps_ensemble(y: FloatArray, members: FloatArray) -> FloatArray:
@@ -114,11 +153,12 @@ class Predictive:
 
     Attributes
     ----------
-    kind : {"gaussian", "ensemble", "quantile"}
+    kind : {"gaussian", "t", "ensemble", "quantile"}
     actual, mean : ndarray, shape (n,)
         Outcomes and forecasts.
     scale : ndarray, shape (n,), or None
-        Gaussian: the sd ``s`` (NaN where the forecast has no interval).
+        Gaussian: the sd ``s``; t: the scale ``s`` of ``mean + s·T_df`` (NaN where the
+        forecast has no interval).
     errors : ndarray, shape (n,), or None
         Ensemble: past errors in target order; forecast i's ensemble is
         ``mean[i] + errors[:n_members[i]]``.
@@ -138,17 +178,23 @@ class Predictive:
     n_members: np.ndarray | None
     quantiles: FloatArray | None = None
     taus: FloatArray | None = None
+    df: FloatArray | None = None
+    """t: the degrees of freedom of each forecast's Student t, shape (n,)."""
 
     def pit(self) -> FloatArray:
         """Probability integral transform of each outcome, shape (n,); NaN without interval.
 
-        Gaussian: ``Φ((y − mean) / s)``. Ensemble of m past errors: ``(r + 1/2) / (m + 1)``,
-        with r the number of past errors below the outcome's error; under exchangeability r
-        is uniform on 0..m, so the PIT is uniform on the midpoints of m + 1 equal bins.
+        Gaussian: ``Φ((y − mean) / s)``; t: ``F_df((y − mean) / s)``. Ensemble of m past
+        errors: ``(r + 1/2) / (m + 1)``, with r the number of past errors below the outcome's
+        error; under exchangeability r is uniform on 0..m, so the PIT is uniform on the
+        midpoints of m + 1 equal bins.
         """
         if self.kind == "gaussian":
             assert self.scale is not None
             return stats.norm.cdf((self.actual - self.mean) / self.scale)
+        if self.kind == "t":
+            assert self.scale is not None and self.df is not None
+            return stats.t.cdf((self.actual - self.mean) / self.scale, self.df)
         if self.kind == "quantile":
             assert self.quantiles is not None and self.taus is not None
             return qd.quantile_cdf(self.actual, self.quantiles, self.taus)
@@ -165,6 +211,9 @@ class Predictive:
         if self.kind == "gaussian":
             assert self.scale is not None
             return crps_normal(self.actual, self.mean, self.scale)
+        if self.kind == "t":
+            assert self.scale is not None and self.df is not None
+            return crps_t(self.actual, self.df, self.mean, self.scale)
         if self.kind == "quantile":
             assert self.quantiles is not None and self.taus is not None
             return qd.crps_quantile_density(self.actual, self.quantiles, self.taus)
@@ -181,6 +230,9 @@ class Predictive:
         if self.kind == "gaussian":
             assert self.scale is not None
             return log_score_normal(self.actual, self.mean, self.scale)
+        if self.kind == "t":
+            assert self.scale is not None and self.df is not None
+            return log_score_t(self.actual, self.df, self.mean, self.scale)
         if self.kind == "quantile":
             assert self.quantiles is not None and self.taus is not None
             return -qd.quantile_logpdf(self.actual, self.quantiles, self.taus)
@@ -198,6 +250,11 @@ def predictive(res: Any) -> Predictive:
                           "forecast(..., interval='gaussian', 'empirical' or 'aci')")
     actual = np.asarray(p.design.y[p.targets], dtype=np.float64)
     mean = np.asarray(res.predictions, dtype=np.float64)
+    df = getattr(res, "df_path", None)
+    if p.interval == "gaussian" and df is not None:  # h = 1: the fit's t prediction interval
+        q = stats.t.ppf(0.5 + p.level / 2.0, df)
+        return Predictive("t", actual, mean, (res.upper - res.lower) / (2.0 * q), None, None,
+                          df=np.asarray(df, dtype=np.float64))
     if p.interval == "gaussian":
         z = stats.norm.ppf(0.5 + p.level / 2.0)
         return Predictive("gaussian", actual, mean, (res.upper - res.lower) / (2.0 * z),
@@ -294,6 +351,16 @@ def diebold_mariano_scores(model: Any, bench: Any, score: str = "crps", *,
     DieboldMarianoResult
     """
     from attnreg.timeseries.evaluation import dm_differential
+
+    d, h = score_differential(model, bench, score, horizon)
+    return dm_differential(d, h, hln, alternative)  # type: ignore[arg-type]
+
+
+def score_differential(model: Any, bench: Any, score: str,
+                       horizon: int | None = None) -> tuple[FloatArray, int]:
+    """``S(model)_t − S(bench)_t`` over the target dates both score, in target order, shape
+    (n,), and the horizon (OptionError for another score, different horizons, or fewer than
+    2 common dates)."""
     from attnreg.timeseries.views import single_horizon
 
     if score not in SCORES:
@@ -307,5 +374,4 @@ def diebold_mariano_scores(model: Any, bench: Any, score: str = "crps", *,
     if len(both) < 2:
         raise OptionError(f"the two forecasts share {len(both)} target dates with a {score!r} "
                           "score; at least 2 are needed (log: Gaussian intervals only)")
-    d = both["model"].to_numpy() - both["bench"].to_numpy()
-    return dm_differential(d, a.plan.horizon, hln, alternative)  # type: ignore[arg-type]
+    return both["model"].to_numpy() - both["bench"].to_numpy(), int(a.plan.horizon)

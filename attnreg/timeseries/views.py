@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from attnreg.timeseries.forecast_results import ForecastResults
 
 __all__ = ["AttentionOverTime", "attention_over_time", "attention_shares", "forecast_attention",
-           "model_at", "single_horizon"]
+           "last_refit", "model_at", "single_horizon"]
 
 
 def _tuning_at(res: ForecastResults, i: int) -> float | None:
@@ -46,7 +46,8 @@ def model_at(res: ForecastResults, i: int) -> Any:
     return fit_window(res.plan, i, _tuning_at(res, i))
 
 
-def _last_refit(res: ForecastResults, i: int) -> int:
+def last_refit(res: ForecastResults, i: int) -> int:
+    """The position of the refit whose model made forecast ``i``."""
     return int(np.flatnonzero(res.plan.refit[: i + 1])[-1])
 
 
@@ -64,7 +65,7 @@ def _attention_of_row(fit: Any, row: FloatArray, labels: pd.Index,
 def forecast_attention(res: ForecastResults, i: int,
                        chunk_size: int | None = None) -> AttentionWeights:
     """Weights of forecast ``i`` over the rows its model was estimated from."""
-    fit = model_at(res, _last_refit(res, i))
+    fit = model_at(res, last_refit(res, i))
     row = res.plan.design.X[res.plan.targets[i]][None, :]
     return _attention_of_row(fit, row, res.forecasts.index[i:i + 1], chunk_size)
 

@@ -17,6 +17,13 @@ too; nothing revised or published later enters. ``forecast(formula, vintages, vi
 - evaluation (``evaluate_on=``): against the first release of the target (``"first"``, the
   default), its k-th release (an integer k ≥ 1; NaN until released k times), or the
   latest vintage (``"latest"``);
+- intervals (``interval=``): ``"gaussian"`` and ``"quantile"`` from the fit at the origin on
+  its vintage, as in :func:`attnreg.forecast`; ``"empirical"`` and ``"aci"`` from the errors
+  known in real time: an earlier forecast's error against its target's FIRST release, known
+  from the vintage that published it (:func:`real_time_bounds`); coverage is reported
+  against ``evaluate_on``;
+- several horizons (``horizon=[1, 4]``): :mod:`attnreg.timeseries.realtime`; many series
+  (``by=``): each series' vintages as above (:mod:`attnreg.timeseries.panel`);
 - the leakage audit (:meth:`RealTimeForecasts.leakage_audit`): the same forecasts made from
   the latest vintage cut at each origin (the usual pseudo-out-of-sample exercise on revised
   data, which looks ahead through the revisions), column ``revised_forecast``, against the
@@ -29,7 +36,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -39,9 +46,12 @@ from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.formula.design import build_design
 from attnreg.methods import get_method
 from attnreg.timeseries import evaluation as ev
+from attnreg.timeseries import intervals as iv
+from attnreg.timeseries.quantile_density import central_interval
 from attnreg.timeseries.plan import subdesign
 
-__all__ = ["RealTimeForecasts", "as_vintages", "forecast_vintages", "releases"]
+__all__ = ["RealTimeForecasts", "as_vintages", "forecast_vintages", "real_time_bounds",
+           "releases"]
 
 
 def as_vintages(data: Any, vintage: str | None) -> dict[Any, pd.DataFrame]:
@@ -118,15 +128,20 @@ class RealTimeForecasts:
 
     Attributes
     ----------
-    forecasts : DataFrame, shape (n_forecasts, 10)
+    forecasts : DataFrame, shape (n_forecasts, 10) or (n_forecasts, 12)
         Indexed by target date: ``origin``, ``vintage`` (the one used), ``forecast``,
         ``actual`` (the release of ``evaluate_on``; NaN when not yet released), ``error``,
         ``benchmark`` (prevailing mean in that vintage), ``benchmark_error``,
         ``first_release``, ``n_train`` and ``revised_forecast`` (the same model at the same
-        origin from the latest vintage: revised data, for the leakage audit).
+        origin from the latest vintage: revised data, for the leakage audit); with
+        ``interval=``, ``lower`` and ``upper``.
     formula, method, scheme : str
     horizon : int
     evaluate_on : str or int
+    interval : str or None
+        ``"gaussian"``, ``"empirical"``, ``"aci"``, ``"quantile"`` or None.
+    level : float
+        Nominal coverage of the intervals.
     """
 
     forecasts: pd.DataFrame
@@ -135,18 +150,37 @@ class RealTimeForecasts:
     scheme: str
     horizon: int
     evaluate_on: Any
+    interval: str | None = None
+    level: float = 0.9
+
+    @property
+    def horizons(self) -> list[int]:
+        """``[horizon]`` (as :class:`~attnreg.timeseries.realtime.RealTimeHorizons`)."""
+        return [self.horizon]
+
+    def at_horizon(self, h: int) -> RealTimeForecasts:
+        """These forecasts when ``h`` is their horizon (OptionError otherwise)."""
+        if h != self.horizon:
+            raise OptionError(f"horizon={h!r} was not forecast; horizons: {self.horizons}")
+        return self
 
     @cached_property
     def evaluation(self) -> pd.Series:
         """MSFE, RMSE, MAE, prevailing-mean MSFE, OOS R² and the DM test against it, over
-        the forecasts whose actual is released."""
+        the forecasts whose actual is released; with ``interval=``, ``n_intervals``,
+        ``coverage`` (against the same actuals), ``mean_width`` and ``level``."""
         f = self.forecasts.dropna(subset=["actual"])
         y, m, b = (f[c].to_numpy() for c in ("actual", "forecast", "benchmark"))
         dm = ev.diebold_mariano(y - m, y - b, h=self.horizon)
-        return pd.Series({"n_forecasts": float(y.size), "msfe": ev.msfe(y, m),
-                          "rmse": ev.rmse(y, m), "mae": ev.mae(y, m),
-                          "benchmark_msfe": ev.msfe(y, b), "oos_r2": ev.oos_r2(y, m, b),
-                          "dm_statistic": dm.statistic, "dm_p_value": dm.p_value})
+        out = {"n_forecasts": float(y.size), "msfe": ev.msfe(y, m), "rmse": ev.rmse(y, m),
+               "mae": ev.mae(y, m), "benchmark_msfe": ev.msfe(y, b),
+               "oos_r2": ev.oos_r2(y, m, b), "dm_statistic": dm.statistic,
+               "dm_p_value": dm.p_value}
+        if self.interval is not None:
+            cov = ev.interval_coverage(y, f["lower"].to_numpy(), f["upper"].to_numpy())
+            out.update(n_intervals=float(cov.n_intervals), coverage=cov.coverage,
+                       mean_width=cov.mean_width, level=self.level)
+        return pd.Series(out)
 
     def leakage_audit(self) -> pd.Series:
         """Real-time against revised-data forecasts, evaluated on the same actuals.
@@ -172,10 +206,20 @@ class RealTimeForecasts:
                 f"OOS R²={e.oos_r2:.4f}>")
 
 
+class _Point(NamedTuple):
+    """One origin's forecast, its training rows and (gaussian, quantile) interval bounds."""
+
+    forecast: float
+    n_train: int
+    lower: float
+    upper: float
+
+
 def _one(formula: str, frame: pd.DataFrame, dates: pd.Index, origin: Any, target: Any,
          method: str, options: dict[str, Any], window: int | None, env: Any,
-         namespace: dict[str, Any]) -> tuple[float, int]:
-    """Forecast and training rows of one origin, from its vintage's frame."""
+         namespace: dict[str, Any], interval: str | None = None, level: float = 0.9,
+         horizon: int = 1) -> _Point:
+    """Forecast, training rows and interval of one origin, from its vintage's frame."""
     estimator = get_method(method)
     known = frame.loc[:origin]
     design = build_design(formula, known, eval_env=env, extra_names=namespace)
@@ -193,16 +237,29 @@ def _one(formula: str, frame: pd.DataFrame, dates: pd.Index, origin: Any, target
         raise DataError(f"the regressors of target {target!r} are not in the vintage used at "
                         f"origin {origin!r}: lag every regressor at least the horizon (and one "
                         "more if a vintage lacks its own date)")
+    n = design.n_obs - start
+    if estimator.capabilities.quantiles:  # every τ: the median and the central interval
+        mid, lo, hi = central_interval((X[-1] @ fit.coef.to_numpy())[None, :],
+                                       np.asarray(fit.taus), level)
+        return _Point(float(mid[0]), n, *((float(lo[0]), float(hi[0])) if interval == "quantile"
+                                          else (np.nan, np.nan)))
     pred = float(estimator.predict_design(fit, X[-1][None, :])[0])
-    return pred, design.n_obs - start
+    if interval != "gaussian":
+        return _Point(pred, n, np.nan, np.nan)
+    half = (float(iv.gaussian_quantile(level, fit.df_resid)) * iv.linear_prediction_sd(fit, X[-1])
+            if horizon == 1 else float(iv.gaussian_quantile(level)) * float(fit.sigma))
+    return _Point(pred, n, pred - half, pred + half)
 
 
 def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | None,
                       evaluate_on: Any, horizon: int, scheme: str, start: Any,
                       window: int | None, known: Any, env: Any, namespace: dict[str, Any],
-                      options: dict[str, Any], plan_forecasts: Any) -> RealTimeForecasts:
+                      options: dict[str, Any], plan_forecasts: Any, interval: str | None = None,
+                      level: float = 0.9, min_errors: int = 20,
+                      aci_gamma: float = 0.005) -> RealTimeForecasts:
     """Real-time forecasts (see the module's notes); ``plan_forecasts`` checks the formula,
-    ``start`` and the window on the latest vintage, as :func:`attnreg.forecast` would."""
+    ``start``, the window and the interval on the latest vintage, as :func:`attnreg.forecast`
+    would."""
     if scheme == "fixed":
         raise OptionError("real-time forecasts re-estimate at every origin on its vintage: "
                           "use scheme='recursive' or 'rolling'")
@@ -212,28 +269,79 @@ def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | No
     latest = vintages[list(vintages)[-1]]
     plan = plan_forecasts(formula, latest, method, scheme=scheme, start=start, window=window,
                           horizon=horizon, refit_every=1, benchmark="mean", known=known,
-                          env=env, namespace=namespace, options=options)
+                          env=env, namespace=namespace, options=options, interval=interval,
+                          level=level)
     keys = pd.Index(list(vintages))
     names = keys.tolist()  # the vintages as Python objects (for messages and the table)
     targets = plan.design.row_labels[plan.targets]
-    rows = []
+    rows, used = [], []
     for origin, target in zip(plan.origin_labels, targets, strict=True):  # one fit per origin
         at = int(keys.searchsorted(origin, side="right")) - 1
         if at < 0:
             raise DataError(f"no vintage is published by origin {origin!r} (the first is "
                             f"{names[0]!r}): start later")
-        pred, n = _one(formula, vintages[names[at]], latest.index, origin, target, method,
-                       options, window, env, namespace)
+        point = _one(formula, vintages[names[at]], latest.index, origin, target, method,
+                     options, window, env, namespace, interval, level, horizon)
         bench = float(table[names[at]].loc[:origin].mean())  # prevailing mean in the vintage
-        revised, _ = _one(formula, latest, latest.index, origin, target, method, options,
-                          window, env, namespace)
-        rows.append((origin, names[at], pred, bench, n, revised))
+        revised = _one(formula, latest, latest.index, origin, target, method, options,
+                       window, env, namespace).forecast
+        rows.append((origin, names[at], point.forecast, bench, point.n_train, revised,
+                     point.lower, point.upper))
+        used.append(at)
     f = pd.DataFrame(rows, columns=["origin", "vintage", "forecast", "benchmark", "n_train",
-                                    "revised_forecast"], index=pd.Index(targets, name="target"))
+                                    "revised_forecast", "lower", "upper"],
+                     index=pd.Index(targets, name="target"))
     y: FloatArray = actual.reindex(f.index).to_numpy()
+    first = _actuals(table, "first").reindex(f.index)
     f.insert(3, "actual", y)
     f.insert(4, "error", y - f["forecast"].to_numpy())
     f.insert(6, "benchmark_error", y - f["benchmark"].to_numpy())
-    f.insert(7, "first_release", _actuals(table, "first").reindex(f.index).to_numpy())
+    f.insert(7, "first_release", first.to_numpy())
+    if interval in ("empirical", "aci"):
+        f["lower"], f["upper"] = real_time_bounds(f, _first_published(table, f.index),
+                                                  np.asarray(used), interval, level, min_errors,
+                                                  aci_gamma)
+    if interval is None:
+        f = f.drop(columns=["lower", "upper"])
     return RealTimeForecasts(forecasts=f, formula=formula, method=method, scheme=scheme,
-                             horizon=horizon, evaluate_on=evaluate_on)
+                             horizon=horizon, evaluate_on=evaluate_on, interval=interval,
+                             level=level)
+
+
+def _first_published(table: pd.DataFrame, targets: pd.Index) -> FloatArray:
+    """Position (in vintage order) of the vintage that first published each target; inf
+    for a target no vintage holds."""
+    has = table.reindex(targets).notna().to_numpy()
+    return np.where(has.any(axis=1), has.argmax(axis=1), np.inf)
+
+
+def real_time_bounds(f: pd.DataFrame, published: FloatArray, used: np.ndarray,
+                     interval: str, level: float, min_errors: int,
+                     aci_gamma: float) -> tuple[FloatArray, FloatArray]:
+    """Empirical or adaptive intervals from the errors known in real time.
+
+    The error of an earlier forecast is its target's first release minus the forecast, and
+    it is known at an origin once the vintage that published that release is the origin's
+    vintage or an earlier one (``published[j] <= used[i]``; a later target counts only once
+    every earlier one is published, so the pool grows in target order).
+
+    Parameters
+    ----------
+    f : DataFrame, shape (n, ...)
+        The forecasts table (columns ``forecast`` and ``first_release``), in target order.
+    published : ndarray, shape (n,)
+        Vintage position of each target's first release (inf: never published).
+    used : ndarray of int, shape (n,)
+        Vintage position used at each origin.
+    """
+    from attnreg.timeseries.conformal import aci_bounds
+
+    order = np.maximum.accumulate(published)
+    known = np.searchsorted(order, used, side="right")  # errors known at each origin
+    pos = np.arange(len(f))
+    pred, first = f["forecast"].to_numpy(), f["first_release"].to_numpy()
+    if interval == "aci":
+        lo, up, _ = aci_bounds(pred, first, pos, known - 1, level, min_errors, aci_gamma)
+        return lo, up
+    lo, up, _ = iv.empirical_bounds(pred, first - pred, pos, known - 1, level, min_errors)
+    return lo, up

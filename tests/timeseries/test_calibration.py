@@ -39,6 +39,25 @@ def test_kupiec_by_hand() -> None:
     assert_allclose(kupiec([0] * 20, 0.05).statistic, -40.0 * math.log(0.95), rtol=RTOL_EXACT)
 
 
+#: Kupiec (1995), Table 3 (reproduced in Jorion, Value at Risk, Table 6-3): the numbers of
+#: misses N in T observations NOT rejected at 5 % for a miss probability p, "a < N < b".
+KUPIEC_TABLE = {(0.01, 510): (1, 11), (0.01, 1000): (4, 17),
+                (0.025, 255): (2, 12), (0.025, 510): (6, 21), (0.025, 1000): (15, 36),
+                (0.05, 255): (6, 21), (0.05, 510): (16, 36), (0.05, 1000): (37, 65),
+                (0.10, 255): (16, 36), (0.10, 510): (38, 65), (0.10, 1000): (81, 120)}
+
+
+@pytest.mark.parametrize(("p", "T"), sorted(KUPIEC_TABLE))
+def test_kupiec_reproduces_the_published_non_rejection_regions(p: float, T: int) -> None:
+    # (the table's p = 0.01, T = 255 entry "N < 7" leaves out the lower end: at N = 0,
+    # LR = -2 T ln(0.99) = 5.13 > 3.84 rejects, so that entry is not checked)
+    a, b = KUPIEC_TABLE[(p, T)]
+    kept = [N for N in range(T // 4)
+            if kupiec(np.r_[np.ones(N), np.zeros(T - N)], p).p_value > 0.05]
+    assert (kept[0], kept[-1]) == (a + 1, b - 1)
+    assert kept == list(range(a + 1, b))
+
+
 def test_christoffersen_by_hand() -> None:
     # π01 = 2/6, π11 = 1/3, π = 3/9: the chain is exactly independent, LR_ind = 0
     ind, cc = christoffersen(HITS, 0.1)

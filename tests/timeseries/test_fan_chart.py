@@ -82,9 +82,10 @@ def test_gaussian_fan(series: pd.DataFrame) -> None:
     bands = fan_bands(fc, LEVELS)
     assert_allclose(bands[(0.9, "lower")], fc.lower, rtol=RTOL_EXACT)
     assert_allclose(bands[(0.9, "upper")], fc.upper, rtol=RTOL_EXACT)
-    s = (fc.upper - fc.lower) / (2 * stats.norm.ppf(0.95))
+    # h = 1: the Student t of the fit's prediction interval (its residual df)
+    s = (fc.upper - fc.lower) / (2 * stats.t.ppf(0.95, fc.df_path))
     for level in (0.5, 0.7):
-        half = stats.norm.ppf(0.5 + level / 2) * s
+        half = stats.t.ppf(0.5 + level / 2, fc.df_path) * s
         assert_allclose(bands[(level, "lower")], fc.predictions - half, rtol=RTOL_EXACT)
         assert_allclose(bands[(level, "upper")], fc.predictions + half, rtol=RTOL_EXACT)
     _nested(bands)

@@ -85,3 +85,19 @@ def test_leakage_audit_summary(macro) -> None:
     assert stats["rms_change"] == np.sqrt(np.mean(audit.forecasts["difference"] ** 2))
     assert str(audit) == str(s).strip("\n")
     check_renderings(audit, [audit.oos_r2_honest, audit.oos_r2_gain, stats["rms_change"]])
+
+
+def test_summaries_show_density_scores_and_calibration(macro) -> None:
+    """The interval tables carry the mean CRPS and the Kupiec / Christoffersen p-values, the
+    numbers of fc.evaluate() and fc.calibration()."""
+    fh = ar.forecast("infl ~ lag(infl, h)", macro, start="1990Q1", horizon=[1, 4],
+                     interval="aci", aci_gamma=0.05)
+    table, cal, scores = fh.summary().table, fh.calibration().table, fh.evaluate()
+    for h in (1, 4):
+        row = table.loc[f"h = {h}"]
+        assert row["CRPS"] == scores.loc[h, "crps"]
+        assert (row["Pr(uc)"], row["Pr(cc)"]) == (cal.loc[h, "uc_p"], cal.loc[h, "cc_p"])
+    one = fh.at_horizon(1).summary()
+    intervals = one.tables[1].loc["aci intervals"]
+    assert intervals["CRPS"] == scores.loc[1, "crps"] and intervals["Pr(cc)"] == cal.loc[1, "cc_p"]
+    assert "Christoffersen's conditional coverage" in str(one)

@@ -15,7 +15,8 @@ import attnreg as ar
 from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.timeseries import _running
 from attnreg.timeseries.forecast import at_horizon
-from attnreg.timeseries.forecast_results import ForecastResults, MultiHorizonForecasts
+from attnreg.timeseries.forecast_results import ForecastResults
+from attnreg.timeseries.multihorizon import MultiHorizonForecasts
 
 DIRECT = "y ~ lag(y, h) + lag(x, h)"
 HORIZONS = [1, 2, 4]

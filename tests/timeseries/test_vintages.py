@@ -139,8 +139,9 @@ def test_vintage_errors(long: pd.DataFrame) -> None:
     with pytest.raises(DataError, match=r"no vintage is published by origin 20 \(the first is "
                                         r"30\): start later"):
         ar.forecast(formula, long, vintage="vintage", start=21)
-    with pytest.raises(OptionError, match=r"real-time forecasts \(vintage=\) take one horizon"):
-        ar.forecast(formula, long, vintage="vintage", start=60, interval="empirical")
+    with pytest.raises(OptionError, match=r"real-time forecasts \(vintage=\) use the direct "
+                                          r"strategy and a refit at every origin"):
+        ar.forecast(formula, long, vintage="vintage", start=60, strategy="iterated")
     with pytest.raises(DataError, match=r"data is a dict, read as vintages \{release date: "
                                         r"DataFrame\}, but its entry 'x' is not a DataFrame"):
         ar.forecast(formula, {"y": [1.0, 2.0], "x": [0.0, 1.0]}, start=1)
