@@ -5,6 +5,7 @@ R², within R², the summary's fixed-effects lines, tidy/glance/etable."""
 
 from __future__ import annotations
 
+import itertools
 import pickle
 
 import numpy as np
@@ -49,7 +50,7 @@ def panel() -> pd.DataFrame:
 def glob(tmp_path_factory: pytest.TempPathFactory, panel: pd.DataFrame) -> str:
     folder = tmp_path_factory.mktemp("fe_parquet")
     bounds = [0, 9_000, 21_000, 30_000, len(panel)]
-    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+    for k, (lo, hi) in enumerate(itertools.pairwise(bounds)):
         panel.iloc[lo:hi].to_parquet(folder / f"part-{k}.parquet")
     return str(folder / "*.parquet")
 
@@ -198,3 +199,12 @@ def test_refusals(glob: str) -> None:
         fit.with_vcov("HC3")
     with pytest.raises(OptionError, match="predict\\(\\) of a chunked fit with absorbed"):
         fit.predict(pd.DataFrame({"x1": [0.0], "x2": [0.0]}))
+
+
+@pytest.mark.parametrize("options", [{"vcov": "HAC", "maxlags": 2},
+                                     {"vcov": "DK", "time": "year", "maxlags": 2}])
+def test_serial_covariances_equal_memory(options: dict) -> None:
+    grun = pytest.importorskip("statsmodels.datasets.grunfeld").load_pandas().data
+    formula = "invest ~ value + capital | firm + year"
+    _assert_same(ar.attnreg(formula, grun, chunk_rows=50, **options),
+                 ar.attnreg(formula, grun, **options))
