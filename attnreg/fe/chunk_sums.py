@@ -34,7 +34,7 @@ import pandas as pd
 
 from attnreg._typing import BoolArray, FloatArray
 
-__all__ = ["LevelSums", "drop_singleton_combinations"]
+__all__ = ["LevelSums", "drop_singleton_combinations", "merge_all"]
 
 
 @dataclass(frozen=True)
@@ -104,16 +104,7 @@ class LevelSums:
 
     def merge(self, other: LevelSums) -> LevelSums:
         """The sums of both parts' rows (any order)."""
-        if other.table.empty and not other.n_missing:
-            return self
-        if self.table.empty and not self.n_missing:
-            return other
-        shift = self.shift if not self.table.empty else other.shift
-        both = pd.concat([self._shifted(shift), other._shifted(shift)])
-        table = both.groupby(level=list(range(both.index.nlevels)), sort=False).sum()
-        missing = {k: self.n_missing.get(k, 0) + other.n_missing.get(k, 0)
-                   for k in dict.fromkeys([*self.n_missing, *other.n_missing])}
-        return LevelSums(table, shift, missing)
+        return merge_all([self, other])
 
     def sorted(self) -> LevelSums:
         """The same sums, combinations in sorted key order."""
@@ -139,6 +130,29 @@ class LevelSums:
         t = self.table[keep]
         q = t[[f"q{j}" for j in range(1, self.width)]].to_numpy(dtype=np.float64)
         return np.asarray(np.sqrt(q.sum(axis=0)))
+
+
+def merge_all(parts: list[LevelSums]) -> LevelSums:
+    """The sums of every part's rows, in one groupby (any order).
+
+    Examples
+    --------
+    >>> a = LevelSums.of_rows({"g": np.array([0, 1])}, np.array([1.0, 2]), np.zeros((2, 1)), None)
+    >>> merge_all([a, a, a]).table["n"].tolist()
+    [3, 3]
+    """
+    full = [p for p in parts if not p.table.empty]
+    missing: dict[str, int] = {}
+    for p in parts:
+        for k, v in p.n_missing.items():
+            missing[k] = missing.get(k, 0) + v
+    if not full:
+        return LevelSums(parts[0].table, parts[0].shift, missing)
+    shift = full[0].shift
+    both = pd.concat([p._shifted(shift) for p in full]) if len(full) > 1 else full[0].table
+    table = both.groupby(level=list(range(both.index.nlevels)), sort=False).sum() \
+        if len(full) > 1 else both
+    return LevelSums(table, shift, missing)
 
 
 def drop_singleton_combinations(codes: tuple[Any, ...], n_levels: tuple[int, ...],

@@ -29,7 +29,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning, DataError, FormulaError, OptionError
 from attnreg.fe.absorb import COLLINEAR_TOL, fixed_effects_of_frame
 from attnreg.fe.chunk_spec import AbsorbedSpec, level_sums_part
-from attnreg.fe.chunk_sums import LevelSums, drop_singleton_combinations
+from attnreg.fe.chunk_sums import LevelSums, drop_singleton_combinations, merge_all
 from attnreg.fe.chunked_results import NEEDS_FE_LEVERAGE, ChunkedAbsorbed, ChunkedFixedEffectsResults
 from attnreg.fe.demean import demean
 from attnreg.fe.effects import redundant_levels
@@ -47,6 +47,8 @@ from attnreg.large.spec import ChunkSpec
 
 __all__ = ["fit_fe_chunked"]
 
+#: rows of pending per-chunk tables merged into the total at once (at least)
+MERGE_ROWS = 1 << 20
 #: options of the dask backend (a dask DataFrame's fit)
 DASK_OPTIONS = ("client", "scheduler", "split_every", "read_parquet")
 
@@ -92,13 +94,17 @@ def _level_sums(spec: ChunkSpec, slopes: Any, terms: Any, source: Any,
         return source.map_reduce(level_sums_part, (spec, slopes, terms),  # type: ignore[no-any-return]
                                  columns=columns, uses=spec.uses,
                                  label="attnreg pass A (fixed-effect sums)")
-    total: LevelSums | None = None
+    total: list[LevelSums] = []
+    pending: list[LevelSums] = []
     for frame in frames_of(source, spec, columns, "attnreg pass A (fixed-effect sums): rows",
                            progress):
-        part = level_sums_part(spec, slopes, terms, frame)
-        total = part if total is None else total.merge(part)
-    assert total is not None
-    return total
+        pending.append(level_sums_part(spec, slopes, terms, frame))
+        # merged when the pending tables outgrow the total: each row is merged O(log) times
+        if sum(len(p.table) for p in pending) >= max(len(total[0].table) if total else 0,
+                                                     MERGE_ROWS):
+            total = [merge_all(total + pending)]
+            pending = []
+    return merge_all(total + pending)
 
 
 def _absorb_table(sums: LevelSums, terms: Any, rm: str, cap: int

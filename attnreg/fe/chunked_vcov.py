@@ -16,6 +16,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from attnreg.fe.chunk_spec import KeySet, cluster_codes, key_part
 from attnreg.fe.demean import FixedEffects
@@ -34,7 +35,12 @@ def nested_in_clusters(res: ChunkedFixedEffectsResults, cluster: tuple[str, ...]
     """(levels of the fixed effects nested in a cluster dimension, their number), from one
     pass over the distinct (combination, cluster ids) of the fitted rows."""
     spec: Any = res.spec  # an AbsorbedSpec
-    if hasattr(source, "map_reduce"):
+    if set(cluster) <= set(spec.key_columns):  # the ids are part of the combinations: no pass
+        frame = spec.keys.to_frame(index=False)
+        table = pd.DataFrame({"combination": np.arange(len(frame)),
+                              **{f"cluster:{c}": frame[c].to_numpy() for c in cluster}})
+        keys: Any = KeySet(table[spec.in_fit])
+    elif hasattr(source, "map_reduce"):
         keys = source.map_reduce(key_part, (spec, cluster), columns=spec.read_columns(cluster),
                                  uses=spec.uses, label="attnreg pass (nested fixed effects)")
     else:
