@@ -81,6 +81,12 @@ def level_sums_part(spec: ChunkSpec, slopes: IntArray, terms: tuple[FixedEffectT
     chunk = chunk_design(spec, frame)
     keys = {c: key_values(frame, c, chunk.rows) for c in key_columns_of(terms)}
     bad, counts = _missing(keys, terms)
+    if spec.na_action == "raise" and bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        term = next(t.text for t in terms if any(pd.isna(keys[c][first]) for c in t.columns))
+        raise DataError(f"fixed effect {term!r} is missing in row "
+                        f"{chunk.labels[first]!r} (na_action='raise'); drop the row or use "
+                        "na_action='drop'")
     ok = ~bad
     w = None if chunk.weights is None else chunk.weights[ok]
     return LevelSums.of_rows({c: v[ok] for c, v in keys.items()}, chunk.y[ok],

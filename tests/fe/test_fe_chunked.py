@@ -11,11 +11,11 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import RTOL_EXACT
+from tests.conftest import RTOL_EXACT
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.exceptions import FormulaError, OptionError
+from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.fe.report import fe_lines
 
 FORMULA = "y ~ x1 + x2 | fe1 + fe2"
@@ -82,6 +82,7 @@ VCOVS = [
                  id="cluster-2way-dummy"),
     pytest.param({"vcov": "cluster", "cluster": "fe1", "fixef_rm": "singleton"},
                  id="singletons-removed"),
+    pytest.param({"vcov": "cluster", "cluster": "fe2", "subset": "x1 > -1.0"}, id="subset"),
 ]
 
 
@@ -194,6 +195,9 @@ def test_refusals(glob: str) -> None:
         ar.attnreg(FORMULA, glob, fixef_rm="all")
     with pytest.raises(OptionError, match="split_every= is an option of dask DataFrames"):
         ar.attnreg(FORMULA, glob, split_every=4)
+    with pytest.raises(DataError, match=r"fixed effect 'fe2' is missing in row 11 "
+                                        r"\(na_action='raise'\)"):
+        ar.attnreg(FORMULA, glob, chunk_rows=CHUNK, na_action="raise")
     fit = ar.attnreg(FORMULA, glob, chunk_rows=CHUNK)
     with pytest.raises(OptionError, match="vcov='HC3' needs each row's leverage"):
         fit.with_vcov("HC3")
