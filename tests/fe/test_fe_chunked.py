@@ -212,3 +212,25 @@ def test_serial_covariances_equal_memory(options: dict) -> None:
     formula = "invest ~ value + capital | firm + year"
     _assert_same(ar.attnreg(formula, grun, chunk_rows=50, **options),
                  ar.attnreg(formula, grun, **options))
+
+
+def test_fixed_effects_of_any_dtype(tmp_path: object) -> None:
+    """Categorical (categories unused and out of order), dates, pandas strings and booleans,
+    each with a missing value, from a parquet file and from pandas chunks."""
+    rng = np.random.default_rng(1)
+    n = 3_000
+    df = pd.DataFrame({
+        "g": pd.Categorical(rng.choice(list("abcdefgh"), n), categories=list("hgfedcbaz")),
+        "d": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 30, n), "D"),
+        "s": pd.array(rng.choice(["u", "v", "w"], n), dtype="string"),
+        "b": rng.random(n) < 0.5, "x": rng.normal(size=n)})
+    df["y"] = df.x + rng.normal(size=n)
+    df.loc[4, "g"], df.loc[9, "d"], df.loc[13, "s"] = np.nan, pd.NaT, pd.NA
+    df.to_parquet(f"{tmp_path}/fe.parquet")
+    for formula in ("y ~ x | g + d + s", "y ~ x | s + b", "y ~ x | g^s + d"):
+        mem = ar.attnreg(formula, df, vcov="cluster", cluster="b")
+        for data in (df, f"{tmp_path}/fe.parquet"):
+            chunked = ar.attnreg(formula, data, chunk_rows=700, vcov="cluster", cluster="b")
+            _assert_same(chunked, mem)
+            assert chunked.absorbed.n_missing == mem.absorbed.n_missing
+            assert chunked.absorbed.fe.n_levels == mem.absorbed.fe.n_levels
