@@ -42,6 +42,7 @@ from attnreg.large.fit import (
     fit_from_factor,
     refine,
 )
+from attnreg.large.accumulate import RFactor
 from attnreg.large.passes import frames_of
 from attnreg.large.spec import ChunkSpec
 
@@ -137,6 +138,20 @@ def _absorb_table(sums: LevelSums, terms: Any, rm: str, cap: int
     return in_fit, fitted, absorbed
 
 
+def _alias_explained(factor: RFactor, before: Any) -> RFactor:
+    """The R factor with the regressors the fixed effects explain set to zero (aliased, R's
+    NA), as in memory: a residualised column whose norm (that of its column of R, which QR
+    keeps) is below :data:`~attnreg.fe.absorb.COLLINEAR_TOL` of the column's own. X̃ = QR
+    with column j zero is QR with column j of R zero: the other columns are unchanged."""
+    after = np.sqrt(np.sum(factor.R[:, :before.size] ** 2, axis=0))
+    collinear = after <= COLLINEAR_TOL * np.where(before > 0, before, 1.0)
+    if not collinear.any():
+        return factor
+    R = factor.R.copy()
+    R[:, np.flatnonzero(collinear)] = 0.0
+    return dataclasses.replace(factor, R=R)
+
+
 def _check_options(request: Any, backend: str, options: dict[str, Any]
                    ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The chunked path's options and the OLS ones, checked before any pass."""
@@ -203,14 +218,8 @@ def fit_fe_chunked(request: Any, parts: Any, backend: str, ssc: str, rm: str, ca
                          slopes=tuple(int(j) for j in slopes),
                          slope_names=tuple(names[j] for j in slopes), terms=absorbed.terms,
                          keys=sums.table.index, in_fit=in_fit, fitted=fitted)
-    factor = accumulate_factor(aspec, source, progress=chunk["progress"])
-    before = sums.norms(in_fit)
-    after = np.sqrt(np.sum(factor.R[:, :slopes.size] ** 2, axis=0))
-    collinear = after <= COLLINEAR_TOL * np.where(before > 0, before, 1.0)
-    if collinear.any():  # explained by the fixed effects: a zero column, aliased (R's NA)
-        R = factor.R.copy()
-        R[:, np.flatnonzero(collinear)] = 0.0
-        factor = dataclasses.replace(factor, R=R)
+    factor = _alias_explained(accumulate_factor(aspec, source, progress=chunk["progress"]),
+                              sums.norms(in_fit))
     if not absorbed.converged:
         warn_user(f"the demeaning on the fixed effects stopped at a relative accuracy of "
                   f"{absorbed.orthogonality:.2g} (the data's floor is {absorbed.floor:.2g}) "
