@@ -234,3 +234,15 @@ def test_fixed_effects_of_any_dtype(tmp_path: object) -> None:
             _assert_same(chunked, mem)
             assert chunked.absorbed.n_missing == mem.absorbed.n_missing
             assert chunked.absorbed.fe.n_levels == mem.absorbed.fe.n_levels
+
+
+@pytest.mark.parametrize(("formula", "options"), [
+    ("y ~ x1 + x2 | fe1", {"vcov": "HC1"}),
+    ("y ~ x1 + x2 | fe1 + fe2 + fe3", {"vcov": "cluster", "cluster": "fe3"}),
+    ("y ~ x1 + x2 | fe2", {"weights": "w0"}),  # rows of weight zero left out, as in memory
+])
+def test_one_and_three_fixed_effects(panel: pd.DataFrame, formula: str, options: dict) -> None:
+    df = panel.iloc[:8_000].assign(fe3=np.arange(8_000) % 17,
+                                   w0=panel.w.iloc[:8_000].where(np.arange(8_000) % 50 != 0, 0.0))
+    _assert_same(ar.attnreg(formula, df, chunk_rows=3_000, **options),
+                 ar.attnreg(formula, df, **options))
