@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import OptionError
 from attnreg.fe.demean import FixedEffects
+from attnreg.fe.effects import normalise
 from attnreg.fe.ssc import check_ssc
 from attnreg.formula.parts import FixedEffectTerm
 from attnreg.large.results import ChunkedResults
@@ -84,9 +86,9 @@ class ChunkedFixedEffectsResults(ChunkedResults):
 
     Coefficients, covariances (classical, HC0, HC1, HAC, 1- and multi-way cluster,
     Driscoll–Kraay), degrees of freedom, R², within R², ``tidy()``, ``glance()`` and the
-    summary's fixed-effects lines are those of the in-memory fit
+    summary's fixed-effects lines and ``fixef()`` are those of the in-memory fit
     (:class:`~attnreg.fe.results.FixedEffectsResults`). HC2 and HC3, which need each row's
-    leverage on the fixed effects, are refused.
+    leverage on the fixed effects, ``predict`` and the attention view are refused.
 
     Attributes
     ----------
@@ -182,6 +184,20 @@ class ChunkedFixedEffectsResults(ChunkedResults):
         if "_source_description" in self.__dict__:
             object.__setattr__(out, "_source_description", self.__dict__["_source_description"])
         return out
+
+    # ------------------------------------------------------------ fixed effects
+    def fixef(self) -> dict[str, pd.Series]:
+        """The estimated fixed effects with fixest's normalisation, one Series per term (as
+        :meth:`attnreg.fe.results.FixedEffectsResults.fixef`): the effects α of the
+        residual y − X b, from those of the response and of each regressor on pass A's
+        table (D α is linear in the column)."""
+        fe = self.absorbed.fe
+        b = np.where(np.isnan(self.filtered.coef), 0.0, self.filtered.coef)
+        eff = self.absorbed.effects
+        alpha = normalise(fe, eff[:, 0] - eff[:, 1:] @ b)
+        o = fe.offsets
+        return {name: pd.Series(alpha[o[k]:o[k + 1]], index=fe.levels[k], name=name)
+                for k, name in enumerate(fe.names)}
 
     # ------------------------------------------------------------ refused
     def predict(self, newdata: Any) -> Any:

@@ -246,3 +246,15 @@ def test_one_and_three_fixed_effects(panel: pd.DataFrame, formula: str, options:
                                    w0=panel.w.iloc[:8_000].where(np.arange(8_000) % 50 != 0, 0.0))
     _assert_same(ar.attnreg(formula, df, chunk_rows=3_000, **options),
                  ar.attnreg(formula, df, **options))
+
+
+def test_fixef_equals_memory(panel: pd.DataFrame, glob: str) -> None:
+    mem = ar.attnreg(FORMULA, panel, weights="w")
+    chunked = ar.attnreg(FORMULA, glob, chunk_rows=CHUNK, weights="w")
+    got, want = chunked.fixef(), mem.fixef()
+    assert list(got) == list(want) == ["fe1", "fe2"]
+    for name in want:
+        assert got[name].index.equals(want[name].index)
+        # relative to the largest effect: an effect near 0 keeps the absolute digits only
+        scale = float(np.abs(want[name]).max())
+        assert_allclose(got[name], want[name], rtol=0, atol=RTOL_EXACT * scale)
