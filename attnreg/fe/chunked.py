@@ -214,8 +214,9 @@ def fit_fe_chunked(request: Any, parts: Any, backend: str, ssc: str, rm: str, ca
                         "present")
     in_fit, fitted, absorbed = _absorb_table(sums, terms, rm, cap)
     names = spec.column_names
-    aspec = AbsorbedSpec(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)},
-                         slopes=tuple(int(j) for j in slopes),
+    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+    fields["formula"] = request.formula  # as the in-memory fit (anova's and reports' label)
+    aspec = AbsorbedSpec(**fields, slopes=tuple(int(j) for j in slopes),
                          slope_names=tuple(names[j] for j in slopes), terms=absorbed.terms,
                          keys=sums.table.index, in_fit=in_fit, fitted=fitted)
     factor = _alias_explained(accumulate_factor(aspec, source, progress=chunk["progress"]),

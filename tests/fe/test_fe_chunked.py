@@ -258,3 +258,12 @@ def test_fixef_equals_memory(panel: pd.DataFrame, glob: str) -> None:
         # relative to the largest effect: an effect near 0 keeps the absolute digits only
         scale = float(np.abs(want[name]).max())
         assert_allclose(got[name], want[name], rtol=0, atol=RTOL_EXACT * scale)
+
+
+def test_anova_of_nested_chunked_fits(panel: pd.DataFrame, glob: str) -> None:
+    small = "y ~ x1 | fe1 + fe2"
+    mem = ar.anova(ar.attnreg(small, panel), ar.attnreg(FORMULA, panel))
+    chunked = ar.anova(ar.attnreg(small, glob, chunk_rows=CHUNK),
+                       ar.attnreg(FORMULA, glob, chunk_rows=CHUNK))
+    assert str(chunked).splitlines()[2:4] == str(mem).splitlines()[2:4]  # the formulas
+    assert_allclose(chunked.table.to_numpy(float), mem.table.to_numpy(float), rtol=RTOL_EXACT)
