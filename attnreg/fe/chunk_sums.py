@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnreg._typing import BoolArray, FloatArray
+from attnreg._typing import BoolArray, FloatArray, IntArray
 
-__all__ = ["LevelSums", "drop_singleton_combinations", "merge_all"]
+__all__ = ["LevelSums", "combination_codes", "drop_singleton_combinations", "merge_all"]
 
 
 @dataclass(frozen=True)
@@ -77,14 +77,17 @@ class LevelSums:
         shift = float(np.mean(y)) if m else 0.0
         V = np.column_stack([y - shift, X])  # (m, 1 + p)
         WV = w[:, None] * V
-        data = {"n": np.ones(m, dtype=np.int64), "w": w}
-        data.update({f"v{j}": WV[:, j] for j in range(p + 1)})
-        data.update({f"q{j}": WV[:, j] * V[:, j] for j in range(p + 1)})
-        frame = pd.DataFrame({**{f"key:{k}": v for k, v in keys.items()}, **data})
-        names = [f"key:{k}" for k in keys]
-        table = frame.groupby(names, sort=False).sum()
-        table.index = table.index.set_names(list(keys))
-        return cls(table, shift, dict(n_missing or {}))
+        code, index = combination_codes(keys)
+        g = len(index)
+
+        def total(values: Any) -> FloatArray:
+            return np.asarray(np.bincount(code, weights=values, minlength=g), dtype=np.float64)
+
+        data: dict[str, Any] = {"n": np.bincount(code, minlength=g).astype(np.int64),
+                                "w": total(w)}
+        data.update({f"v{j}": total(WV[:, j]) for j in range(p + 1)})
+        data.update({f"q{j}": total(WV[:, j] * V[:, j]) for j in range(p + 1)})
+        return cls(pd.DataFrame(data, index=index), shift, dict(n_missing or {}))
 
     @property
     def width(self) -> int:
@@ -130,6 +133,33 @@ class LevelSums:
         t = self.table[keep]
         q = t[[f"q{j}" for j in range(1, self.width)]].to_numpy(dtype=np.float64)
         return np.asarray(np.sqrt(q.sum(axis=0)))
+
+
+def combination_codes(keys: dict[str, Any]) -> tuple[IntArray, pd.Index]:
+    """The combination of each row's key values (codes in order of first appearance) and
+    the combinations (an Index for one key column, a MultiIndex named by the keys for
+    several): factorised column by column, never through Python tuples of the rows.
+
+    Examples
+    --------
+    >>> code, index = combination_codes({"a": np.array([1, 2, 1]), "b": np.array(["x", "y", "x"])})
+    >>> code.tolist(), index.tolist()
+    ([0, 1, 0], [(1, 'x'), (2, 'y')])
+    """
+    names = list(keys)
+    columns = [keys[k] for k in names]
+    code, uniques = pd.factorize(columns[0])
+    if len(columns) == 1:
+        return np.asarray(code, dtype=np.int64), pd.Index(uniques, name=names[0])
+    key = np.asarray(code, dtype=np.int64)
+    for column in columns[1:]:
+        part, levels = pd.factorize(column)
+        key, _ = pd.factorize(key * len(levels) + part)  # codes stay below the rows' count
+    key = np.asarray(key, dtype=np.int64)
+    first = np.empty(int(key.max()) + 1 if key.size else 0, dtype=np.int64)
+    first[key] = np.arange(key.size)  # a row of each combination (all have its values)
+    index = pd.MultiIndex.from_arrays([np.asarray(c)[first] for c in columns], names=names)
+    return key, index
 
 
 def merge_all(parts: list[LevelSums]) -> LevelSums:
