@@ -36,6 +36,7 @@ def _panel(n: int = 40_000, seed: int = 0) -> pd.DataFrame:
                + rng.normal(size=n))
     df.loc[3, "fe1"] = np.uint64(7)  # a level of its own: a singleton
     df.loc[11, "fe2"] = None  # missing fixed effects: left out and counted
+    df["region"] = (df["fe1"] % np.uint64(40)).astype(np.int64)  # fe1 is nested in it
     df["fe1f"] = df["fe1"].astype(float)
     df.loc[17, "fe1f"] = np.nan
     return df
@@ -83,6 +84,9 @@ VCOVS = [
     pytest.param({"vcov": "cluster", "cluster": "fe1", "fixef_rm": "singleton"},
                  id="singletons-removed"),
     pytest.param({"vcov": "cluster", "cluster": "fe2", "subset": "x1 > -1.0"}, id="subset"),
+    pytest.param({"vcov": "cluster", "cluster": "region"}, id="fe1-nested-in-cluster"),
+    pytest.param({"vcov": "cluster", "cluster": "region + fe2", "weights": "w"},
+                 id="nested-2way"),
 ]
 
 
@@ -267,3 +271,13 @@ def test_anova_of_nested_chunked_fits(panel: pd.DataFrame, glob: str) -> None:
                        ar.attnreg(FORMULA, glob, chunk_rows=CHUNK))
     assert str(chunked).splitlines()[2:4] == str(mem).splitlines()[2:4]  # the formulas
     assert_allclose(chunked.table.to_numpy(float), mem.table.to_numpy(float), rtol=RTOL_EXACT)
+
+
+def test_progress_names_every_pass(glob: str, capsys: pytest.CaptureFixture[str]) -> None:
+    ar.attnreg(FORMULA, glob, chunk_rows=CHUNK, progress=True, vcov="cluster",
+               cluster="fe1 + x1")  # x1 is not a fixed effect: the nesting pass reads it
+    err = capsys.readouterr().err
+    for label in ("attnreg pass 1", "attnreg pass A (fixed-effect sums)",
+                  "attnreg pass 2 (R factor)", "attnreg pass (nested fixed effects)",
+                  "attnreg pass (cluster)"):
+        assert label in err, label
