@@ -26,7 +26,13 @@ from typing import Any
 import numpy as np
 
 from attnreg._warn import warn_user
-from attnreg.exceptions import ConvergenceWarning, DataError, FormulaError, OptionError
+from attnreg.exceptions import (
+    AttnregError,
+    ConvergenceWarning,
+    DataError,
+    FormulaError,
+    OptionError,
+)
 from attnreg.fe.absorb import COLLINEAR_TOL, fixed_effects_of_frame
 from attnreg.fe.chunk_spec import AbsorbedSpec, level_sums_part
 from attnreg.fe.chunk_sums import LevelSums, drop_singleton_combinations, merge_all
@@ -45,6 +51,7 @@ from attnreg.large.fit import (
 from attnreg.large.accumulate import RFactor
 from attnreg.large.passes import frames_of
 from attnreg.large.spec import ChunkSpec
+from attnreg.linear.refinement import REFINE_COND
 
 __all__ = ["fit_fe_chunked"]
 
@@ -202,6 +209,20 @@ def fit_fe_chunked(request: Any, parts: Any, backend: str, ssc: str, rm: str, ca
                                f"interaction as a regressor, e.g. 'C({t.columns[0]}):{t.slopes[0]}'")
     options = dict(options)
     chunk, checked = _check_options(request, backend, options)
+    try:
+        return _passes(request, parts, backend, (ssc, rm, cap), options, chunk, checked, call)
+    except AttnregError as exc:
+        if backend != "dask":
+            raise
+        raise exc.with_traceback(None) from None  # raised on a worker: no scheduler frames
+
+
+def _passes(request: Any, parts: Any, backend: str, settings: tuple[str, str, int],
+            options: dict[str, Any], chunk: dict[str, Any], checked: dict[str, Any],
+            call: str) -> ChunkedFixedEffectsResults:
+    """The passes of :func:`fit_fe_chunked` (module notes), options checked."""
+    ssc, rm, cap = settings
+    terms = parts.fixed_effect_terms
     source, spec = _source_and_spec(request, parts.model, backend, options, chunk)
     slopes = np.array([j for j, n in enumerate(spec.column_names) if n != "(Intercept)"],
                       dtype=np.int64)
@@ -229,8 +250,6 @@ def fit_fe_chunked(request: Any, parts: Any, backend: str, ssc: str, rm: str, ca
     res = ChunkedFixedEffectsResults(
         **{f.name: getattr(lin, f.name) for f in dataclasses.fields(lin)},
         absorbed=absorbed, ssc=ssc)
-    from attnreg.linear.refinement import REFINE_COND
-
     sp = res.spectrum
     if sp.rank and sp.s[0] / sp.s[-1] > REFINE_COND:
         res = refine(res, source, progress=chunk["progress"])

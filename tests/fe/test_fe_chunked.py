@@ -281,3 +281,20 @@ def test_progress_names_every_pass(glob: str, capsys: pytest.CaptureFixture[str]
                   "attnreg pass 2 (R factor)", "attnreg pass (nested fixed effects)",
                   "attnreg pass (cluster)"):
         assert label in err, label
+
+
+def test_event_study_on_chunks() -> None:
+    rng = np.random.default_rng(1)
+    panel = pd.DataFrame({"unit": np.repeat(np.arange(40), 10), "time": np.tile(np.arange(10), 40)})
+    adopt = rng.choice([4, 6, 8, 99], size=40)[panel.unit]
+    panel["treated"] = (adopt < 99).astype(int)
+    panel["rel_time"] = np.where(panel.treated == 1, panel.time - adopt, -1)
+    panel["y"] = 0.1 * panel.time + panel.treated * (panel.rel_time >= 0) + rng.normal(size=400)
+    formula = "y ~ i(rel_time, treated, ref=-1) | unit + time"
+    mem = ar.attnreg(formula, panel, vcov="cluster", cluster="unit")
+    chunked = ar.attnreg(formula, panel, chunk_rows=97, vcov="cluster", cluster="unit")
+    _assert_same(chunked, mem)
+    a, b = chunked.event_study(), mem.event_study()
+    assert list(a.index) == list(b.index)
+    assert_allclose(a[["estimate", "std_err"]].to_numpy(float),
+                    b[["estimate", "std_err"]].to_numpy(float), rtol=RTOL_EXACT)
