@@ -58,7 +58,9 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> Any:
     (:mod:`attnreg.fe.ssc`), ``fixef_rm="none"`` (default) or ``"singleton"``, and
     ``fixef_iter`` (a cap on the demeaning's iterations, 100,000 by default; reaching it
     before the data's accuracy warns and the summary says so). A method that absorbs fixed
-    effects its own way (``Estimator.fit_fixed_effects``: the GLMs) fits them itself.
+    effects its own way (``Estimator.fit_fixed_effects``: the GLMs) fits them itself. Data
+    larger than memory (files, arrow, polars, ``chunk_rows=``, dask) is fitted chunk by
+    chunk by least squares (:func:`attnreg.fe.chunked.fit_fe_chunked`).
     """
     from attnreg.large import chunked_backend, to_memory
 
