@@ -86,9 +86,9 @@ class ChunkedFixedEffectsResults(ChunkedResults):
 
     Coefficients, covariances (classical, HC0, HC1, HAC, 1- and multi-way cluster,
     Driscoll–Kraay), degrees of freedom, R², within R², ``tidy()``, ``glance()`` and the
-    summary's fixed-effects lines and ``fixef()`` are those of the in-memory fit
+    summary's fixed-effects lines, ``fixef()`` and ``predict()`` are those of the in-memory fit
     (:class:`~attnreg.fe.results.FixedEffectsResults`). HC2 and HC3, which need each row's
-    leverage on the fixed effects, ``predict`` and the attention view are refused.
+    leverage on the fixed effects, prediction intervals and the attention view are refused.
 
     Attributes
     ----------
@@ -200,10 +200,13 @@ class ChunkedFixedEffectsResults(ChunkedResults):
                 for k, name in enumerate(fe.names)}
 
     # ------------------------------------------------------------ refused
-    def predict(self, newdata: Any) -> Any:
-        """Not available for chunked fixed-effects fits (OptionError)."""
-        raise OptionError("predict() of a chunked fit with absorbed fixed effects is not "
-                          "available: fit a sample in memory for predictions with the effects")
+    def predict(self, newdata: Any, *, interval: str = "none", unseen: str = "nan") -> Any:
+        """Predictions for new rows with the estimated fixed effects added, as the in-memory
+        fit's (:func:`attnreg.fe.chunked_predict.predict_chunked_fe`); ``unseen="nan"``
+        (NaN and a warning naming the level) or ``"error"``; intervals are refused."""
+        from attnreg.fe.chunked_predict import predict_chunked_fe
+
+        return predict_chunked_fe(self, newdata, interval=interval, unseen=unseen)
 
     def attention(self, newdata: Any, *, k: int = 10, data: Any = None) -> Any:
         """Not available for chunked fixed-effects fits (OptionError)."""

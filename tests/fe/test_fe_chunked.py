@@ -205,8 +205,8 @@ def test_refusals(glob: str) -> None:
     fit = ar.attnreg(FORMULA, glob, chunk_rows=CHUNK)
     with pytest.raises(OptionError, match="vcov='HC3' needs each row's leverage"):
         fit.with_vcov("HC3")
-    with pytest.raises(OptionError, match="predict\\(\\) of a chunked fit with absorbed"):
-        fit.predict(pd.DataFrame({"x1": [0.0], "x2": [0.0]}))
+    with pytest.raises(OptionError, match=r"predict\(interval='confidence'\) of a chunked"):
+        fit.predict(pd.DataFrame({"x1": [0.0], "x2": [0.0]}), interval="confidence")
 
 
 @pytest.mark.parametrize("options", [{"vcov": "HAC", "maxlags": 2},
@@ -298,3 +298,22 @@ def test_event_study_on_chunks() -> None:
     assert list(a.index) == list(b.index)
     assert_allclose(a[["estimate", "std_err"]].to_numpy(float),
                     b[["estimate", "std_err"]].to_numpy(float), rtol=RTOL_EXACT)
+
+
+def test_predict_equals_memory(panel: pd.DataFrame, glob: str) -> None:
+    mem = ar.attnreg(FORMULA, panel, weights="w")
+    chunked = ar.attnreg(FORMULA, glob, chunk_rows=CHUNK, weights="w")
+    new = panel.iloc[20:40].copy()
+    new.loc[new.index[0], "fe1"] = np.uint64(12345)  # a level not in the fit
+    new.loc[new.index[1], "x1"] = np.nan
+    with pytest.warns(UserWarning, match="fixed effect 'fe1' has 1 level\\(s\\) not in the fit: "
+                                         "12345"):
+        want = mem.predict(new)
+    with pytest.warns(UserWarning, match="fixed effect 'fe1' has 1 level\\(s\\) not in the fit"):
+        got = chunked.predict(new)
+    assert got.index.equals(want.index)
+    assert got.isna().tolist() == want.isna().tolist() == [True, True] + [False] * 18
+    # the effects are equal relative to the largest (see test_fixef_equals_memory)
+    assert_allclose(got, want, rtol=0, atol=RTOL_EXACT * float(np.abs(want).max()))
+    with pytest.raises(DataError, match="fixed effect 'fe1' has 1 level\\(s\\) not in the fit"):
+        chunked.predict(new, unseen="error")
