@@ -6,7 +6,8 @@ the residualised columns gives the coefficients of the dummy-variable regression
 :mod:`attnreg.fe.effects` counts the redundant levels and normalises the effects as fixest;
 :mod:`attnreg.fe.absorb` goes from a frame's columns to the levels and the demeaned y and X
 (for any estimator with a fixed-effects part), :mod:`attnreg.fe.formula` fits
-``y ~ x | firm + year``.
+``y ~ x | firm + year``, and :mod:`attnreg.fe.chunked` the same beyond memory (per-combination
+sums of the levels, the chunks residualised as they are read).
 """
 
 from __future__ import annotations

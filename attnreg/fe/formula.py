@@ -58,13 +58,15 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> Any:
     (:mod:`attnreg.fe.ssc`), ``fixef_rm="none"`` (default) or ``"singleton"``, and
     ``fixef_iter`` (a cap on the demeaning's iterations, 100,000 by default; reaching it
     before the data's accuracy warns and the summary says so). A method that absorbs fixed
-    effects its own way (``Estimator.fit_fixed_effects``: the GLMs) fits them itself.
+    effects its own way (``Estimator.fit_fixed_effects``: the GLMs) fits them itself. Data
+    larger than memory (files, arrow, polars, ``chunk_rows=``, dask) is fitted chunk by
+    chunk by least squares (:func:`attnreg.fe.chunked.fit_fe_chunked`).
     """
     from attnreg.large import chunked_backend, to_memory
 
-    if chunked_backend(request.data, dict(request.options)) is not None:
-        raise OptionError("fixed effects are fitted in memory for now: load the data as a "
-                          "pandas DataFrame first")
+    backend = chunked_backend(request.data, dict(request.options))
+    if backend is not None:  # beyond memory: files, arrow, polars, dask
+        return _fit_chunked(request, parts, backend.name)
     data = to_memory(request.data)
     request = dataclasses.replace(request, data=data if isinstance(data, pd.DataFrame)
                                   else pd.DataFrame(data))
@@ -88,6 +90,21 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> Any:
     call = call_string(request.formula, "ols", request.options,
                        weighted=request.weights is not None)
     return _fit(design, got, checked, (ssc, cap, request.formula), call, n_single, n_missing)
+
+
+def _fit_chunked(request: FitRequest, parts: FormulaParts, backend: str) -> Any:
+    """The chunked fit (:func:`attnreg.fe.chunked.fit_fe_chunked`), least squares only."""
+    from attnreg.fe.chunked import fit_fe_chunked
+
+    estimator = get_method(request.method)
+    rule = estimator.rule
+    if estimator.fit_fixed_effects is not None or rule is None or not rule.least_squares:
+        raise OptionError(f"fixed effects of data read chunk by chunk are fitted by least "
+                          f"squares, method 'ols', however: method={request.method!r}; load "
+                          "the data as a pandas DataFrame for it")
+    ssc, rm, cap, options = _split_options(request.options)
+    call = call_string(request.formula, "ols", options, weighted=request.weights is not None)
+    return fit_fe_chunked(request, parts, backend, ssc, rm, cap, options, call)
 
 
 def _fit(design: Design, got: FrameEffects, checked: dict[str, Any],

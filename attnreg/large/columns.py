@@ -335,11 +335,12 @@ def chunk_columns(spec: ChunkSpec, frame: pd.DataFrame, *,
     take = None if rows.size == n else rows
     m = rows.size
     x_pieces = _pieces(spec.x_info, values, take, m)
-    return ChunkColumns(pieces=x_pieces, n_coef=spec.n_coef, y=_response(spec, values, take, m),
+    cols = ChunkColumns(pieces=x_pieces, n_coef=spec.n_coef, y=_response(spec, values, take, m),
                         weights=w, take=take, index=frame.index, names=spec.column_names,
                         response_name=spec.response_name, n_dropped=int(n_dropped),
                         n_excluded=n_excluded, n_zero_weight=n_zero, n_read=n,
                         complete=not assume_complete)
+    return spec.finish_columns(cols, frame)  # type: ignore[no-any-return]
 
 
 def chunk_design(spec: ChunkSpec, frame: pd.DataFrame) -> ChunkDesign:

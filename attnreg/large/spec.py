@@ -127,6 +127,12 @@ class ChunkSpec:
             cols.append(self.weights)
         return list(dict.fromkeys([*cols, *extra]))
 
+    def finish_columns(self, columns: Any, frame: pd.DataFrame) -> Any:
+        """Each chunk's :class:`~attnreg.large.columns.ChunkColumns` as the passes use them:
+        unchanged here; a subclass may transform them (the fixed effects absorbed chunk by
+        chunk, :class:`attnreg.fe.chunk_spec.AbsorbedSpec`)."""
+        return columns
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickle support: patsy's design infos as plain data (:mod:`attnreg.formula.spec`)."""
         from attnreg.formula.spec import FormulaSpec
