@@ -31,7 +31,8 @@ def first_stages(res: IVResults) -> dict[str, Any]:
                           "'d ~ x + C(firm) + z'")
     base = frame.instruments_design
     ols = get_method("ols")
-    given = {} if res.vcov_kind == "classical" else {"vcov": res.vcov_kind}
+    given = ({} if res.vcov_kind == "classical"
+             else {"vcov": res.vcov_kind, **dict(res.vcov_options)})
     if res.vcov_kind == "cluster":
         given["cluster"] = res.cluster
     checked = ols.check_options(given)
