@@ -136,7 +136,7 @@ def fit_fe_glm(request: Any, parts: Any, call: str) -> GlmResults:
                      method=request.method, absorbed=absorbed)
     v = checked["vcov"]
     return res if v["vcov"] == "classical" else res.with_vcov(v["vcov"], cluster=v["cluster"],
-                                                              type=v["type"])
+                                                              type=v["type"], **v["options"])
 
 
 def _null_deviance(design: Any, wt: FloatArray, offset: FloatArray, family: Any, link: Any,
