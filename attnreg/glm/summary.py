@@ -39,11 +39,11 @@ def glm_notes(res: GlmResults | ChunkedGlmResults) -> tuple[str, ...]:
              f"{r_format([res.dispersion], 7)[0].strip()})", "",
              f"    Null deviance: {dev[0]}  on {df[0]}  degrees of freedom",
              f"Residual deviance: {dev[1]}  on {df[1]}  degrees of freedom"]
-    if res.robust is not None:
+    if res.robust is not None:  # a vcovHC / one-way vcovCL type, or a covariance's label
         which = ("sandwich::vcovHC" if res.n_clusters is None else
                  f"sandwich::vcovCL, {res.n_clusters} clusters")
-        lines[1:1] = ["", f"(Standard errors: {which}, type {res.robust}; z tests as "
-                          "lmtest::coeftest)"]
+        text = f"{which}, type {res.robust}" if res.robust.startswith("HC") else res.robust
+        lines[1:1] = ["", f"(Standard errors: {text}; z tests as lmtest::coeftest)"]
     n_na = res.n_deleted
     if n_na:
         lines.append(f"  ({n_na} observation{'s' if n_na > 1 else ''} deleted due to "

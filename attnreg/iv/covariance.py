@@ -91,7 +91,7 @@ def score_design(fit: IVFit, *, df_resid: float, weights: FloatArray | None = No
         weights = weights / weights.mean()  # the fit's weights are rescaled to mean 1
         sw = np.sqrt(weights)
         A, e = A / sw[:, None], e / sw
-    else:
+    elif weights is not None:  # the weighted rows as they are: no constant column
         weights, intercept = None, None
     if gmm_like:  # G'z̃_i has no constant column
         intercept = None
