@@ -4,22 +4,26 @@
 "probit" | "poisson")`` for data larger than memory (a parquet/CSV glob, arrow, polars, a
 dask DataFrame): see :mod:`attnreg.glm.chunked` for the passes. The result holds the
 coefficients, the R of the last IRLS step and the sums of the final pass: everything the
-summary prints, the covariances (model-based, HC0/HC1, cluster) and predictions of new rows.
+summary prints, the covariance in use (any registered covariance the final pass can
+accumulate, :mod:`attnreg.glm.chunked_vcov`) and predictions of new rows.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import solve_triangular
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
+from attnreg.glm.chunked_vcov import ScoreAccumulator, check_streamed_vcov, streamed_vcov
+from attnreg.glm.vcov import sandwich_name
+from attnreg.linear.inference import get_vcov
 from attnreg.glm.chunked import ChunkData, aic_from_sums, aliased_from_factor, chunked_irls, \
     final_pass, weights_factor
 from attnreg.glm.families import FAMILIES
@@ -51,10 +55,14 @@ class ChunkedGlmResults(GlmTests):
     iterations_r : int
         The steps after which R's stopping rule was met.
     converged : bool
-    robust : {None, "HC0", "HC1"}
+    robust : str or None
+        The sandwich in use as the summary names it (vcovHC's or one-way vcovCL's type, else
+        the covariance's description); None: ``vcov.glm``.
     meat : ndarray or None
-        Σ s sᵀ of the scores (per cluster sums' products for a cluster covariance).
+        The covariance in use (``vcov`` on the kept columns), from the registry.
     n_clusters : int or None
+    vcov_spec : VcovSpec or None
+        The registered covariance in use, completed by the final pass (None: ``vcov.glm``).
     call, method, control : str
     offset_spec : str or None
     """
@@ -84,6 +92,7 @@ class ChunkedGlmResults(GlmTests):
     offset_spec: str | None = None
     separation: None = None
     absorbed: None = None
+    vcov_spec: Any = None
 
     @property
     def nobs(self) -> int:
@@ -139,23 +148,16 @@ class ChunkedGlmResults(GlmTests):
 
     @cached_property
     def vcov(self) -> pd.DataFrame:
-        """Covariance in use: ``vcov.glm``, or the sandwich of ``vcov=``."""
-        r_inv = solve_triangular(self.r, np.eye(self.rank))
-        bread = r_inv @ r_inv.T
-        if self.robust is None:
-            inner = bread * self.dispersion
+        """Covariance in use: ``vcov.glm``, or the sandwich of ``vcov=`` (computed by the
+        registry from the final pass, :mod:`attnreg.glm.chunked_vcov`)."""
+        if self.meat is None:
+            inner = streamed_vcov(None, None, self.r, n_obs=self.n_obs,
+                                  df_resid=float(self.df_resid), dispersion=self.dispersion)[1]
         else:
-            assert self.meat is not None
-            inner = bread @ self.meat @ bread * self._adjust()
+            inner = self.meat
         full = np.full((len(self.names),) * 2, np.nan)
         full[np.ix_(self.kept, self.kept)] = inner
         return pd.DataFrame(full, index=self.names, columns=self.names)
-
-    def _adjust(self) -> float:
-        if self.n_clusters is None:
-            return self.n_obs / self.df_resid if self.robust == "HC1" else 1.0
-        g = self.n_clusters
-        return g / (g - 1) * ((self.n_obs - 1) / self.df_resid if self.robust == "HC1" else 1.0)
 
     @cached_property
     def std_err(self) -> pd.Series:
@@ -190,18 +192,6 @@ class ChunkedGlmResults(GlmTests):
                 f"deviance={self.deviance:.6g}>")
 
 
-def _vcov_choice(checked: dict[str, Any]) -> tuple[str | None, str | None]:
-    v = checked["vcov"]
-    if v["vcov"] == "classical":
-        return None, None
-    if v["vcov"] == "cluster":
-        if not isinstance(v["cluster"], str):
-            raise OptionError("cluster= of a chunked GLM must name a column of the data, "
-                              f"however: type(cluster) is {type(v['cluster']).__name__}")
-        return v["type"] or "HC1", v["cluster"]
-    return v["vcov"], None
-
-
 def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlmResults:
     """Fit a GLM to a larger-than-memory source (a :class:`attnreg.large.FitRequest`).
 
@@ -225,13 +215,13 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
     if checked["offset"] is not None and not isinstance(checked["offset"], str):
         raise OptionError("offset of a chunked GLM must be a column or an expression of "
                           "columns such as 'np.log(pyears)', not a vector")
-    robust, cluster = _vcov_choice(checked)
+    wanted = check_streamed_vcov(checked)  # before any pass
     source = as_source(request.data, chunk_rows=chunk["chunk_rows"], sep=chunk["sep"])
     spec = learn_spec(request.formula, source, request.eval_env, weights=request.weights,
                       subset=request.subset, na_action=request.na_action,
                       progress=chunk["progress"])
     family, link = FAMILIES[checked["family"]], LINKS[checked["link"]]
-    data = ChunkData(spec, source, family, link, checked["offset"], cluster, chunk["progress"])
+    data = ChunkData(spec, source, family, link, checked["offset"], (), chunk["progress"])
     tol = min(1e-7, checked["epsilon"] / 1000)  # as the in-memory fit (R's glm.fit)
     aliased = aliased_from_factor(weights_factor(data), tol)
     kept = np.setdiff1d(np.arange(spec.n_coef), aliased)
@@ -246,12 +236,24 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
     null = None
     if spec.intercept and checked["offset"] is not None:  # R refits y ~ 1 with the offset
         null = _null_with_offset(data, checked)
-    final = final_pass(data, kept, path.coef, null_mean=null_mean, meat=robust is not None,
+    scores = None
+    if wanted is not None:
+        estimator = get_vcov(wanted[0])
+        scores = ScoreAccumulator(estimator.bind_streamed(wanted[1], n_obs=path.first.n_obs),
+                                  path.r)
+        data = dataclasses.replace(data, keys=scores.keys)
+    final = final_pass(data, kept, path.coef, null_mean=null_mean, scores=scores,
                        null=null is None)
-    meat, n_clusters = final.meat, None
-    if final.cluster_sums is not None:
-        sums = final.cluster_sums.to_numpy()
-        meat, n_clusters = sums.T @ sums, int(sums.shape[0])
+    fixed = FAMILIES[checked["family"]].fixed_dispersion
+    df_resid = path.first.n_obs - kept.size
+    dispersion = (1.0 if fixed else final.pearson / df_resid if df_resid > 0
+                  else float("nan"))  # as ChunkedGlmResults.dispersion
+    meat = vspec = None
+    if scores is not None:
+        vspec, meat = streamed_vcov(scores.spec, final.scores, path.r, n_obs=path.first.n_obs,
+                                    df_resid=float(df_resid),
+                                    dispersion=dispersion)
+    robust, n_clusters = sandwich_name(vspec)
     warn_state(path.n_halved, path.boundary, path.converged, final.n_boundary, family.name)
     return ChunkedGlmResults(
         spec=spec, family_name=family.name, link_name=link.name, coef_kept=path.coef,
@@ -260,7 +262,8 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
         aic_family=aic_from_sums(family, final.aic_terms, path.deviance),
         n_obs=path.first.n_obs, n_dropped=data.n_dropped, iterations=path.iter, iterations_r=path.iter_r,
         converged=path.converged, robust=robust, meat=meat, n_clusters=n_clusters, call=call,
-        method=request.method, control=checked["control"], offset_spec=checked["offset"])
+        method=request.method, control=checked["control"], offset_spec=checked["offset"],
+        vcov_spec=vspec)
 
 
 def _null_with_offset(data: ChunkData, checked: dict[str, Any]) -> float:

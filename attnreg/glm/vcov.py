@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from attnreg.formula.design import Design
     from attnreg.glm.irls import IrlsFit
 
-__all__ = ["GlmCovariance"]
+__all__ = ["GlmCovariance", "sandwich_name"]
 
 #: vcovHC's types: the summary names them as ``sandwich::vcovHC, type HCk``
 _HC_TYPES = ("HC0", "HC1", "HC2", "HC3", "HC4", "HC4m", "HC5")
@@ -198,12 +198,21 @@ class GlmCovariance:
         elif cluster is not None or type is not None:
             raise OptionError(f"cluster= and type= go with vcov='cluster', however: {vcov=}")
         spec = self._bind(vcov, cluster, options)
+        robust, n_clusters = sandwich_name(spec)
         ids = spec.option("cluster")
-        one_way = ids is not None and ids.n_dims == 1 and spec.option("type") in ("HC0", "HC1")
-        if spec.kind in _HC_TYPES or one_way:
-            robust = spec.kind if spec.kind in _HC_TYPES else str(spec.option("type"))
-        else:
-            robust = spec.label().split("; ")[0]
         return dataclasses.replace(self, robust=robust,  # type: ignore[type-var]
-                                   cluster=ids.codes[:, 0] if one_way else None,
+                                   cluster=None if n_clusters is None else ids.codes[:, 0],
                                    vcov_spec=spec)
+
+
+def sandwich_name(spec: VcovSpec | None) -> tuple[str | None, int | None]:
+    """What a GLM summary says of the covariance ``spec``: vcovHC's or one-way vcovCL's type
+    (and the number of clusters), else the covariance's description; None for ``vcov.glm``."""
+    if spec is None or spec.estimator.classical:
+        return None, None
+    ids = spec.option("cluster")
+    if ids is not None and ids.n_dims == 1 and spec.option("type") in ("HC0", "HC1"):
+        return str(spec.option("type")), int(ids.n_clusters[0])
+    if spec.kind in _HC_TYPES:
+        return spec.kind, None
+    return spec.label().split("; ")[0], None
