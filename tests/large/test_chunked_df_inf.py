@@ -57,3 +57,12 @@ def test_df_inf_at_fit_time(vcov: str) -> None:
     memory = ar.attnreg("y ~ x1 + x2", df, vcov=vcov, df=np.inf)
     assert_same_tests(chunked, memory)
     assert "Wald chi-squared: " in str(chunked.summary())
+
+
+def test_a_dask_frame_takes_df_inf() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    df = frame()
+    dask_fit = ar.attnreg("y ~ x1 + x2", dd.from_pandas(df, npartitions=3), vcov="cluster",
+                          cluster="g", df=np.inf)
+    assert_same_tests(dask_fit, ar.attnreg("y ~ x1 + x2", df, vcov="cluster", cluster="g",
+                                           df=np.inf))
