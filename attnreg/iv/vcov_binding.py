@@ -17,7 +17,7 @@ import pandas as pd
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv.frame import IVFrame
 from attnreg.iv.options import IV_VCOV
-from attnreg.linear.cluster import check_cluster_argument
+from attnreg.linear.cluster_ids import check_cluster_argument
 from attnreg.linear.inference import VcovSpec
 from attnreg.linear.score_vcov import bind_vcov
 
