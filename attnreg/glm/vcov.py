@@ -121,6 +121,10 @@ class GlmCovariance:
     def _bind(self, kind: str, cluster: Any, options: dict[str, Any]) -> VcovSpec:
         """``kind`` bound to the training rows, with z tests (``df=np.inf``)."""
         extra = dict(options)
+        if extra.pop("df", math.inf) != math.inf:  # np.inf: what a GLM's sandwich tests are
+            raise OptionError(f"df does not apply to a GLM's sandwich covariance: its tests "
+                              f"are z tests (lmtest::coeftest of a glm); drop df=, however: "
+                              f"df={options['df']!r}")
         if cluster is not None:
             extra["cluster"] = self._ids(cluster, "cluster")
         if extra.get("time") is not None:

@@ -49,6 +49,10 @@ def check_vcov(vcov: Any, cluster: Any,
                           "row), e.g. vcov='cluster', cluster='firm'")
     if vcov != "cluster" and cluster is not None:
         raise OptionError(f"cluster= is used by vcov='cluster' only, however: vcov={vcov!r}")
+    if "df" in options:
+        raise OptionError(f"df does not apply to an IV fit's covariance: its t and F tests are "
+                          f"on the residual df n - k, as AER's; drop df=, however: "
+                          f"df={options['df']!r}")
     check_vcov_options(vcov, **options, **({"cluster": cluster} if cluster is not None else {}))
     return get_vcov(vcov).name, options
 

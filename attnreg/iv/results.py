@@ -257,7 +257,9 @@ class IVResults:
         g = None if self.clusters is None else int(np.unique(self.clusters).shape[0])
         name = self.cluster if isinstance(self.cluster, str) else None
         own = diagnostic_kind(self.vcov_kind, self.clusters, dict(self.vcov_options))
-        text = None if own == self.vcov_kind else self._vcov_bound.label()
+        # the registry's label, less its df clause: an IV fit tests on n - k df (AER)
+        text = (None if own == self.vcov_kind
+                else self._vcov_bound.label().split("; t and F")[0] + "; t and F on n - k df")
         return IVVcovSpec(self.vcov_kind, name, g, text)
 
     # ------------------------------------------------------------ fit statistics

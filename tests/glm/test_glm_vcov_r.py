@@ -12,6 +12,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
+from attnreg.exceptions import OptionError
 from tests.conftest import REPO, RTOL_R, RTOL_R_VCOV
 
 REF = json.loads((REPO / "tests" / "reference" / "score_vcov_r.json").read_text())
@@ -63,3 +64,11 @@ def test_chosen_at_fit_time_and_shown_in_the_summary() -> None:
     hc3 = ar.attnreg(MODELS["poisson"], data(), method="poisson", vcov="HC3")
     assert "(Standard errors: sandwich::vcovHC, type HC3; z tests" in str(hc3.summary())
     assert hc3.with_vcov().vcov.equals(fit.with_vcov().vcov)
+
+
+def test_df_is_refused_its_tests_are_z_tests() -> None:
+    fit = ar.attnreg(MODELS["logit"], data(), method="logit")
+    assert fit.with_vcov("HC0", df=np.inf).vcov.equals(fit.with_vcov("HC0").vcov)
+    with pytest.raises(OptionError, match=r"df does not apply to a GLM's sandwich covariance: "
+                                          r"its tests are z tests"):
+        fit.with_vcov("cluster", cluster="a", df="residual")

@@ -12,6 +12,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
+from attnreg.exceptions import OptionError
 from tests.conftest import REPO, RTOL_R, RTOL_SM
 
 REF = json.loads((REPO / "tests" / "reference" / "score_vcov_r.json").read_text())
@@ -116,3 +117,13 @@ def test_other_estimators_take_every_covariance(method: str) -> None:
     for kind, options in VCOV.values():
         V = fit.with_vcov(kind, **options).vcov.to_numpy()
         assert np.isfinite(V).all() and np.all(np.diag(V) > 0)
+
+
+def test_the_label_and_the_df_of_a_registry_covariance() -> None:
+    fit = ar.attnreg(FORMULA, data()).with_vcov("cluster", cluster="a + b", fix=False)
+    assert fit.vcov_spec.label() == ("cluster-robust (HC1, two-way) by a and b, 12 and 8 "
+                                     "clusters; t and F on n - k df")
+    assert "(HC1 covariance for the robust statistics)" in str(fit.summary())
+    with pytest.raises(OptionError, match=r"df does not apply to an IV fit's covariance: its t "
+                                          r"and F tests are on the residual df n - k"):
+        ar.attnreg(FORMULA, data(), vcov="HC3", df=np.inf)
