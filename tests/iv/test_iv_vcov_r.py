@@ -127,3 +127,17 @@ def test_the_label_and_the_df_of_a_registry_covariance() -> None:
     with pytest.raises(OptionError, match=r"df does not apply to an IV fit's covariance: its t "
                                           r"and F tests are on the residual df n - k"):
         ar.attnreg(FORMULA, data(), vcov="HC3", df=np.inf)
+
+
+@pytest.mark.parametrize(("kind", "options"), [
+    ("cluster", {"cluster": "firm + year", "fix": False}), ("HAC", {"maxlags": 2}),
+    ("DK", {"time": "year"}),
+], ids=["two-way", "newey-west", "driscoll-kraay"])
+def test_fixed_effects_equal_the_dummy_variable_fit(kind: str, options: dict[str, Any]) -> None:
+    from tests.iv.test_iv_fe import DV, FE, panel
+
+    df = panel()
+    fe = ar.attnreg(FE, df, vcov=kind, **options)
+    dv = ar.attnreg(DV, df, vcov=kind, **options)
+    names = list(fe.coef.index)
+    assert_allclose(fe.vcov.to_numpy(), dv.vcov.loc[names, names].to_numpy(), rtol=RTOL_SM)
