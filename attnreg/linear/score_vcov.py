@@ -110,8 +110,9 @@ class ScoreDesign:
     @cached_property
     def spectrum(self) -> Spectrum:
         """The spectrum of √w A (r as its response), in which the registry computes."""
+        # U stored (A is in memory already): the registry reads its rows once per statistic
         return decompose(self.A, self.resid, intercept=self.intercept, weights=self.weights,
-                         scaling="sd")
+                         scaling="sd", lazy_u=False)
 
     @cached_property
     def bread_map(self) -> FloatArray | None:
