@@ -71,9 +71,11 @@ class GlmCovariance:
         A = self.absorbed.x_tilde if absorbed else self.design.X[:, self.kept]
         at = np.flatnonzero(np.asarray(self.kept) == 0)
         intercept = int(at[0]) if self.design.intercept and not absorbed and at.size else None
+        # the bread is R's cov.unscaled, (R'R)⁻¹ from the IRLS step's factor (no other
+        # decomposition for the classical covariance, dispersion × (R'R)⁻¹)
         return ScoreDesign(A, self.residuals("working").to_numpy(), sigma2=self.dispersion,
                            df_resid=float(self.df_resid), weights=self.fit.working_weights,
-                           intercept=intercept)
+                           intercept=intercept, hessian=self.fit.r, classical="hessian")
 
     def _on_columns(self, V: Any) -> pd.DataFrame:
         full = np.full((self.design.n_coef,) * 2, np.nan)
