@@ -95,9 +95,10 @@ def score_design(fit: IVFit, *, df_resid: float, weights: FloatArray | None = No
         weights, intercept = None, None
     if gmm_like:  # G'z̃_i has no constant column
         intercept = None
-    hessian = None if fit.kappa == 1.0 else fit.bread  # 2SLS: H = X̂'X̂, A's own
+    # the fit's own bread factor (2SLS: H = X̂'X̂, A's own cross-product): the classical
+    # covariance needs no other decomposition
     return ScoreDesign(A, e, sigma2=sigma2, df_resid=float(df_resid), weights=weights,
-                       intercept=intercept, hessian=hessian,
+                       intercept=intercept, hessian=fit.bread,
                        classical="scores" if gmm_like else "hessian", hat=hat)
 
 
