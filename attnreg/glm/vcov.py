@@ -7,8 +7,9 @@ hands over A = X (the demeaned regressors with absorbed fixed effects), the work
 residuals and weights, the dispersion (the classical covariance is dispersion × (XᵀWX)⁻¹,
 R's ``vcov.glm``) and its residual df, and :func:`attnreg.linear.score_vcov.score_vcov`
 computes any registered covariance: ``vcovHC`` HC0–HC5 (R's ``hatvalues(glm)`` are those of
-√W X), ``vcovCL`` one- and multi-way, ``NeweyWest`` / ``vcovHAC`` / ``kernHAC``, CR2 and
-Driscoll–Kraay. Tests under a sandwich are z tests (``lmtest::coeftest`` of a glm).
+√W X), ``vcovCL`` one- and multi-way, ``NeweyWest`` / ``vcovHAC`` / ``kernHAC`` and
+Driscoll–Kraay (not CR2: clubSandwich's working model for a glm is another). Tests under a
+sandwich are z tests (``lmtest::coeftest`` of a glm).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from attnreg.formula.design import Design
     from attnreg.glm.irls import IrlsFit
 
-__all__ = ["GlmCovariance", "sandwich_name"]
+__all__ = ["GlmCovariance", "refuse_cr2", "sandwich_name"]
 
 #: vcovHC's types: the summary names them as ``sandwich::vcovHC, type HCk``
 _HC_TYPES = ("HC0", "HC1", "HC2", "HC3", "HC4", "HC4m", "HC5")
@@ -101,7 +102,7 @@ class GlmCovariance:
             None (and no cluster): dispersion × unscaled covariance (``vcov.glm``). Without
             ``cluster``, any registered covariance (``"HC0"`` … ``"HC5"``: sandwich's
             ``vcovHC``; ``"HAC"``: ``NeweyWest`` / ``vcovHAC``; ``"DK"``); with ``cluster``,
-            vcovCL's type (``"HC1"``, the default, or ``"HC0"``; ``"CR2"``).
+            vcovCL's type (``"HC1"``, the default, or ``"HC0"``).
         cluster : str, list or array-like, optional
             A column of the data (``"a + b"`` or a list: multi-way), or one id per training
             row: ``sandwich::vcovCL`` (G/(G − 1) always; HC1 also (n − 1)/(n − rank)).
@@ -127,6 +128,7 @@ class GlmCovariance:
             raise OptionError(f"df does not apply to a GLM's sandwich covariance: its tests "
                               f"are z tests (lmtest::coeftest of a glm); drop df=, however: "
                               f"df={options['df']!r}")
+        refuse_cr2(extra.get("type"))
         if cluster is not None:
             extra["cluster"] = self._ids(cluster, "cluster")
         if extra.get("time") is not None:
@@ -186,7 +188,7 @@ class GlmCovariance:
             With ``vcov="cluster"``: a column of the data (``"a + b"`` or a list: multi-way)
             or one id per training row.
         type : str, optional
-            With ``vcov="cluster"``: vcovCL's type (default HC1; ``"HC0"``, ``"CR2"``).
+            With ``vcov="cluster"``: vcovCL's type (default HC1, or ``"HC0"``).
         **options
             The covariance's other options (``maxlags=``, ``kernel=``, ``time=``, ...).
 
@@ -209,6 +211,15 @@ class GlmCovariance:
         return dataclasses.replace(self, robust=robust,  # type: ignore[type-var]
                                    cluster=None if n_clusters is None else ids.codes[:, 0],
                                    vcov_spec=spec)
+
+
+def refuse_cr2(kind: Any) -> None:
+    """OptionError for ``type="CR2"``: clubSandwich's working model for a glm (the inverse
+    IRLS weights) is not the registry's CR2 target (identity on the response's scale)."""
+    if kind == "CR2":
+        raise OptionError("type='CR2' is not computed for a GLM: clubSandwich's working model "
+                          "for a glm (the inverse IRLS weights) is not the registry's CR2 "
+                          "target; use type='HC1' or 'HC0'")
 
 
 def sandwich_name(spec: VcovSpec | None) -> tuple[str | None, int | None]:

@@ -1,5 +1,5 @@
-"""Every registered covariance of an IV fit against sandwich on ``AER::ivreg`` and
-linearmodels' IV2SLS (golden values from tests/reference/make_score_vcov.R)."""
+"""Every registered covariance of an IV fit against sandwich (and clubSandwich's CR2) on
+``AER::ivreg`` and linearmodels' IV2SLS (golden values from tests/reference/make_score_vcov.R)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,14 @@ FORMULA = "y ~ x1 + x2 | d1 + d2 ~ z1 + z2 + z3"
 #: reference key -> with_vcov arguments (vcovCL's fix = FALSE is R's default, ours is True)
 VCOV: dict[str, tuple[str, dict[str, Any]]] = {
     "HC0": ("HC0", {}), "HC1": ("HC1", {}), "HC2": ("HC2", {}), "HC3": ("HC3", {}),
+    "HC4": ("HC4", {}), "HC4m": ("HC4m", {}), "HC5": ("HC5", {}),
     "CL_a": ("cluster", {"cluster": "a"}),
     "CL_a_HC0": ("cluster", {"cluster": "a", "type": "HC0"}),
     "CL_ab": ("cluster", {"cluster": "a + b", "fix": False}),
     "CL_ab_HC0": ("cluster", {"cluster": "a + b", "type": "HC0", "fix": False}),
     "NW3": ("HAC", {"maxlags": 3}),
     "HAC_qs": ("HAC", {"kernel": "qs", "adjust": True}),
+    "CR2_a": ("cluster", {"cluster": "a", "type": "CR2"}),  # clubSandwich::vcovCR
 }
 
 
