@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from scipy.linalg import qr, solve_triangular
 
 from attnreg._typing import FloatArray, IntArray
@@ -32,6 +31,10 @@ from attnreg.glm.families import Family
 from attnreg.glm.irls import aliased_from_factor
 from attnreg.glm.links import Link
 from attnreg.glm.offset import evaluate_offset
+
+if TYPE_CHECKING:
+    from attnreg.glm.chunked_vcov import ScoreAccumulator
+    from attnreg.large.passes import MeatPart
 
 __all__ = ["ChunkData", "Pass", "aliased_from_factor", "chunked_irls", "final_pass"]
 
@@ -52,8 +55,8 @@ class ChunkData:
     family, link : Family, Link
     offset : str or None
         A column or an expression of columns.
-    cluster : str or None
-        A column of cluster ids (read by the final pass only).
+    keys : tuple of str
+        Columns of cluster or period ids (read by the final pass only).
     progress : bool
     separated : list of (ndarray, float)
         Separating directions ``b`` (over every design column) with their tolerance: rows
@@ -65,7 +68,7 @@ class ChunkData:
     family: Family
     link: Link
     offset: str | None = None
-    cluster: str | None = None
+    keys: tuple[str, ...] = ()
     progress: bool = False
     n_dropped: int = field(default=0, init=False)
     separated: list[tuple[FloatArray, float]] = field(default_factory=list, init=False)
@@ -76,13 +79,13 @@ class ChunkData:
         if self.offset is not None:
             extra = [self.offset] if self.offset in cols else [
                 n for n in names_in(self.offset) if n in cols]
-        if with_cluster and self.cluster is not None:
-            extra.append(self.cluster)
+        if with_cluster:
+            extra.extend(k for k in self.keys if k not in extra)
         return tuple(extra)
 
     def chunks(self, label: str, with_cluster: bool = False
                ) -> Iterator[tuple[FloatArray, FloatArray, FloatArray, FloatArray, Any]]:
-        """``(X, y, prior weights, offset, cluster ids or None)`` of every chunk, in row order."""
+        """``(X, y, prior weights, offset, key columns or None)`` of every chunk, in row order."""
         for X, y, wt, off, ids, _ in self.labelled(label, with_cluster):
             yield X, y, wt, off, ids
 
@@ -110,15 +113,16 @@ class ChunkData:
                                     f"starting at row {frame.index[0]}; drop them with subset= "
                                     "or fill them")
             ids = None
-            if with_cluster and self.cluster is not None:
-                ids = frame[self.cluster].to_numpy()[d.rows]
+            if with_cluster and self.keys:
+                ids = frame[list(self.keys)].iloc[d.rows].reset_index(drop=True)
             labels = frame.index[d.rows]
             keep = np.ones(d.n_obs, dtype=bool)
             for b, tol in self.separated:
                 keep &= np.abs(d.X @ b) <= tol
             if not keep.all():
                 yield (d.X[keep], d.y[keep], wt[keep], off[keep],
-                       None if ids is None else ids[keep], labels[keep])
+                       None if ids is None else ids.loc[keep].reset_index(drop=True),
+                       labels[keep])
                 continue
             yield d.X, d.y, wt, off, ids, labels
         self.n_dropped = dropped
@@ -309,23 +313,22 @@ class FinalStats:
     aic_terms: dict[str, float]
     null_deviance: float
     n_boundary: int
-    meat: FloatArray | None
-    cluster_sums: pd.DataFrame | None
+    scores: MeatPart | None
     n_near: int = 0
 
 
 def final_pass(data: ChunkData, kept: IntArray, coef: FloatArray, *, null_mean: float | None,
-               meat: bool, null: bool = True) -> FinalStats:
+               scores: ScoreAccumulator | None, null: bool = True) -> FinalStats:
     """Pearson's χ², the AIC's sums, the null deviance (``null_mean``: μ of the intercept-only
-    model; None: μ = linkinv(offset); ``null=False``: not computed, NaN) and the sandwich's
-    score sums, at ``coef``."""
+    model; None: μ = linkinv(offset); ``null=False``: not computed, NaN) and what the
+    covariance in use needs of the scores (``scores``, :mod:`attnreg.glm.chunked_vcov`), at
+    ``coef``."""
     fam, link = data.family, data.link
     sums = dict.fromkeys(("n", "sw", "slogw", "swlogy", "sw_y_mu", "swlogmu", "additive"), 0.0)
     pearson, null_dev, n_boundary, n_near = 0.0, 0.0, 0, 0
-    M = np.zeros((kept.size, kept.size)) if meat else None
-    per_cluster: list[pd.DataFrame] = []
     tiny = 10 * EPS
-    for X, y, wt, off, ids in data.chunks("attnreg GLM final pass: rows", with_cluster=meat):
+    for X, y, wt, off, ids in data.chunks("attnreg GLM final pass: rows",
+                                          with_cluster=scores is not None):
         eta = X[:, kept] @ coef + off
         mu = link.linkinv(eta)
         var = fam.variance(mu)
@@ -336,17 +339,11 @@ def final_pass(data: ChunkData, kept: IntArray, coef: FloatArray, *, null_mean: 
         n_boundary += int(near_boundary(mu, fam.name, tiny).sum())
         n_near += int(near_boundary(mu, fam.name, NEAR).sum())
         _add_aic_sums(sums, fam, y, mu, wt)
-        if M is not None:
-            s = X[:, kept] * (wt * link.mu_eta(eta) * (y - mu) / var)[:, None]
-            if data.cluster is None:
-                M += s.T @ s
-            else:
-                per_cluster.append(pd.DataFrame(s).groupby(ids, sort=False).sum())
-    clusters = None
-    if per_cluster:
-        clusters = pd.concat(per_cluster).groupby(level=0, sort=False).sum()
-    return FinalStats(pearson, sums, null_dev if null else float("nan"), n_boundary, M, clusters,
-                      n_near)
+        if scores is not None:
+            d_mu = link.mu_eta(eta)
+            scores.add(X[:, kept], wt * d_mu * (y - mu) / var, wt * d_mu ** 2 / var, ids)
+    return FinalStats(pearson, sums, null_dev if null else float("nan"), n_boundary,
+                      None if scores is None else scores.part, n_near)
 
 
 def near_boundary(mu: FloatArray, family: str, tol: float) -> Any:

@@ -4,7 +4,8 @@
 "probit" | "poisson")`` for data larger than memory (a parquet/CSV glob, arrow, polars, a
 dask DataFrame): see :mod:`attnreg.glm.chunked` for the passes. The result holds the
 coefficients, the R of the last IRLS step and the sums of the final pass: everything the
-summary prints, the covariances (model-based, HC0/HC1, cluster) and predictions of new rows.
+summary prints, the covariance in use (any registered covariance the final pass can
+accumulate, :mod:`attnreg.glm.chunked_vcov`) and predictions of new rows.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import solve_triangular
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
@@ -24,7 +24,10 @@ from attnreg.formula.counts import counts_columns
 from attnreg.glm.chunked import ChunkData, FinalStats, IrlsPath, aic_from_sums, \
     aliased_from_factor, chunked_irls, final_pass, weights_factor
 from attnreg.glm.chunked_separation import certified, handle_chunked, merged
+from attnreg.glm.chunked_vcov import ScoreAccumulator, check_streamed_vcov, streamed_vcov
 from attnreg.glm.separation import Separation
+from attnreg.glm.vcov import sandwich_name
+from attnreg.linear.inference import get_vcov
 from attnreg.glm.families import FAMILIES
 from attnreg.glm.links import LINKS
 from attnreg.glm.coeftests import GlmTests
@@ -54,10 +57,14 @@ class ChunkedGlmResults(GlmTests):
     iterations_r : int
         The steps after which R's stopping rule was met.
     converged : bool
-    robust : {None, "HC0", "HC1"}
+    robust : str or None
+        The sandwich in use as the summary names it (vcovHC's or one-way vcovCL's type, else
+        the covariance's description); None: ``vcov.glm``.
     meat : ndarray or None
-        Σ s sᵀ of the scores (per cluster sums' products for a cluster covariance).
+        The covariance in use (``vcov`` on the kept columns), from the registry.
     n_clusters : int or None
+    vcov_spec : VcovSpec or None
+        The registered covariance in use, completed by the final pass (None: ``vcov.glm``).
     call, method, control : str
     offset_spec : str or None
     separation : Separation or None
@@ -91,6 +98,7 @@ class ChunkedGlmResults(GlmTests):
     offset_spec: str | None = None
     separation: Separation | None = None
     absorbed: None = None
+    vcov_spec: Any = None
 
     @property
     def nobs(self) -> int:
@@ -146,23 +154,16 @@ class ChunkedGlmResults(GlmTests):
 
     @cached_property
     def vcov(self) -> pd.DataFrame:
-        """Covariance in use: ``vcov.glm``, or the sandwich of ``vcov=``."""
-        r_inv = solve_triangular(self.r, np.eye(self.rank))
-        bread = r_inv @ r_inv.T
-        if self.robust is None:
-            inner = bread * self.dispersion
+        """Covariance in use: ``vcov.glm``, or the sandwich of ``vcov=`` (computed by the
+        registry from the final pass, :mod:`attnreg.glm.chunked_vcov`)."""
+        if self.meat is None:
+            inner = streamed_vcov(None, None, self.r, n_obs=self.n_obs,
+                                  df_resid=float(self.df_resid), dispersion=self.dispersion)[1]
         else:
-            assert self.meat is not None
-            inner = bread @ self.meat @ bread * self._adjust()
+            inner = self.meat
         full = np.full((len(self.names),) * 2, np.nan)
         full[np.ix_(self.kept, self.kept)] = inner
         return pd.DataFrame(full, index=self.names, columns=self.names)
-
-    def _adjust(self) -> float:
-        if self.n_clusters is None:
-            return self.n_obs / self.df_resid if self.robust == "HC1" else 1.0
-        g = self.n_clusters
-        return g / (g - 1) * ((self.n_obs - 1) / self.df_resid if self.robust == "HC1" else 1.0)
 
     @cached_property
     def std_err(self) -> pd.Series:
@@ -197,18 +198,6 @@ class ChunkedGlmResults(GlmTests):
                 f"deviance={self.deviance:.6g}>")
 
 
-def _vcov_choice(checked: dict[str, Any]) -> tuple[str | None, str | None]:
-    v = checked["vcov"]
-    if v["vcov"] == "classical":
-        return None, None
-    if v["vcov"] == "cluster":
-        if not isinstance(v["cluster"], str):
-            raise OptionError("cluster= of a chunked GLM must name a column of the data, "
-                              f"however: type(cluster) is {type(v['cluster']).__name__}")
-        return v["type"] or "HC1", v["cluster"]
-    return v["vcov"], None
-
-
 def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlmResults:
     """Fit a GLM to a larger-than-memory source (a :class:`attnreg.large.FitRequest`).
 
@@ -233,18 +222,18 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
     if checked["offset"] is not None and not isinstance(checked["offset"], str):
         raise OptionError("offset of a chunked GLM must be a column or an expression of "
                           "columns such as 'np.log(pyears)', not a vector")
-    robust, cluster = _vcov_choice(checked)
+    wanted = check_streamed_vcov(checked)  # before any pass
     source = as_source(request.data, chunk_rows=chunk["chunk_rows"], sep=chunk["sep"])
     spec = learn_spec(request.formula, source, request.eval_env, weights=request.weights,
                       subset=request.subset, na_action=request.na_action,
                       progress=chunk["progress"])
     family, link = FAMILIES[checked["family"]], LINKS[checked["link"]]
-    data = ChunkData(spec, source, family, link, checked["offset"], cluster, chunk["progress"])
+    data = ChunkData(spec, source, family, link, checked["offset"], (), chunk["progress"])
     check = (checked["separation"] != "none" and family.name in ("binomial", "poisson")
              and checked["control"] == "optimum")
     found: list[Separation] = []
     while True:  # again after separated rows are dropped, until the fit certifies itself
-        aliased, kept, path, final, null = _fit_once(data, checked, robust is not None)
+        aliased, kept, path, final, null, scores = _fit_once(data, checked, wanted)
         if not check or certified(path, final) or not handle_chunked(
                 data, kept, path.coef, checked["separation"], found):
             break
@@ -253,10 +242,15 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
         warn_user(f"{aliased.size} coefficient(s) not defined because of singularities "
                   f"(aliased columns: {', '.join(names[j] for j in aliased)})",
                   RankDeficiencyWarning)
-    meat, n_clusters = final.meat, None
-    if final.cluster_sums is not None:
-        sums = final.cluster_sums.to_numpy()
-        meat, n_clusters = sums.T @ sums, int(sums.shape[0])
+    fixed = FAMILIES[checked["family"]].fixed_dispersion
+    df_resid = path.first.n_obs - kept.size
+    dispersion = (1.0 if fixed else final.pearson / df_resid if df_resid > 0
+                  else float("nan"))  # as ChunkedGlmResults.dispersion
+    meat = vspec = None
+    if scores is not None:
+        vspec, meat = streamed_vcov(scores.spec, final.scores, path.r, n_obs=path.first.n_obs,
+                                    df_resid=float(df_resid), dispersion=dispersion)
+    robust, n_clusters = sandwich_name(vspec)
     warn_state(path.n_halved, path.boundary, path.converged, final.n_boundary, family.name)
     return ChunkedGlmResults(
         spec=spec, family_name=family.name, link_name=link.name, coef_kept=path.coef,
@@ -266,7 +260,7 @@ def fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> ChunkedGlm
         n_obs=path.first.n_obs, n_dropped=data.n_dropped, iterations=path.iter, iterations_r=path.iter_r,
         converged=path.converged, robust=robust, meat=meat, n_clusters=n_clusters, call=call,
         method=request.method, control=checked["control"], offset_spec=checked["offset"],
-        separation=merged(found, dropped=bool(data.separated)))
+        separation=merged(found, dropped=bool(data.separated)), vcov_spec=vspec)
 
 
 def _refuse_counts(formula: Any) -> None:
@@ -277,10 +271,12 @@ def _refuse_counts(formula: Any) -> None:
                           "the trials as weights= (the same fit: 'p ~ x', weights='trials')")
 
 
-def _fit_once(data: ChunkData, checked: dict[str, Any], meat: bool
-              ) -> tuple[IntArray, IntArray, IrlsPath, FinalStats, float | None]:
-    """The aliased and kept columns, the IRLS path, the final pass and the null deviance
-    with an offset (None: in the final pass) over the rows ``data`` reads."""
+def _fit_once(data: ChunkData, checked: dict[str, Any], wanted: Any
+              ) -> tuple[IntArray, IntArray, IrlsPath, FinalStats, float | None,
+                         ScoreAccumulator | None]:
+    """The aliased and kept columns, the IRLS path, the final pass (with the scores of the
+    covariance ``wanted``, when one is), the null deviance with an offset (None: in the final
+    pass) and the score accumulator, over the rows ``data`` reads."""
     spec = data.spec
     tol = min(1e-7, checked["epsilon"] / 1000)  # as the in-memory fit (R's glm.fit)
     aliased = aliased_from_factor(weights_factor(data), tol)
@@ -291,9 +287,15 @@ def _fit_once(data: ChunkData, checked: dict[str, Any], meat: bool
     null = None
     if spec.intercept and checked["offset"] is not None:  # R refits y ~ 1 with the offset
         null = _null_with_offset(data, checked)
-    final = final_pass(data, kept, path.coef, null_mean=null_mean, meat=meat,
+    scores = None
+    if wanted is not None:
+        estimator = get_vcov(wanted[0])
+        scores = ScoreAccumulator(estimator.bind_streamed(wanted[1], n_obs=path.first.n_obs),
+                                  path.r)
+        data.keys = scores.keys  # the final pass reads the cluster or period columns too
+    final = final_pass(data, kept, path.coef, null_mean=null_mean, scores=scores,
                        null=null is None)
-    return aliased, kept, path, final, null
+    return aliased, kept, path, final, null, scores
 
 
 def _null_with_offset(data: ChunkData, checked: dict[str, Any]) -> float:

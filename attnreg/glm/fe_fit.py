@@ -137,7 +137,7 @@ def fit_fe_glm(request: Any, parts: Any, call: str) -> GlmResults:
                      separation=_merged(found, mode == "drop"))
     v = checked["vcov"]
     return res if v["vcov"] == "classical" else res.with_vcov(v["vcov"], cluster=v["cluster"],
-                                                              type=v["type"])
+                                                              type=v["type"], **v["options"])
 
 
 def _design_and_fit(request: Any, parts: Any, checked: dict[str, Any], separated: IntArray

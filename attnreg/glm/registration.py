@@ -18,6 +18,8 @@ from attnreg.glm.irls import IrlsFit, aliased_columns, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
+from attnreg.glm.vcov import refuse_cr2
+from attnreg.linear.inference import VCOV_REGISTRY, check_vcov_options, get_vcov, vcov_names
 from attnreg.threads import narrow_blas
 from attnreg.glm.separation import check_separation_mode, find_separation, handle_separation
 
@@ -29,9 +31,8 @@ SHORTCUTS = {"logit": ("binomial", "logit"), "probit": ("binomial", "probit"),
              "poisson": ("poisson", None)}
 _OPTIONS = ("family", "link", "offset", "epsilon", "maxit", "control", "vcov", "cluster", "type",
             "separation")
-_VCOVS = ("classical", "HC0", "HC1", "cluster")
 #: The spectral family's front-door keywords (``attnreg.methods.SPECTRAL_KEYWORDS``).
-_SPECTRAL = ("lam", "k", "standardize", "maxlags", "tol")
+_SPECTRAL = ("lam", "k", "standardize", "tol")
 _FIXED_EPS = 10 * float(np.finfo(np.float64).eps)
 #: the largest last step (relative) of a fit that certifies itself free of separation: far
 #: above the rounding floor of a well-conditioned fit, far below the unit steps of a divergence
@@ -43,8 +44,9 @@ def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     bad = [k for k in options if k in _SPECTRAL]
     if bad:
         raise OptionError(f"option(s) {', '.join(bad)} do not apply to method {name!r}; "
-                          "a GLM takes vcov='HC0' | 'HC1' | 'cluster' (with cluster=)")
-    unknown = sorted(set(options) - set(_OPTIONS))
+                          "a GLM takes vcov= (any registered covariance, e.g. 'HC3', 'HAC' with "
+                          "maxlags=, 'cluster' with cluster=)")
+    unknown = sorted(set(options) - set(_OPTIONS) - vcov_option_names())
     if unknown:
         raise OptionError(f"unknown option(s) for method {name!r}: {', '.join(unknown)} "
                           f"(valid: {', '.join(_OPTIONS)})")
@@ -65,19 +67,31 @@ def check_glm_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_vcov(options: dict[str, Any]) -> dict[str, Any]:
+    """``vcov=`` any registered covariance, with its options (checked by the registry)."""
     vcov = options.get("vcov", "classical")
-    if vcov not in _VCOVS:
-        raise OptionError(f"vcov must be one of {', '.join(map(repr, _VCOVS))} for a GLM, "
-                          f"however: vcov={vcov!r}")
+    get_vcov("classical")  # the built-in estimators are registered on first lookup
+    if not isinstance(vcov, str) or vcov not in VCOV_REGISTRY:
+        raise OptionError(f"vcov must be one of {', '.join(map(repr, vcov_names()))} for a "
+                          f"GLM, however: vcov={vcov!r}")
     cluster, kind = options.get("cluster"), options.get("type")
     if (cluster is not None or kind is not None) and vcov != "cluster":
         raise OptionError("cluster= and type= go with vcov='cluster', however: "
                           f"vcov={vcov!r}")
     if vcov == "cluster" and cluster is None:
         raise OptionError("vcov='cluster' needs cluster= (a column name or one id per row)")
-    if kind not in (None, "HC0", "HC1"):
-        raise OptionError(f"type must be 'HC0' or 'HC1', however: type={kind!r}")
-    return {"vcov": vcov, "cluster": cluster, "type": kind}
+    refuse_cr2(kind)
+    extra = {k: v for k, v in options.items()
+             if k in vcov_option_names() and k != "type" and v is not None}
+    check_vcov_options(vcov, **extra, **({"cluster": cluster} if cluster is not None else {}),
+                       **({"type": kind} if kind is not None else {}))
+    return {"vcov": vcov, "cluster": cluster, "type": kind, "options": extra}
+
+
+def vcov_option_names() -> set[str]:
+    """The options of every registered covariance but ``cluster`` and ``type`` (a GLM's own)."""
+    get_vcov("classical")  # the built-in estimators are registered on first lookup
+    names = {n for kind in vcov_names() for n in get_vcov(kind).option_names}
+    return (names | {"maxlags", "adjust"}) - {"cluster", "type"}
 
 
 def _family_and_link(name: str, family: Any, link: Any) -> tuple[str, str]:
@@ -199,7 +213,7 @@ def fit_glm_design(name: str, design: Design, options: dict[str, Any], call: str
                      separation=separation)
     v = options["vcov"]
     return res if v["vcov"] == "classical" else res.with_vcov(v["vcov"], cluster=v["cluster"],
-                                                              type=v["type"])
+                                                              type=v["type"], **v["options"])
 
 
 def check_counts(design: Design, family: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -14,10 +13,10 @@ from scipy.linalg import solve_triangular
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
-from attnreg.formula.kept import not_kept_error
 from attnreg.glm.families import counts_aic
 from attnreg.glm.irls import IrlsFit
 from attnreg.glm.coeftests import GlmTests
+from attnreg.glm.vcov import GlmCovariance
 from attnreg.glm.separation import Separation
 from attnreg.glm.views import GlmViews
 
@@ -27,7 +26,7 @@ RESIDUAL_TYPES = ("deviance", "pearson", "working", "response")
 
 
 @dataclass(frozen=True)
-class GlmResults(GlmTests, GlmViews):
+class GlmResults(GlmCovariance, GlmTests, GlmViews):
     """A fitted generalised linear model.
 
     Attributes
@@ -47,12 +46,12 @@ class GlmResults(GlmTests, GlmViews):
     call : str
     method : str
     control : {"optimum", "R"}
-    robust : {None, "HC0", "HC1"}
-        The sandwich behind the standard errors and the summary (``vcov=``); None: the
-        model-based covariance of ``summary.glm``. Tests are then z tests, as
-        ``lmtest::coeftest`` of a glm.
+    robust : str or None
+        The sandwich behind the standard errors and the summary (``vcov=``: vcovHC's or
+        one-way vcovCL's type, else the covariance's description); None: the model-based
+        covariance of ``summary.glm``. Tests are then z tests, as ``lmtest::coeftest`` of a glm.
     cluster : ndarray, shape (n_obs,), or None
-        Cluster ids of the training rows (``vcov="cluster"``: ``sandwich::vcovCL``).
+        Cluster codes of the training rows (one-way ``vcov="cluster"``: ``sandwich::vcovCL``).
     absorbed : AbsorbedGlm or None
         The fixed effects absorbed (``y ~ x | firm``, :mod:`attnreg.glm.fe_fit`): their
         degrees of freedom count in the residual df and the AIC, the sandwich's scores use
@@ -61,6 +60,9 @@ class GlmResults(GlmTests, GlmViews):
     separation : Separation or None
         Separated rows and separating regressors (binomial and Poisson; ``separation=``);
         None when not checked. With ``separation="drop"`` the rows are not in ``design``.
+    vcov_spec : VcovSpec or None
+        The registered covariance in use, bound to the training rows
+        (:mod:`attnreg.glm.vcov`); None: ``vcov.glm``.
     """
 
     design: Design
@@ -79,6 +81,7 @@ class GlmResults(GlmTests, GlmViews):
     cluster: Any = None
     separation: Separation | None = None
     absorbed: Any = None
+    vcov_spec: Any = None
 
     # ---------------------------------------------------------------- model pieces
     @property
@@ -96,11 +99,6 @@ class GlmResults(GlmTests, GlmViews):
     def n_deleted(self) -> int:
         """Rows dropped for missing values."""
         return int(self.design.dropped_labels.size)
-
-    @property
-    def n_clusters(self) -> int | None:
-        """Clusters of a cluster covariance (None without one)."""
-        return None if self.cluster is None else len(set(np.asarray(self.cluster).tolist()))
 
     @property
     def rank(self) -> int:
@@ -181,105 +179,6 @@ class GlmResults(GlmTests, GlmViews):
         full[np.ix_(self.kept, self.kept)] = r_inv @ r_inv.T
         names = self.design.column_names
         return pd.DataFrame(full, index=names, columns=names)
-
-    @cached_property
-    def vcov(self) -> pd.DataFrame:
-        """Covariance of the coefficients in use, shape (n_coef, n_coef): ``vcov.glm``, or the
-        sandwich chosen by ``vcov=`` / :meth:`with_vcov`; NaN rows and columns for aliased
-        coefficients."""
-        return self.covariance(self.robust, self.cluster)
-
-    def covariance(self, type: str | None = None, cluster: Any = None) -> pd.DataFrame:
-        """A covariance of the coefficients (:attr:`vcov` is the one in use).
-
-        Parameters
-        ----------
-        type : {None, "HC0", "HC1"}
-            None (and no cluster): dispersion × unscaled covariance (``vcov.glm``).
-            ``"HC0"``/``"HC1"``: ``sandwich::vcovHC`` (bread: the unscaled covariance;
-            scores: working residual × working weight × X; HC1 scales by n / (n − rank)).
-        cluster : str or array-like, optional
-            A column of the data or one id per training row: ``sandwich::vcovCL``
-            (G/(G − 1) always; HC1, the default with a cluster, also (n − 1)/(n − rank)).
-
-        Returns
-        -------
-        DataFrame, shape (n_coef, n_coef)
-        """
-        if type is None and cluster is None:
-            return self.cov_unscaled * self.dispersion
-        type = "HC1" if type is None else type
-        if type not in ("HC0", "HC1"):
-            raise OptionError(f"type must be None, 'HC0' or 'HC1', however: {type=}")
-        bread = self.cov_unscaled.to_numpy()[np.ix_(self.kept, self.kept)]
-        X = self.design.X[:, self.kept] if self.absorbed is None else self.absorbed.x_tilde
-        scores = X * (
-            self.residuals("working").to_numpy() * self.fit.working_weights)[:, None]
-        n = self.nobs
-        if cluster is None:
-            meat, adjust = scores.T @ scores, n / self.df_resid
-        else:
-            codes, groups = pd.factorize(self._cluster_ids(cluster))
-            sums = np.zeros((len(groups), scores.shape[1]))
-            np.add.at(sums, codes, scores)  # each cluster's score sum
-            g = len(groups)
-            meat, adjust = sums.T @ sums * g / (g - 1), (n - 1) / self.df_resid
-        hc = bread @ meat @ bread * (adjust if type == "HC1" else 1.0)
-        full = np.full((self.design.n_coef,) * 2, np.nan)
-        full[np.ix_(self.kept, self.kept)] = hc
-        names = self.design.column_names
-        return pd.DataFrame(full, index=names, columns=names)
-
-    def _cluster_ids(self, cluster: Any) -> Any:
-        """One cluster id per training row, from a column name or a vector."""
-        d = self.design
-        if isinstance(cluster, str):
-            if d.data is not None and not d.data_complete and cluster not in d.data.columns:
-                raise not_kept_error(cluster, "cluster")  # a pickled fit keeps some columns
-            if (d.data is None or d.data_rows is None or d.data_rows.size != self.nobs
-                    or cluster not in d.data.columns):
-                raise OptionError(f"cluster column {cluster!r} is not in the data; give a "
-                                  "column name of the data or one id per training row")
-            return d.data[cluster].to_numpy()[d.data_rows]
-        ids = np.asarray(cluster).reshape(-1)
-        if ids.size != self.nobs:
-            raise OptionError(f"cluster has {ids.size} ids but the fit has {self.nobs} rows; "
-                              "give one id per training row or a column name")
-        return ids
-
-    @cached_property
-    def std_err(self) -> pd.Series:
-        """Standard errors, sqrt(diag(vcov)) of the covariance chosen by ``vcov=``."""
-        return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.coef.index,
-                         name="std_err")
-
-    def with_vcov(self, vcov: str = "classical", *, cluster: Any = None,
-                  type: str | None = None) -> GlmResults:
-        """The same fit with another covariance behind its standard errors and summary.
-
-        Parameters
-        ----------
-        vcov : {"classical", "HC0", "HC1", "cluster"}
-        cluster : str or array-like, optional
-            With ``vcov="cluster"``: a column of the data or one id per training row.
-        type : {"HC1", "HC0"}, optional
-            With ``vcov="cluster"``: vcovCL's type (default HC1).
-
-        Returns
-        -------
-        GlmResults
-        """
-        if vcov == "classical":
-            return dataclasses.replace(self, robust=None, cluster=None)
-        if vcov == "cluster":
-            if cluster is None:
-                raise OptionError("vcov='cluster' needs cluster= (a column name or ids)")
-            kind = "HC1" if type is None else type
-            return dataclasses.replace(self, robust=kind, cluster=self._cluster_ids(cluster))
-        if vcov not in ("HC0", "HC1"):
-            raise OptionError("vcov must be 'classical', 'HC0', 'HC1' or 'cluster', however: "
-                              f"{vcov=}")
-        return dataclasses.replace(self, robust=vcov, cluster=None)
 
     # ---------------------------------------------------------------- fitted values
     @cached_property

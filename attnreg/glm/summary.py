@@ -114,7 +114,8 @@ def _separation_line(f: GlmFigures) -> str:
 def _covariance_text(f: GlmFigures) -> str:
     which = ("sandwich::vcovHC" if f.n_clusters is None else
              f"sandwich::vcovCL, {f.n_clusters} clusters")
-    return f"{which}, type {f.covariance}"
+    assert f.covariance is not None  # a vcovHC / one-way vcovCL type, or its own label
+    return f"{which}, type {f.covariance}" if f.covariance.startswith("HC") else f.covariance
 
 
 def glm_notes(f: GlmFigures) -> tuple[str, ...]:

@@ -63,4 +63,4 @@ def cue(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.Arra
     return IVFit(method="CUE", coef=coef, bread=T, scores=(Zt * e[:, None]) @ G,
                  homoskedastic_meat=H.T @ H, resid=e / d.sqrt_w, wresid=e, kappa=float("nan"),
                  liml_kappa=float("nan"), n_instruments=G.shape[0], j_stat=float(2 * res.cost),
-                 iterations=int(res.nfev))
+                 iterations=int(res.nfev), score_design=H)

@@ -60,6 +60,10 @@ class IVFit:
         Hansen's J of a GMM fit (NaN otherwise).
     iterations : int
         GMM steps taken (1 for the others).
+    score_design : ndarray, shape (n, k), or None
+        Rows a_i with ``scores = a_i * wresid`` (weighted scale): the projected regressors
+        ``x̂_i`` (2SLS, k-class), ``G'z̃_i`` (GMM, CUE); the covariances are computed from
+        them by :func:`attnreg.iv.covariance.iv_vcov`.
     """
 
     method: str
@@ -74,6 +78,7 @@ class IVFit:
     n_instruments: int
     j_stat: float = float("nan")
     iterations: int = 1
+    score_design: FloatArray | None = None
 
     @property
     def nobs(self) -> int:
@@ -105,7 +110,7 @@ def _finish(d: IVDesign, method: str, coef: FloatArray, bread: FloatArray, xhat:
     return IVFit(method=method, coef=coef, bread=bread, scores=scores,
                  homoskedastic_meat=bread.T @ bread if meat is None else meat, resid=resid,
                  wresid=wres, kappa=kappa, liml_kappa=liml_k,
-                 n_instruments=d.X.shape[1] + d.Z.shape[1], **extra)  # type: ignore[arg-type]
+                 n_instruments=d.X.shape[1] + d.Z.shape[1], score_design=xhat, **extra)  # type: ignore[arg-type]
 
 
 def _check_identified(P: FloatArray, T: FloatArray, what: str) -> None:
@@ -278,4 +283,4 @@ def gmm(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.Arra
     return IVFit(method="GMM", coef=coef, bread=T, scores=(Zt * wres[:, None]) @ G,
                  homoskedastic_meat=H.T @ H, resid=wres / d.sqrt_w, wresid=wres,
                  kappa=float("nan"), liml_kappa=float("nan"), n_instruments=G.shape[0],
-                 j_stat=J, iterations=it)
+                 j_stat=J, iterations=it, score_design=H)

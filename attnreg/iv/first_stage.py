@@ -29,7 +29,8 @@ def first_stages(res: IVResults) -> dict[str, Any]:
         raise OptionError("this IV fit does not keep the first stage's design; refit it")
     base = frame.instruments_design
     ols = get_method("ols")
-    given = {} if res.vcov_kind == "classical" else {"vcov": res.vcov_kind}
+    given = ({} if res.vcov_kind == "classical"
+             else {"vcov": res.vcov_kind, **dict(res.vcov_options)})
     if res.vcov_kind == "cluster":
         given["cluster"] = res.cluster
     checked = ols.check_options(given)
@@ -54,9 +55,10 @@ def fe_first_stage_fits(res: IVResults) -> dict[str, Any]:
     assert base is not None and base.data is not None and base.data_rows is not None
     data = base.data.iloc[base.data_rows].reset_index(drop=True)
     rhs = base.formula.split("~", 1)[1].strip()
-    given: dict[str, Any] = {} if res.vcov_kind == "classical" else {"vcov": res.vcov_kind}
-    if res.vcov_kind == "cluster":
-        given["cluster"] = res.clusters
+    given: dict[str, Any] = ({} if res.vcov_kind == "classical"
+                             else {"vcov": res.vcov_kind, **dict(res.vcov_options)})
+    if res.vcov_kind == "cluster":  # one-way ids of the rows, or the columns' names
+        given["cluster"] = res.cluster if res.clusters is None else res.clusters
     out = {}
     for name in frame.endog_names:
         formula = f"{name} ~ {rhs} | {' + '.join(frame.fixed_effects)}"

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from attnreg.exceptions import DataError
+from attnreg.exceptions import DataError, OptionError
 from attnreg.formula.subset import resolve_subset
 from attnreg.iv.cue import cue
 from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
 from attnreg.iv.frame import IVFrame, build_iv_frame, name_collinear_column
 from attnreg.iv.options import check_iv_options
-from attnreg.iv.results import IVResults, resolve_clusters
+from attnreg.iv.results import IVResults
+from attnreg.iv.vcov_binding import bind_iv_vcov, one_way_ids
 from attnreg.large import to_memory
 from attnreg.methods import DEFAULT_METHOD, call_string
 
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["fit_iv_arrays", "fit_iv_formula"]
 
-_GMM_WEIGHT = {"classical": "unadjusted", "HC0": "robust", "HC1": "robust", "cluster": "cluster"}
+#: GMM's weight matrix under ``vcov=`` (robust under every other covariance)
+_GMM_WEIGHT = {"classical": "unadjusted", "cluster": "cluster"}
 
 
 def fit_iv_arrays(frame: IVFrame, method: str, options: Mapping[str, Any], clusters: Any) -> IVFit:
@@ -49,7 +51,14 @@ def fit_iv_arrays(frame: IVFrame, method: str, options: Mapping[str, Any], clust
         fit = kclass(*args, kappa=k_liml - options["alpha"] / (len(frame.y) - L), weights=w)
         return dataclasses.replace(fit, method="Fuller", liml_kappa=k_liml)
     if method == "gmm":
-        return gmm(*args, weights=w, weight=_GMM_WEIGHT[options["vcov"]], clusters=clusters)
+        weight = _GMM_WEIGHT.get(options["vcov"], "robust")
+        if weight == "cluster" and clusters is None:
+            raise OptionError(f"method {method!r} weights the moments by one-way cluster sums; "
+                              f"give one cluster dimension, however: cluster={options['cluster']!r}")
+        return gmm(*args, weights=w, weight=weight, clusters=clusters)
+    if options["vcov"] == "cluster" and clusters is None:
+        raise OptionError(f"method {method!r} weights the moments by one-way cluster sums; "
+                          f"give one cluster dimension, however: cluster={options['cluster']!r}")
     return cue(*args, weights=w, clusters=clusters)
 
 
@@ -83,7 +92,9 @@ def fit_iv_formula(request: FitRequest, parts: FormulaParts,
     frame = build_iv_frame(parts, data, weights=request.weights, subset=subset,
                            na_action=request.na_action, eval_env=request.eval_env,
                            extra_names=names)
-    clusters = resolve_clusters(options["cluster"], frame)
+    clusters = one_way_ids(options["vcov"], options["cluster"], frame)
+    bind_iv_vcov(options["vcov"], options["cluster"], clusters, options["vcov_options"],
+                 len(frame.y), frame.design)  # the covariance's ids and lags, before the fit
     try:
         fit = fit_iv_arrays(frame, method, options, clusters)
     except DataError:
@@ -93,4 +104,4 @@ def fit_iv_formula(request: FitRequest, parts: FormulaParts,
     call = call_string(parts.formula, method, shown, weighted=request.weights is not None)
     return IVResults(frame=frame, fit=fit, method=method, vcov_kind=options["vcov"],
                      clusters=clusters, cluster=options["cluster"], alpha=options["alpha"],
-                     call=call)
+                     call=call, vcov_options=tuple(sorted(options["vcov_options"].items())))

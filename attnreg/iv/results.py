@@ -23,13 +23,16 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv.arset import ARSet, anderson_rubin_set
-from attnreg.iv.covariance import iv_vcov
+from attnreg.iv.covariance import iv_hat, score_design
 from attnreg.iv.diagnostics import iv_diagnostics
 from attnreg.iv.estimators import IVFit
 from attnreg.iv.frame import IVFrame
 from attnreg.iv.options import check_vcov
 from attnreg.iv.results_reports import IVReports
 from attnreg.iv.results_views import IVViews
+from attnreg.iv.vcov_binding import bind_iv_vcov, diagnostic_kind, one_way_ids, resolve_clusters
+from attnreg.linear.inference import VcovSpec
+from attnreg.linear.score_vcov import ScoreDesign, score_vcov
 from attnreg.iv.weak import WeakIV, weak_instruments
 
 __all__ = ["IVResults", "IVVcovSpec", "resolve_clusters"]
@@ -46,44 +49,25 @@ class IVVcovSpec:
     cluster : str or None
         The cluster column's name when one was given by name.
     n_clusters : int or None
+    text : str or None
+        The label of a covariance other than classical, HC0, HC1 and one-way vcovCL(HC1).
     """
 
     kind: str
     cluster: str | None = None
     n_clusters: int | None = None
+    text: str | None = None
 
     def label(self) -> str:
-        """The covariance in words, e.g. ``"cluster (firm; 24 clusters), CR1"``."""
+        """The covariance in words, e.g. ``"cluster (firm; 24 clusters), CR1"`` (the
+        registry's label, :attr:`text`, for the covariances the IV diagnostics do not use)."""
+        if self.text is not None:
+            return self.text
         if self.kind != "cluster":
             return {"classical": "classical (homoskedastic)"}.get(
                 self.kind, f"{self.kind} (heteroskedasticity-consistent)")
         name = f"{self.cluster}; " if self.cluster else ""
         return f"cluster ({name}{self.n_clusters} clusters), CR1"
-
-
-def resolve_clusters(cluster: Any, frame: IVFrame) -> Any:
-    """Cluster ids of the rows used: a column name of the data, or one id per data row."""
-    if cluster is None:
-        return None
-    design = frame.design
-    data, rows = design.data, design.data_rows
-    assert data is not None and rows is not None
-    if isinstance(cluster, str):
-        if cluster not in data.columns:
-            raise OptionError(f"cluster={cluster!r} is not a column of data; give a column name "
-                              "or one id per row")
-        ids = data[cluster].to_numpy()
-    else:
-        ids = np.asarray(cluster)
-        if ids.shape != (data.shape[0],):
-            raise OptionError(f"cluster must have one id per row of data ({data.shape[0]}), "
-                              f"however it has shape {ids.shape}")
-    ids = ids[rows]
-    if pd.isna(ids).any():
-        what = repr(cluster) if isinstance(cluster, str) else "ids"
-        raise DataError(f"cluster {what} has missing values in the rows used; fill them or "
-                        "drop those rows first")
-    return ids
 
 
 @dataclass(frozen=True)
@@ -99,14 +83,17 @@ class IVResults(IVViews, IVReports):
     method : str
         ``"tsls"``, ``"liml"``, ``"fuller"``, ``"gmm"`` or ``"cue"``.
     vcov_kind : str
-        ``"classical"``, ``"HC0"``, ``"HC1"`` or ``"cluster"``.
+        A registered covariance (``"classical"``, ``"HC0"`` … ``"HC5"``, ``"HAC"``,
+        ``"cluster"``, ``"DK"``).
     clusters : ndarray or None
-        Cluster ids of the rows used (``vcov_kind="cluster"``).
+        Cluster ids of the rows used (one-way ``vcov_kind="cluster"``).
     cluster : object
         The ``cluster=`` given (a column name is shown in reports).
     alpha : float
         Fuller's α (``method="fuller"``).
     call : str
+    vcov_options : tuple of (str, object) pairs
+        The covariance's other options (``type``, ``maxlags``, ...), name-sorted.
 
     Examples
     --------
@@ -132,6 +119,7 @@ class IVResults(IVViews, IVReports):
     cluster: Any = field(default=None, repr=False)
     alpha: float = 1.0
     call: str = ""
+    vcov_options: tuple[tuple[str, Any], ...] = ()
 
     # ------------------------------------------------------------ sizes and coefficients
     @property
@@ -181,21 +169,30 @@ class IVResults(IVViews, IVReports):
                          name="fitted")
 
     # ------------------------------------------------------------ inference
-    def _scale(self) -> float:
-        """AER's small-sample factor on top of the core's unscaled covariance."""
-        n, k = self.nobs, len(self.names) + self.frame.n_absorbed
-        if self.vcov_kind in ("classical", "HC1"):
-            return n / (n - k)
-        if self.vcov_kind == "cluster":
-            g = int(np.unique(self.clusters).shape[0])
-            return g / (g - 1) * (n - 1) / (n - k)
-        return 1.0
+    @cached_property
+    def _vcov_bound(self) -> VcovSpec:
+        """The covariance in use, bound to the fit's rows (cluster ids, periods resolved)."""
+        return bind_iv_vcov(self.vcov_kind, self.cluster, self.clusters, dict(self.vcov_options),
+                            self.nobs, self.design)
+
+    @cached_property
+    def _score_design(self) -> ScoreDesign:
+        """What the fit hands over to the covariance registry (:mod:`attnreg.iv.covariance`)."""
+        f = self.frame
+        hat = None
+        if self._vcov_bound.estimator.needs_hat:
+            regressors = np.column_stack([f.X, f.D])
+            if f.weights is not None:  # the fit's weights have mean 1
+                regressors = regressors * np.sqrt(f.weights / f.weights.mean())[:, None]
+            hat = iv_hat(self.fit, regressors)
+        return score_design(self.fit, df_resid=self.df_resid, weights=f.weights,
+                            intercept=0 if f.intercept else None, hat=hat)
 
     @cached_property
     def vcov(self) -> pd.DataFrame:
-        """Covariance of the coefficients under :attr:`vcov_kind`, shape (k, k)."""
-        kind = "HC0" if self.vcov_kind == "HC1" else self.vcov_kind
-        V = iv_vcov(self.fit, kind, clusters=self.clusters) * self._scale()
+        """Covariance of the coefficients under :attr:`vcov_kind` (any registered
+        covariance, :func:`attnreg.linear.score_vcov.score_vcov`), shape (k, k)."""
+        V = score_vcov(self._score_design, self._vcov_bound)
         return pd.DataFrame(V, index=self.names, columns=self.names)
 
     @cached_property
@@ -246,25 +243,39 @@ class IVResults(IVViews, IVReports):
         return wre_bootstrap(self, null, reps=reps, weights=weights, seed=seed, level=level,
                              interval=interval)
 
-    def with_vcov(self, kind: str = "classical", *, cluster: Any = None) -> IVResults:
+    def with_vcov(self, kind: str = "classical", *, cluster: Any = None,
+                  **options: Any) -> IVResults:
         """A new result with another covariance (the estimate is unchanged, also for GMM).
 
         Parameters
         ----------
-        kind : {"classical", "HC0", "HC1", "cluster"}
+        kind : str
+            Any registered covariance (:data:`attnreg.linear.inference.VCOV_REGISTRY`):
+            ``"classical"``, ``"HC0"`` … ``"HC5"``, ``"HAC"``, ``"cluster"``, ``"DK"``;
+            sandwich's conventions on ``AER::ivreg``.
         cluster : str or array-like, optional
-            For ``"cluster"``: a column name of the data, or one id per data row.
+            For ``"cluster"``: a column name of the data (``"a + b"`` or a list for
+            two-way), or one id per data row.
+        **options
+            The covariance's options, as for a linear fit's ``with_vcov`` (``type=``,
+            ``maxlags=``, ``kernel=``, ``bandwidth=``, ``prewhite=``, ``adjust=``, ``time=``).
         """
-        kind = check_vcov(kind, cluster)
-        return dataclasses.replace(self, vcov_kind=kind, cluster=cluster,
-                                   clusters=resolve_clusters(cluster, self.frame))
+        kind, options = check_vcov(kind, cluster, options)
+        clusters = one_way_ids(kind, cluster, self.frame)
+        bind_iv_vcov(kind, cluster, clusters, options, self.nobs, self.design)  # fail now
+        return dataclasses.replace(self, vcov_kind=kind, cluster=cluster, clusters=clusters,
+                                   vcov_options=tuple(sorted(options.items())))
 
     @property
     def vcov_spec(self) -> IVVcovSpec:
         """The covariance in use, described (:class:`IVVcovSpec`)."""
         g = None if self.clusters is None else int(np.unique(self.clusters).shape[0])
         name = self.cluster if isinstance(self.cluster, str) else None
-        return IVVcovSpec(self.vcov_kind, name, g)
+        own = diagnostic_kind(self.vcov_kind, self.clusters, dict(self.vcov_options))
+        # the registry's label, less its df clause: an IV fit tests on n - k df (AER)
+        text = (None if own == self.vcov_kind
+                else self._vcov_bound.label().split("; t and F")[0] + "; t and F on n - k df")
+        return IVVcovSpec(self.vcov_kind, name, g, text)
 
     # ------------------------------------------------------------ fit statistics
     @cached_property
@@ -314,12 +325,19 @@ class IVResults(IVViews, IVReports):
         f = self.frame
         return make_design(f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
 
+    @property
+    def _diagnostic_kind(self) -> str:
+        """The covariance of the weak-instrument statistics and diagnostics
+        (:func:`attnreg.iv.vcov_binding.diagnostic_kind`: HC1 where they do not implement the
+        one in use)."""
+        return diagnostic_kind(self.vcov_kind, self.clusters, dict(self.vcov_options))
+
     def diagnostics(self) -> pd.DataFrame:
         """R's ``summary(ivreg, diagnostics = TRUE)$diagnostics`` under the covariance in use:
         weak instruments F per endogenous regressor, Wu–Hausman, Sargan (see
         :mod:`attnreg.iv.diagnostics`); shape (k2 + 2, 4)."""
         return iv_diagnostics(self._iv_design, self.fit.wresid, list(self.frame.endog_names),
-                              self.vcov_kind, self.clusters, self.frame.n_absorbed)
+                              self._diagnostic_kind, self.clusters, self.frame.n_absorbed)
 
     def weak_instruments(self, tau: float = 0.10) -> WeakIV:
         """The fuller weak-instrument statistics (:func:`attnreg.iv.weak.weak_instruments`):
@@ -327,7 +345,7 @@ class IVResults(IVViews, IVReports):
         Montiel Olea–Pflueger effective F with its critical value; robust ones under the
         covariance in use (HC0 under the classical one)."""
         f = self.frame
-        kind = self.vcov_kind if self.vcov_kind != "classical" else "HC0"
+        kind = self._diagnostic_kind if self._diagnostic_kind != "classical" else "HC0"
         return weak_instruments(f.X if f.X.shape[1] else None, f.D, f.Z, f.weights, kind=kind,
                                 clusters=self.clusters, debiased=kind != "HC0", tau=tau,
                                 absorbed=f.n_absorbed)

@@ -27,12 +27,11 @@ True
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 from attnreg.exceptions import OptionError
 from attnreg.large.passes import MeatPart, pass_plan, run_pass
-from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov
+from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov, split_df
 from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
 
 __all__ = ["check_chunked_vcov", "chunked_vcov", "score_stats"]
@@ -42,10 +41,7 @@ def check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
     """OptionError for a covariance (or an option of it) that needs every row, before any
     pass over them (the estimator's
     :meth:`~attnreg.linear.inference.CovarianceEstimator.check_streamed`)."""
-    if checked.get("df") == math.inf:
-        raise OptionError("df=np.inf (z and chi-squared tests) is not available for a chunked "
-                          "fit; fit the data in memory, or use the t statistics' p-values")
-    get_vcov(name).check_streamed(checked)
+    get_vcov(name).check_streamed(split_df(checked)[0])
 
 
 def score_stats(base: ScoreStats, needs: ScoreNeeds, part: MeatPart) -> ScoreStats:
@@ -67,13 +63,14 @@ def chunked_vcov(res: Any, kind: str = "classical", *, maxlags: int | None = Non
         An unknown covariance or option, one that needs every row (before any work), a
         cluster or time column the data lacks, or no source to read.
     """
+    options, df = split_df(options)  # df=np.inf: z and chi-squared tests (not an option)
     checked = check_vcov_options(kind, maxlags=maxlags, adjust=adjust, **options)
     estimator = get_vcov(kind)
     check_chunked_vcov(estimator.name, checked)
     source = res.source if data is None else res._reread(data)
     if source is None:
         if estimator.classical and res.stats is not None:
-            return res._with(vcov_spec=VcovSpec(estimator.name), middle_robust=None)
+            return res._with(vcov_spec=VcovSpec(estimator.name, df=df), middle_robust=None)
         raise OptionError(f"with_vcov({kind!r}) reads the rows again, but this fit does not "
                           f"keep its source ({res.source_description}): pass data=")
     spec = estimator.bind_streamed(checked, n_obs=res.nobs)
@@ -91,4 +88,5 @@ def chunked_vcov(res: Any, kind: str = "classical", *, maxlags: int | None = Non
     stats = score_stats(base.score_stats, needs, part)
     spec = estimator.bind_stats(spec, stats)
     middle = estimator.middle_from_scores(spec, stats) if needs.cross or groups else None
-    return base._with(vcov_spec=spec, middle_robust=middle)
+    # df=np.inf: z and chi-squared tests, as the in-memory fit's (split_df)
+    return base._with(vcov_spec=dataclasses.replace(spec, df=df), middle_robust=middle)

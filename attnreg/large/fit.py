@@ -93,7 +93,9 @@ def finish(res: Any, vcov: str, residuals: bool | None, checked: dict[str, Any],
     if vcov != "classical" or residuals:
         return res.with_vcov(vcov, maxlags=checked.get("maxlags"), progress=progress,
                              **checked.get("vcov_options", {}))
-    return res._with(lazy_residuals=residuals is None)
+    df = checked.get("vcov_options", {}).get("df")  # df=np.inf: z and chi-squared tests
+    spec = res.vcov_spec if df is None else dataclasses.replace(res.vcov_spec, df=float(df))
+    return res._with(lazy_residuals=residuals is None, vcov_spec=spec)
 
 
 def chunk_factor(spec: ChunkSpec, frame: Any) -> RFactor:

@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import patsy
-from scipy import stats
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
@@ -345,6 +344,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
         """Overall F test: R's F (classical), or the Wald F under a robust covariance."""
         from attnreg.linear.coefficients import slopes_wald
         from attnreg.linear.results import FTest
+        from attnreg.linear.tstats import f_sf
 
         df1, df2 = self.df_model, self.df_resid
         nan = float("nan")
@@ -355,10 +355,11 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
             if rss == 0.0:
                 return FTest(math.inf, float(df1), float(df2), 0.0)
             stat = ((tss - rss) / df1) / (rss / df2)
-            return FTest(float(stat), float(df1), float(df2), float(stats.f.sf(stat, df1, df2)))
+            dfi = self.df_inference  # df_resid, or inf under df=np.inf (χ²(df1) of df1 F)
+            return FTest(float(stat), float(df1), float(dfi), f_sf(stat, df1, dfi))
         stat, q = slopes_wald(self)  # the in-memory fit's Wald F of the slopes
         df2 = self.df_inference
-        return FTest(stat, float(q), float(df2), float(stats.f.sf(stat, q, df2)))
+        return FTest(stat, float(q), float(df2), f_sf(stat, q, df2))
 
     # ------------------------------------------------------------ covariances
     def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,

@@ -64,7 +64,7 @@ class ScoreNeeds:
         Score sums per group of each of these intersections of the key dimensions (indices
         into the dimensions of ``keys``; ``(0,)`` one dimension, ``(0, 1)`` the pairs).
     keys : object
-        What tells each row's group: the :class:`~attnreg.linear.cluster.ClusterIds` of an
+        What tells each row's group: the :class:`~attnreg.linear.cluster_ids.ClusterIds` of an
         in-memory fit (its ``codes``, one column per dimension), or the column names a
         chunked pass reads.
     ordered : bool

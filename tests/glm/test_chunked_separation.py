@@ -39,6 +39,7 @@ def _both(formula: str, df: pd.DataFrame, folder: Path, **options: Any) -> tuple
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.warns(SeparationWarning, match=r"separated by C\(g\)\[T.c\].*dropped"):
+            folder.mkdir(exist_ok=True)
             chunked = ar.attnreg(formula, _parquet(df, folder), chunk_rows=150, **options)
         with pytest.warns(SeparationWarning):
             memory = ar.attnreg(formula, df, **options)
@@ -72,6 +73,19 @@ def test_poisson_separation_dropped_as_in_memory(tmp_path: Path) -> None:
     df.loc[df.g == "c", "count"] = 0  # level c: every count 0 (ppmlhdfe's case)
     chunked, memory = _both("count ~ x + C(g)", df, tmp_path, method="poisson")
     _same(chunked, memory)
+
+
+def test_dropped_rows_leave_the_clustered_covariance_too(tmp_path: Path) -> None:
+    """The final pass reads the cluster column of the kept rows only: equal to the in-memory
+    vcovCL after the drop (two-way too)."""
+    df = _frame()
+    df.loc[df.g == "c", "yb"] = 1
+    df["firm"] = np.arange(len(df)) % 37
+    df["year"] = np.arange(len(df)) % 11
+    for cluster in ("firm", "firm + year"):
+        chunked, memory = _both("yb ~ x + z + C(g)", df, tmp_path / cluster.replace(" ", ""),
+                                method="logit", vcov="cluster", cluster=cluster)
+        _same(chunked, memory)
 
 
 def test_separation_by_a_continuous_regressor_outside_the_near_rows(tmp_path: Path) -> None:

@@ -52,10 +52,12 @@ def test_family_spellings_and_default(mtcars) -> None:
     ({"maxit": 2.5}, r"maxit must be a positive integer, however: maxit=2.5"),
     ({"control": "exact"}, r"control must be 'optimum' .* or 'R' .*control='exact'"),
     ({"lam": 1.0}, r"option\(s\) lam do not apply to method 'glm'"),
-    ({"vcov": "HC3"}, r"vcov must be one of 'classical', 'HC0', 'HC1', 'cluster' for a GLM"),
+    ({"vcov": "HC9"}, r"vcov must be one of 'classical', 'HC0', 'HC1', 'HC2', 'HC3', 'cluster', "
+                      r".* for a GLM, however: vcov='HC9'"),
     ({"vcov": "HC1", "cluster": "g"}, r"cluster= and type= go with vcov='cluster'"),
     ({"vcov": "cluster"}, r"vcov='cluster' needs cluster="),
-    ({"vcov": "cluster", "cluster": "g", "type": "CR2"}, r"type must be 'HC0' or 'HC1'"),
+    ({"vcov": "cluster", "cluster": "g", "type": "HC3"},
+     r"type must be one of 'HC1', 'HC0', 'CR2', however: type='HC3'"),
     ({"heads": 2}, r"unknown option\(s\) for method 'glm': heads"),
     ({"offset": [[1, 2]]}, r"offset must be a column name, an expression"),
 ])

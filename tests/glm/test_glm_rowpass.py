@@ -8,7 +8,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from conftest import RTOL_EXACT
+from tests.conftest import RTOL_EXACT
 
 import attnreg as ar
 import attnreg.glm.scoring as scoring

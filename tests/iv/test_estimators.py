@@ -113,7 +113,11 @@ def test_errors():
         tsls(d.y, d.X, d.D, np.column_stack([d.Z, d.Z[:, 0] + d.X[:, 1]]))
     with pytest.raises(OptionError, match="weight must be 'robust', 'cluster' or 'unadjusted'"):
         gmm(d.y, d.X, d.D, d.Z, weight="hac")
-    with pytest.raises(OptionError, match="kind must be one of classical, HC0, HC1, cluster"):
+    with pytest.raises(OptionError, match=r"kind must be one of classical, HC0, HC1, HC2, HC3, "
+                                          r"cluster, HAC \(or another registered covariance\); "
+                                          r"got 'HC9'"):
+        iv_vcov(tsls(d.y, d.X, d.D, d.Z), "HC9")
+    with pytest.raises(OptionError, match=r"kind='HC3' needs the hat values: pass regressors="):
         iv_vcov(tsls(d.y, d.X, d.D, d.Z), "HC3")
     with pytest.raises(OptionError, match="alpha must be a non-negative number"):
         fuller(d.y, d.X, d.D, d.Z, alpha=-1.0)

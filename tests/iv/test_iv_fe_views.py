@@ -128,3 +128,16 @@ def test_attention_refuses_too_many_levels(monkeypatch: pytest.MonkeyPatch) -> N
                                           r"their G × G Gram matrix, for at most 10 levels, "
                                           r"however they have 18"):
         ar.attnreg(FE, panel()).attention(new_rows())
+
+
+@pytest.mark.parametrize("vcov", [{"vcov": "cluster", "cluster": "firm + year"},
+                                  {"vcov": "HAC", "maxlags": 2},
+                                  {"vcov": "cluster", "cluster": "firm", "type": "HC0"}],
+                         ids=["two-way", "HAC", "cluster-HC0"])
+def test_first_stage_keeps_every_covariance_and_its_options(vcov: dict[str, object]) -> None:
+    """The fixed-effects first stage is the fixed-effects fit of d under the IV fit's own
+    covariance, options and (multi-way) clusters included."""
+    df = panel()
+    got = ar.attnreg(FE, df, **vcov).first_stage["d"]
+    ref = ar.attnreg("d ~ x1 + x2 + z1 + z2 | firm + year", df, **vcov)
+    assert_allclose(got.std_err.to_numpy(), ref.std_err.to_numpy(), rtol=RTOL_EXACT)

@@ -59,8 +59,8 @@ def test_numbers_stored_as_text_are_refused() -> None:
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
     ({"method": "ridge"}, OptionError, r"method must be one of 'tsls', '2sls', 'liml', 'fuller', 'gmm', "
                                        r"'cue' for a formula with an IV part"),
-    ({"vcov": "HAC"}, OptionError, r"vcov must be one of 'classical', 'HC0', 'HC1', 'cluster' for "
-                                   r"an IV fit, however: vcov='HAC'"),
+    ({"vcov": "HC9"}, OptionError, r"vcov must be one of 'classical', 'HC0', 'HC1', 'HC2', 'HC3', "
+                                   r"'cluster', .*'HAC'.* for an IV fit, however: vcov='HC9'"),
     ({"vcov": "cluster"}, OptionError, r"vcov='cluster' needs cluster="),
     ({"cluster": "g"}, OptionError, r"cluster= is used by vcov='cluster' only"),
     ({"alpha": 2.0}, OptionError, r"alpha applies to method 'fuller' only"),

@@ -123,6 +123,11 @@ def test_refusals() -> None:
         ar.attnreg(FORMULA, df, method="liml").bootstrap()
     with pytest.raises(OptionError, match=r"an IV fit bootstraps with kind='wre'"):
         ar.attnreg(FORMULA, df).bootstrap("pairs")
+    with pytest.raises(OptionError, match=r"the WRE bootstrap's t statistics are classical, "
+                                          r"HC0, HC1 or one-way cluster.*'HC3'"):
+        ar.attnreg(FORMULA, df, vcov="HC3").bootstrap()
+    with pytest.raises(OptionError, match=r"however the fit's covariance is 'cluster'"):
+        ar.attnreg(FORMULA, df, vcov="cluster", cluster="g", type="HC0").bootstrap()
     with pytest.raises(OptionError, match=r"reps must be a positive integer, however: reps=0"):
         ar.attnreg(FORMULA, df).bootstrap(reps=0)
 

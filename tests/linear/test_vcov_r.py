@@ -291,8 +291,6 @@ def test_df_errors(df: Any) -> None:
     ("HC4", {}, r"vcov 'HC4' is not computed for a chunked fit"),
     ("HAC", {"kernel": "qs"}, r"a chunked fit's HAC is Bartlett with fixed maxlags"),
     ("HAC", {"maxlags": "newey-west"}, r"a chunked fit's HAC is Bartlett with fixed maxlags"),
-    ("HC1", {"df": np.inf}, r"df=np.inf \(z and chi-squared tests\) is not available for a "
-                            r"chunked fit"),
 ])
 def test_chunked_fit_refuses_what_it_does_not_compute(kind: str, options: dict[str, Any],
                                                       message: str) -> None:
