@@ -119,7 +119,7 @@ def predict_fe(fit: FixedEffectsResults, newdata: Any = None, *, interval: str =
     if fit.vcov_spec.estimator.classical:
         V = np.nan_to_num(fit.vcov.to_numpy())
         q = level_quadratic(fit.absorbed.fe, fit.design.weights, codes,
-                            what="prediction intervals")
+                            solver=fit._level_solver)
         var = np.einsum("ij,jk,ik->i", Xt, V, Xt) + sigma2 * q
     else:
         ok = np.isfinite(Xt).all(axis=1)

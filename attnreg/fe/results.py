@@ -25,6 +25,7 @@ from attnreg.exceptions import OptionError
 from attnreg.fe.demean import FixedEffects
 from attnreg.fe.effects import normalise
 from attnreg.fe.leverage import level_quadratic
+from attnreg.fe.solve import LevelSolver
 from attnreg.fe.ssc import check_ssc, fixest_cluster_middle
 from attnreg.formula.design import Design
 from attnreg.formula.parts import FixedEffectTerm
@@ -175,11 +176,17 @@ class FixedEffectsResults(LinearResults):
         return 1.0 - (1.0 - self.within_r_squared) * (self.nobs - n_fe) / self.df_resid
 
     @cached_property
+    def _level_solver(self) -> LevelSolver:
+        """Exact solves with the fixed effects' normal equations D'WD (one factorisation,
+        reused by the hat values and the prediction intervals)."""
+        return LevelSolver(self.absorbed.fe, self.design.weights)
+
+    @cached_property
     def _hat(self) -> FloatArray:
         """Hat values of the dummy-variable regression: the demeaned design's and the fixed
         effects' own (exactly 1 on the row of a level with a single row)."""
         fe = self.absorbed.fe
-        own = level_quadratic(fe, self.design.weights, fe.codes, what="the hat values")
+        own = level_quadratic(fe, self.design.weights, fe.codes, solver=self._level_solver)
         w = 1.0 if self.design.weights is None else self.design.weights
         h = np.asarray(LinearResults._hat.func(self) + w * own)  # type: ignore[attr-defined]
         single = np.zeros(fe.n_obs, dtype=bool)  # a level with one row fits it exactly
