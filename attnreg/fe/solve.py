@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,7 +35,9 @@ from scipy.sparse.csgraph import connected_components
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning
-from attnreg.fe.demean import FixedEffects
+
+if TYPE_CHECKING:  # demean imports this module at run time
+    from attnreg.fe.demean import FixedEffects
 
 __all__ = ["BLOCK_ENTRIES", "LevelSolver"]
 
@@ -176,6 +178,7 @@ class LevelSolver:
 
     Examples
     --------
+    >>> from attnreg.fe.demean import FixedEffects
     >>> fe = FixedEffects.from_columns([[0, 0, 1, 1, 2], [0, 1, 0, 1, 1]])
     >>> solver = LevelSolver(fe)
     >>> np.round(solver.quadratic(fe.codes), 12).tolist()  # the hat values of the dummies

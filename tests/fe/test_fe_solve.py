@@ -21,8 +21,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import attnreg as ar
-from attnreg.exceptions import RankDeficiencyWarning
-from attnreg.fe.demean import FixedEffects
+from attnreg.exceptions import OptionError, RankDeficiencyWarning
+from attnreg.fe.demean import FixedEffects, demean
 from attnreg.fe.effects import components
 from attnreg.fe.solve import LevelSolver
 from tests.conftest import RTOL_EXACT
@@ -133,3 +133,26 @@ def test_three_fixed_effects_on_a_mover_graph_equal_the_dummy_fit() -> None:
         ref = dummy.with_vcov(kind, **options).predict(new, interval="confidence")
         np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=RTOL_EXACT,
                                    err_msg=kind)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_two_way_demeaning_by_the_schur_solve_reaches_the_rounding_floor(weighted: bool) -> None:
+    df = big_movers(n_workers=400, n_firms=60)
+    fe = FixedEffects.from_columns([df.worker, df.firm], ["worker", "firm"])
+    w = df.w.to_numpy() if weighted else None
+    V = df[["y", "x1", "x2"]].to_numpy()
+    before = V.copy()
+    out = demean(V, fe, w, method="schur")
+    np.testing.assert_array_equal(V, before)
+    assert out.converged and out.iterations == 0 and np.all(out.orthogonality <= out.floor)
+    D = fe.dummies.toarray()  # the dummy-variable least squares, dense: 1,600 × 460
+    root = np.sqrt(np.ones(len(df)) if w is None else w)[:, None]
+    coef = np.linalg.lstsq(root * D, root * V, rcond=None)[0]
+    np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+    np.testing.assert_allclose(D @ out.effects, V - out.resid, atol=RTOL_EXACT * np.abs(V).max())
+    assert demean(V, fe, w, method="auto").iterations == 0  # 60 firms: the exact solve
+    assert demean(V, fe, w).iterations > 0  # CGLS stays the default of demean itself
+    fit = ar.attnreg("y ~ x1 + x2 | worker + firm", df)
+    assert fit.absorbed.converged and fit.absorbed.iterations == 0
+    with pytest.raises(OptionError, match=r"method must be one of .*however: method='lu'"):
+        demean(V, fe, method="lu")
