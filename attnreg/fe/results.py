@@ -261,18 +261,32 @@ class FixedEffectsResults(LinearResults):
         return out
 
     def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> Any:
-        """Not available for fixed-effects fits yet (OptionError)."""
-        raise OptionError("the attention view of a fit with absorbed fixed effects is not "
-                          "available yet: write the fixed effects as C(firm) for it")
+        """Attention weights of each prediction over the training rows: those of the
+        dummy-variable fit, fixed effects included (``weights @ y`` is :meth:`predict`; on the
+        training rows, the hat matrix), with ``by_group()`` splitting each prediction's
+        weight between its own level's rows and the others (:mod:`attnreg.fe.attention`).
+
+        Returns
+        -------
+        FixedEffectsAttention
+        """
+        from attnreg.fe.attention import fixed_effects_attention
+
+        return fixed_effects_attention(self, newdata, chunk_size=chunk_size)
 
     def attention_of(self, X: Any, labels: Any, chunk_size: int | None = None) -> Any:
-        """Not available for fixed-effects fits yet (OptionError)."""
-        return self.attention()
+        """Not available for fixed-effects fits (OptionError): the weights need the queries'
+        levels, use :meth:`attention` with new rows."""
+        raise OptionError("attention_of(X) of a fit with absorbed fixed effects needs the "
+                          "rows' fixed-effect levels: use fit.attention(newdata)")
 
     @property
     def embedding(self) -> Any:  # type: ignore[override]
-        """Not available for fixed-effects fits yet (OptionError)."""
-        return self.attention()
+        """Not available for fixed-effects fits yet (OptionError): the fixed effects' part
+        of the weights has no low-rank encoder."""
+        raise OptionError("the embedding of a fit with absorbed fixed effects is not "
+                          "available yet: use fit.attention(newdata), or write the fixed "
+                          "effects as C(firm)")
 
     def diagnostics(self, **options: Any) -> Any:
         """Not available for fixed-effects fits yet (OptionError): the battery's auxiliary

@@ -26,16 +26,30 @@ from attnreg.fe.ssc import nested_fixed_effects
 if TYPE_CHECKING:
     from attnreg.fe.results import FixedEffectsResults
 
-__all__ = ["ROBUST_KINDS", "robust_prediction_variance"]
+__all__ = ["ROBUST_KINDS", "prediction_weights", "robust_prediction_variance"]
 
 #: covariances under which predictions with fixed effects have robust standard errors
 ROBUST_KINDS = ("HC0", "HC1", "HC2", "HC3", "cluster")
 
 
-def _fe_weights(fit: FixedEffectsResults, codes: list[IntArray]) -> FloatArray:
-    """D (D'WD)⁺ d₀ for each new row: shape (n_obs, m), by sparse solves
-    (:class:`attnreg.fe.solve.LevelSolver`)."""
-    return fit._level_solver.projection(codes)
+def prediction_weights(fit: FixedEffectsResults, Xt0: FloatArray,
+                       codes: list[IntArray]) -> FloatArray:
+    """c = D (D'WD)⁺d₀ + X̃ (X̃'WX̃)⁻¹x̃₀ for each new row, so that ŷ₀ = Σᵢ wᵢ cᵢ yᵢ.
+
+    Parameters
+    ----------
+    fit : FixedEffectsResults
+    Xt0 : ndarray, shape (m, n_coef)
+        The new rows' regressors less their fixed-effect part (x̃₀).
+    codes : list of ndarray of int, each shape (m,)
+        Their level in each fixed effect (all seen).
+
+    Returns
+    -------
+    ndarray, shape (n_obs, m)
+        The fixed effects' part by sparse solves (:class:`attnreg.fe.solve.LevelSolver`).
+    """
+    return fit._level_solver.projection(codes) + _slope_weights(fit, Xt0)
 
 
 def _slope_weights(fit: FixedEffectsResults, Xt0: FloatArray) -> FloatArray:
@@ -110,7 +124,7 @@ def robust_prediction_variance(fit: FixedEffectsResults, Xt0: FloatArray,
     step = max(1, BLOCK_ENTRIES // max(fit.nobs, 1))  # new rows at a time: N × step numbers
     for lo in range(0, Xt0.shape[0], step):
         part = [c[lo:lo + step] for c in codes]
-        S = e[:, None] * (_fe_weights(fit, part) + _slope_weights(fit, Xt0[lo:lo + step]))
+        S = e[:, None] * prediction_weights(fit, Xt0[lo:lo + step], part)
         if kind == "cluster":
             out[lo:lo + step] = _cluster_meat(fit, S)
         else:

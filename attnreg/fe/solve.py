@@ -116,7 +116,9 @@ class _TwoWay:
         """A solution of S x = rhs with the grounded levels 0; rhs shape (n_small, m)."""
         out = np.zeros_like(rhs)
         if self._factor is not None:
-            out[self.free] = self._factor.solve(np.ascontiguousarray(rhs[self.free]))
+            for lo in range(0, rhs.shape[1], SOLVE_BLOCK):
+                part = np.ascontiguousarray(rhs[self.free, lo:lo + SOLVE_BLOCK])
+                out[self.free, lo:lo + SOLVE_BLOCK] = self._factor.solve(part)
         return out
 
     def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:

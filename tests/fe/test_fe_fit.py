@@ -328,7 +328,7 @@ def test_errors_name_the_argument() -> None:
     with pytest.raises(DataError, match="no regressor besides the fixed effects"):
         ar.attnreg("y ~ 1 | firm", df)
     fit = ar.attnreg("y ~ x1 | firm", df)
-    for view in (fit.attention, fit.diagnostics, lambda: fit.embedding):
+    for view in (fit.diagnostics, lambda: fit.embedding):
         with pytest.raises(OptionError, match="absorbed fixed effects is not available yet"):
             view()
 
