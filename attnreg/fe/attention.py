@@ -77,8 +77,12 @@ class FixedEffectsAttention(AttentionWeights):
     >>> att = fit.attention(df.head(2))
     >>> bool(np.allclose(att.weights.to_numpy() @ df.y, fit.predict(df.head(2))))
     True
-    >>> att.by_group().columns.tolist()
-    ['weight_sum', 'firm_own', 'firm_others', 'year_own', 'year_others']
+    >>> split = att.by_group()
+    >>> split.columns.tolist()[:5]
+    ['prediction', 'weight_sum', 'firm_own', 'firm_others', 'firm_own_abs_share']
+    >>> np.round(split[["firm_own", "firm_others"]].to_numpy(), 12) + 0.0  # the dummies reproduced
+    array([[1., 0.],
+           [1., 0.]])
     """
 
     group_names: tuple[str, ...] = ()
@@ -86,28 +90,38 @@ class FixedEffectsAttention(AttentionWeights):
     query_codes: tuple[IntArray, ...] = field(default=(), repr=False)
 
     def by_group(self) -> pd.DataFrame:
-        """Each prediction's weight on the training rows of its own level and on the others,
-        for every fixed effect, chunk by chunk (nothing J × N is kept).
+        """Each prediction's weight and vote split between the training rows of its own level
+        and the others, for every fixed effect, chunk by chunk (nothing J × N is kept).
+
+        The weights on a seen level's own rows sum to exactly 1 and those on the other rows to
+        0 (the hat matrix reproduces every dummy column), so how the weight is spread shows in
+        the absolute weight and in the votes: the own rows' ω y and the others'.
 
         Returns
         -------
-        DataFrame, shape (J, 1 + 2 K)
-            ``weight_sum`` (Σ ω: 1, the fixed effects hold an intercept), then for each fixed
-            effect ``<name>_own`` (Σ ω over the training rows with the query's level) and
-            ``<name>_others`` (the rest); NaN for a query with a level not in the fit.
+        DataFrame, shape (J, 2 + 5 K)
+            ``prediction`` (Σ ω y) and ``weight_sum`` (Σ ω), then for each fixed effect
+            ``<name>_own`` and ``<name>_others`` (Σ ω over the rows with the query's level and
+            over the rest), ``<name>_own_abs_share`` (Σ abs(ω) over the own rows over Σ abs(ω)),
+            ``<name>_own_vote`` and ``<name>_others_vote`` (Σ ω y over each: they add up to
+            the prediction); NaN for a query with a level not in the fit.
         """
         K = len(self.group_names)
-        out = np.empty((self.n_queries, 1 + 2 * K))
+        out = np.empty((self.n_queries, 2 + 5 * K))
         for start, stop, w in self.chunks():
-            total = w.sum(axis=1)
-            out[start:stop, 0] = total
+            vote = w * self.y_train[None, :]  # (m, N) each row's part of the prediction
+            total, pred, mass = w.sum(axis=1), vote.sum(axis=1), np.abs(w).sum(axis=1)
+            out[start:stop, :2] = np.column_stack([pred, total])
             for k in range(K):
                 mine = self.train_codes[k][None, :] == self.query_codes[k][start:stop, None]
                 own = (mine * w).sum(axis=1)  # (m,) rows of the query's level (NaN kept)
-                out[start:stop, 1 + 2 * k] = own
-                out[start:stop, 2 + 2 * k] = total - own
-        names = ["weight_sum"] + [f"{g}_{part}" for g in self.group_names
-                                  for part in ("own", "others")]
+                own_vote = (mine * vote).sum(axis=1)
+                share = (mine * np.abs(w)).sum(axis=1) / mass
+                out[start:stop, 2 + 5 * k:7 + 5 * k] = np.column_stack(
+                    [own, total - own, share, own_vote, pred - own_vote])
+        names = ["prediction", "weight_sum"] + [
+            f"{g}_{part}" for g in self.group_names
+            for part in ("own", "others", "own_abs_share", "own_vote", "others_vote")]
         return pd.DataFrame(out, index=self.query_labels, columns=names)
 
 

@@ -85,15 +85,23 @@ def test_by_group_splits_each_prediction_between_its_own_level_and_the_others() 
     new = df.sample(9, random_state=3)
     table = fe.attention(new, chunk_size=4).by_group()
     ref = dummy.attention(new).weights.to_numpy()
-    assert table.columns.tolist() == ["weight_sum", "firm_own", "firm_others", "year_own",
-                                      "year_others"]
+    y = df.y.to_numpy()
+    np.testing.assert_allclose(table.prediction, ref @ y, rtol=RTOL_EXACT)
     for name in ("firm", "year"):
-        own = np.where(df[name].to_numpy()[None, :] == new[name].to_numpy()[:, None], ref, 0.0)
+        mine = df[name].to_numpy()[None, :] == new[name].to_numpy()[:, None]
+        own = np.where(mine, ref, 0.0)
         np.testing.assert_allclose(table[f"{name}_own"], own.sum(axis=1), rtol=RTOL_EXACT)
+        np.testing.assert_allclose(table[f"{name}_own"], 1.0, rtol=RTOL_EXACT)  # D reproduced
         np.testing.assert_allclose(table[f"{name}_others"], ref.sum(axis=1) - own.sum(axis=1),
-                                   rtol=RTOL_EXACT, atol=RTOL_EXACT)
+                                   atol=ATOL_IDENTITY)
+        np.testing.assert_allclose(table[f"{name}_own_abs_share"],
+                                   np.abs(own).sum(axis=1) / np.abs(ref).sum(axis=1),
+                                   rtol=RTOL_EXACT)
+        np.testing.assert_allclose(table[f"{name}_own_vote"], own @ y, rtol=RTOL_EXACT)
+        np.testing.assert_allclose(table[f"{name}_others_vote"], (ref - own) @ y,
+                                   rtol=RTOL_EXACT)
     training = fe.attention().by_group()
-    assert training.shape == (len(df), 5) and training.index.equals(fe.design.row_labels)
+    assert training.shape == (len(df), 12) and training.index.equals(fe.design.row_labels)
 
 
 def test_unseen_levels_pickling_and_refusals() -> None:
