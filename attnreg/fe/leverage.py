@@ -8,9 +8,10 @@ inverse of the level's weight. Two: by the same theorem, the projection on [D₁
 on D₁ plus that on D₂ residualised on D₁, whose Gram matrix is the Schur complement
 S = D₂'WD₂ − B'W₁⁻¹B (B = D₁'WD₂, W₁ the level weights of D₁) of the fixed effect with fewer
 levels: d'(D'WD)⁺d = 1/W_a + r'S⁺r with r = e_b − (W₁⁻¹B)[a], computed with one sparse
-factorisation of the grounded S (:class:`attnreg.fe.solve.LevelSolver`), one solve per
-distinct level. More: preconditioned conjugate gradients on D'WD, one solve per distinct
-combination of levels. Never a dense G × G matrix.
+factorisation of the grounded S (:class:`attnreg.fe.solve.LevelSolver`), one solve per rest
+level involved. More: the same with the Schur complement on all but the largest fixed
+effect's levels (conjugate gradients on D'WD, one solve per distinct combination of levels,
+when nested fixed effects leave it singular). Never a dense G × G matrix.
 """
 
 from __future__ import annotations

@@ -13,9 +13,13 @@ D). :class:`LevelSolver` finds one:
   connected component; one level per component is grounded (its value set to 0, which some
   solution has) and the rest, symmetric positive definite, is factored once by sparse LU and
   reused for every right-hand side;
-- three or more: conjugate gradients on A (consistent, so they converge on its range),
-  preconditioned by the exact two-way solve of the two largest fixed effects and the level
-  weights of the others, until the residual of every level is at the rounding floor of A x.
+- three or more: the same, with S on the levels of all the others (sparse, not diagonal in
+  their own block) and fixest's references grounded (the second largest's first level per
+  component, the first level of each further one). When that leaves S singular (fixed
+  effects sharing more than a constant, e.g. nested: a pivot below :data:`SINGULAR_PIVOT` of
+  the largest), conjugate gradients on A (consistent, so they converge on its range),
+  preconditioned by the exact solve of the two largest fixed effects and the level weights of
+  the others, until the residual of every level is at the rounding floor of A x.
 
 Right-hand sides are solved in blocks of at most :data:`BLOCK_ENTRIES` numbers.
 """
@@ -45,6 +49,9 @@ __all__ = ["BLOCK_ENTRIES", "LevelSolver"]
 BLOCK_ENTRIES = 1 << 24
 #: right-hand sides per sparse triangular solve (SuperLU's solve slows down with many more)
 SOLVE_BLOCK = 128
+#: a pivot of the grounded Schur complement below this fraction of the largest marks it
+#: singular (fixed effects sharing more than a constant): conjugate gradients take over
+SINGULAR_PIVOT = 1e-11
 _EPS = np.finfo(np.float64).eps
 
 
@@ -53,18 +60,24 @@ def _level_weights(codes: IntArray, w: FloatArray, n: int) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class _TwoWay:
-    """The Schur-complement solve of two fixed effects (``big`` has at least as many levels)."""
+class _Schur:
+    """The fixed effect ``big`` eliminated, the Schur complement S on the ``rest`` levels
+    (every other fixed effect's), with the ``grounded`` rest levels set to 0."""
 
     big: IntArray  # (n_obs,) codes of the fixed effect eliminated
-    small: IntArray  # (n_obs,) codes of the one kept in S
+    rest: sp.csr_matrix = field(repr=False)  # (n_obs, n_small) dummies of the other levels
     w: FloatArray = field(repr=False)  # (n_obs,) prior weights
     n_big: int
-    n_small: int
+    grounded: IntArray  # rest levels set to 0, sorted
 
     def __getstate__(self) -> dict[str, Any]:
         # the sparse LU factor does not pickle: it is rebuilt when first needed
         return {k: v for k, v in self.__dict__.items() if k not in ("_factor",)}
+
+    @property
+    def n_small(self) -> int:
+        """Number of rest levels."""
+        return int(self.rest.shape[1])
 
     @cached_property
     def w_big(self) -> FloatArray:
@@ -72,45 +85,41 @@ class _TwoWay:
         return _level_weights(self.big, self.w, self.n_big)
 
     @cached_property
-    def w_small(self) -> FloatArray:
-        """Level weights of the kept fixed effect, shape (n_small,)."""
-        return _level_weights(self.small, self.w, self.n_small)
-
-    @cached_property
     def cross(self) -> sp.csr_matrix:
-        """B = D_big' W D_small, shape (n_big, n_small)."""
-        return sp.csr_matrix((self.w, (self.big, self.small)), shape=(self.n_big, self.n_small))
+        """B = D_big' W D_rest, shape (n_big, n_small)."""
+        rows = sp.csr_matrix((self.w, (self.big, np.arange(self.big.size))),
+                             shape=(self.n_big, self.big.size))
+        return sp.csr_matrix(rows @ self.rest)
 
     @cached_property
     def share(self) -> sp.csr_matrix:
-        """R = W_big⁻¹ B, each big level's weighted share in each small level (rows sum to 1)."""
+        """R = W_big⁻¹ B, each big level's weighted share in each rest level."""
         return sp.csr_matrix(sp.diags(1.0 / self.w_big) @ self.cross)
 
     @cached_property
-    def grounded(self) -> IntArray:
-        """The first small level of each connected component (set to 0), sorted."""
-        links = sp.coo_matrix((np.ones(self.big.size), (self.big, self.n_big + self.small)),
-                              shape=(self.n_big + self.n_small,) * 2)
-        _, labels = connected_components(links, directed=False)
-        small = labels[self.n_big:]
-        _, first = np.unique(small, return_index=True)
-        return np.sort(first)
-
-    @cached_property
     def free(self) -> IntArray:
-        """The small levels solved for (all but the grounded)."""
+        """The rest levels solved for (all but the grounded)."""
         return np.setdiff1d(np.arange(self.n_small), self.grounded)
 
     @cached_property
     def _factor(self) -> Any:
-        """Sparse LU of S on the free levels (symmetric positive definite), or None if empty."""
+        """Sparse LU of S on the free levels, or None if there are none."""
         if not self.free.size:
             return None
-        S = sp.diags(self.w_small) - self.cross.T @ self.share  # (n_small, n_small) sparse
-        S = sp.csc_matrix(S)[self.free][:, self.free]
+        own = self.rest.T @ sp.diags(self.w) @ self.rest  # D_rest' W D_rest
+        S = sp.csc_matrix(own - self.cross.T @ self.share)[self.free][:, self.free]
         S = sp.csc_matrix((S + S.T) * 0.5)
         return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                          options={"SymmetricMode": True})
+
+    @cached_property
+    def singular(self) -> bool:
+        """Whether the grounded S is singular to rounding (fixed effects sharing more than a
+        constant, e.g. nested: then the grounding does not remove the whole null space)."""
+        if self._factor is None:
+            return False
+        pivots = np.abs(self._factor.U.diagonal())
+        return bool(pivots.min() <= SINGULAR_PIVOT * pivots.max())
 
     def solve_small(self, rhs: FloatArray) -> FloatArray:
         """A solution of S x = rhs with the grounded levels 0; rhs shape (n_small, m)."""
@@ -122,7 +131,7 @@ class _TwoWay:
         return out
 
     def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """A solution of the two-way normal equations by block elimination; shapes (n, m)."""
+        """A solution of the normal equations by block elimination; shapes (n, m)."""
         x_small = self.solve_small(b_small - self.share.T @ b_big)
         x_big = (b_big - self.cross @ x_small) / self.w_big[:, None]
         return x_big, x_small
@@ -144,26 +153,54 @@ class _TwoWay:
             out.data[at] = X[out.indices[at], np.repeat(np.arange(block.size), counts)]
         return out
 
-    def quadratic(self, a: IntArray, b: IntArray) -> FloatArray:
-        """d'A⁺d for rows with big level ``a`` and small level ``b``, shape (m,).
+    def quadratic(self, a: IntArray, E: sp.csr_matrix) -> FloatArray:
+        """d'A⁺d for rows with big level ``a`` and rest levels ``E`` (m × n_small, ones).
 
-        d'A⁺d = 1/W_a + r'S⁺r with r = e_b − R_a', that is
-        1/W_a + S⁺_bb − 2 Σ_c R_ac S⁺_cb + Σ_cc' R_ac R_ac' S⁺_cc': only the entries of S⁺
-        between small levels sharing a big level of a row (the pattern of B'B, and of B'Q
-        for the rows' pairs Q), one solve per small level involved.
+        d'A⁺d = 1/W_a + r'S⁺r with r = e − R_a' (e the row's rest levels), that is
+        1/W_a + e'S⁺e − 2 e'S⁺R_a' + R_a S⁺R_a': only the entries of S⁺ between rest levels
+        sharing a big level or a row (the patterns of B'B, B'Q for the rows' levels Q, and
+        E'E), one solve per rest level involved.
         """
         ua, ia = np.unique(a, return_inverse=True)
         ia = ia.reshape(-1)
         B = self.cross[ua]  # (n_a, n_small)
-        Q = sp.csr_matrix((np.ones(a.size), (ia, b)), shape=B.shape)
-        own_b = sp.diags(np.bincount(b, minlength=self.n_small).astype(np.float64))
-        pattern = sp.csc_matrix(B.T @ B + B.T @ Q + own_b)  # all positive: no cancellation
+        Q = sp.csr_matrix((np.ones(a.size), (ia, np.arange(a.size))),
+                          shape=(ua.size, a.size)) @ E  # (n_a, n_small)
+        pattern = sp.csc_matrix(B.T @ B + B.T @ Q + E.T @ E)  # all positive: no cancellation
         pattern.sort_indices()
         Z = self.inverse_on(pattern)
-        RZ = sp.csr_matrix(self.share[ua] @ Z)  # (n_a, n_small): (S⁺R_a')_b where needed
-        own = np.asarray(self.share[ua].multiply(RZ).sum(axis=1)).ravel()
-        cross = np.asarray(RZ[ia, b]).ravel()
-        return np.asarray(1.0 / self.w_big[a] + Z.diagonal()[b] - 2.0 * cross + own[ia])
+        R = self.share[ua]
+        RZ = sp.csr_matrix(R @ Z)  # (n_a, n_small): (S⁺R_a')_c where needed
+        own = np.asarray(R.multiply(RZ).sum(axis=1)).ravel()
+        cross = np.asarray(E.multiply(RZ[ia]).sum(axis=1)).ravel()
+        quad = np.asarray(E.multiply(E @ Z).sum(axis=1)).ravel()
+        return np.asarray(1.0 / self.w_big[a] + quad - 2.0 * cross + own[ia])
+
+
+def _first_per_component(big: IntArray, small: IntArray, n_big: int, n_small: int) -> IntArray:
+    """The first level of ``small`` in each connected component of the two fixed effects."""
+    links = sp.coo_matrix((np.ones(big.size), (big, n_big + small)),
+                          shape=(n_big + n_small,) * 2)
+    _, labels = connected_components(links, directed=False)
+    _, first = np.unique(labels[n_big:], return_index=True)
+    return np.sort(first)
+
+
+def _schur_of(fe: FixedEffects, w: FloatArray, order: Sequence[int]) -> _Schur:
+    """The Schur solve of fixed effects ``order`` (the first eliminated; the rest's levels in
+    that order), grounded as fixest's references: the second's first level per connected
+    component with the first, and the first level of each further one."""
+    k0, k1 = order[0], order[1]
+    n_rest = [fe.n_levels[k] for k in order[1:]]
+    starts = np.concatenate([[0], np.cumsum(n_rest)])
+    cols = np.column_stack([fe.codes[k] + starts[j] for j, k in enumerate(order[1:])])
+    rest = sp.csr_matrix((np.ones(cols.size), cols.ravel(),
+                          np.arange(0, cols.size + 1, cols.shape[1])),
+                         shape=(fe.n_obs, int(starts[-1])))
+    grounded = np.concatenate([
+        _first_per_component(fe.codes[k0], fe.codes[k1], fe.n_levels[k0], fe.n_levels[k1]),
+        starts[1:-1]]).astype(np.int64)
+    return _Schur(fe.codes[k0], rest, w, fe.n_levels[k0], np.sort(grounded))
 
 
 class LevelSolver:
@@ -176,7 +213,8 @@ class LevelSolver:
     weights : ndarray, shape (n_obs,), or None
         The prior weights (W).
     max_iter : int
-        Cap on the conjugate-gradient iterations with three or more fixed effects.
+        Cap on the conjugate-gradient iterations (three or more fixed effects whose grounded
+        Schur complement is singular).
 
     Examples
     --------
@@ -193,33 +231,46 @@ class LevelSolver:
         self.w = np.ones(fe.n_obs) if weights is None else np.asarray(weights, dtype=np.float64)
         self.max_iter = max_iter
         self.level_weight = np.asarray(fe.dummies.T @ self.w).ravel()  # diag of D'WD, (G,)
-        order = np.argsort(fe.n_levels, kind="stable")[::-1]
-        self.pair = tuple(int(k) for k in order[:2])  # the two largest fixed effects
-        self.two: _TwoWay | None = None
-        if len(fe.codes) >= 2:
-            k1, k2 = self.pair
-            self.two = _TwoWay(fe.codes[k1], fe.codes[k2], self.w, fe.n_levels[k1],
-                               fe.n_levels[k2])
+        self.order = tuple(int(k) for k in np.argsort(fe.n_levels, kind="stable")[::-1])
+        o = fe.offsets
+        self.positions = [np.arange(o[k], o[k + 1]) for k in self.order]  # levels, in order
+
+    @cached_property
+    def schur(self) -> _Schur | None:
+        """The largest fixed effect eliminated, S on all the others (two or more)."""
+        return _schur_of(self.fe, self.w, self.order) if len(self.order) >= 2 else None
+
+    @cached_property
+    def pair(self) -> _Schur:
+        """The two largest fixed effects alone (the preconditioner of conjugate gradients)."""
+        return _schur_of(self.fe, self.w, self.order[:2])
+
+    @property
+    def exact(self) -> bool:
+        """Whether the Schur solve of all the fixed effects is exact (else: PCG)."""
+        return self.schur is not None and not self.schur.singular
 
     def solve(self, rhs: FloatArray) -> FloatArray:
         """A solution x of D'WD x = rhs, shape (G, m); ``rhs`` in the range of D'WD."""
         rhs = np.asarray(rhs, dtype=np.float64)
         if len(self.fe.codes) == 1:
             return rhs / self.level_weight[:, None]
-        if len(self.fe.codes) == 2:
-            return self._precondition(rhs)
+        if self.exact:
+            assert self.schur is not None
+            return self._schur_solve(self.schur, self.positions, rhs)
         return _pcg(self, rhs)
 
-    def _precondition(self, rhs: FloatArray) -> FloatArray:
-        """The exact two-way solve on the two largest fixed effects, the level weights on the
-        others (for two fixed effects, the exact solution)."""
-        assert self.two is not None
-        o = self.fe.offsets
-        out = rhs / self.level_weight[:, None]
-        (k1, k2) = self.pair
-        x1, x2 = self.two.solve(rhs[o[k1]:o[k1 + 1]], rhs[o[k2]:o[k2 + 1]])
-        out[o[k1]:o[k1 + 1]], out[o[k2]:o[k2 + 1]] = x1, x2
+    def _schur_solve(self, schur: _Schur, positions: list[IntArray],
+                     rhs: FloatArray) -> FloatArray:
+        out = rhs / self.level_weight[:, None]  # the level weights on any level left out
+        rest = np.concatenate(positions[1:])
+        x_big, x_rest = schur.solve(rhs[positions[0]], rhs[rest])
+        out[positions[0]], out[rest] = x_big, x_rest
         return out
+
+    def _precondition(self, rhs: FloatArray) -> FloatArray:
+        """The exact solve of the two largest fixed effects, the level weights on others."""
+        return self._schur_solve(self.pair, self.positions[:2], rhs)
 
     @cached_property
     def gram(self) -> sp.csr_matrix:
@@ -245,8 +296,15 @@ class LevelSolver:
         codes = [np.asarray(c, dtype=np.int64) for c in codes]
         if len(codes) == 1:
             return np.asarray(1.0 / self.level_weight[codes[0]])
-        if len(codes) == 2 and self.two is not None:
-            return self.two.quadratic(codes[self.pair[0]], codes[self.pair[1]])
+        if self.exact:
+            assert self.schur is not None
+            m = codes[0].size
+            cols = np.column_stack([codes[k] for k in self.order[1:]])
+            cols = cols + np.cumsum([0] + [self.fe.n_levels[k] for k in self.order[1:-1]])
+            E = sp.csr_matrix((np.ones(cols.size), cols.ravel(),
+                               np.arange(0, cols.size + 1, cols.shape[1])),
+                              shape=(m, self.schur.n_small))
+            return self.schur.quadratic(codes[self.order[0]], E)
         stacked = np.column_stack(codes)
         distinct, inverse = np.unique(stacked, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy import stats
 
 import attnreg as ar
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
@@ -156,3 +157,27 @@ def test_two_way_demeaning_by_the_schur_solve_reaches_the_rounding_floor(weighte
     assert fit.absorbed.converged and fit.absorbed.iterations == 0
     with pytest.raises(OptionError, match=r"method must be one of .*however: method='lu'"):
         demean(V, fe, method="lu")
+
+
+def test_nested_fixed_effects_fall_back_to_conjugate_gradients() -> None:
+    df = big_movers(n_workers=120, n_firms=24).assign(industry=lambda d: d.firm % 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        fe = ar.attnreg("y ~ x1 + x2 | worker + firm + industry", df, weights="w")
+        dummy = ar.attnreg("y ~ x1 + x2 + C(worker) + C(firm) + C(industry)", df,
+                           weights="w")
+    assert not fe._level_solver.exact  # firms nested in industries: S grounded is singular
+    np.testing.assert_allclose(fe.hat_values, dummy.hat_values, rtol=RTOL_EXACT,
+                               atol=RTOL_EXACT)
+    new = df.sample(6, random_state=5)
+    # fixest counts one redundant level per further fixed effect, fewer than nesting makes:
+    # the residual df differ, so the standard errors of the predictions are compared
+    for kind, scale in (("classical", "sigma"), ("HC0", None)):
+        half = []
+        for fit in (fe.with_vcov(kind), dummy.with_vcov(kind)):
+            band = fit.predict(new, interval="confidence")
+            q = stats.t.ppf(0.975, fit.df_resid) * (getattr(fit, scale) if scale else 1.0)
+            half.append((band.upr - band.fit).to_numpy() / q)
+        np.testing.assert_allclose(half[0], half[1], rtol=RTOL_EXACT, err_msg=kind)
+    plain = ar.attnreg("y ~ x1 + x2 | worker + firm + year", df)
+    assert plain._level_solver.exact  # the further fixed effect shares only a constant
