@@ -144,7 +144,8 @@ class Demeaned:
         with v − r = D α; one solution among many when the fixed effects share information
         (normalise with :func:`attnreg.fe.effects.normalise`).
     iterations : int
-        Conjugate-gradient iterations (0 for one fixed effect).
+        Conjugate-gradient iterations (0 for one fixed effect and for the exact two-way
+        solve, ``method="schur"``).
     converged : bool
         Whether every column reached its floor (or stagnated within 16 times of it) before
         ``max_iter``.
@@ -172,14 +173,11 @@ def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
     max_iter : int
         Cap on conjugate-gradient iterations (reported through ``converged`` when reached).
     method : {"cgls", "schur", "auto"}
-        With two fixed effects, ``"schur"`` solves the normal equations exactly
-        (:class:`attnreg.fe.solve.LevelSolver`: the fixed effect with more levels eliminated,
-        the Schur complement on the other factored once for every column), then repeats on
-        the residual until the rounding floor (at most 3 passes; CGLS finishes otherwise).
-        ``"auto"`` takes it when the smaller fixed effect has at most
-        :data:`SCHUR_MAX_LEVELS` levels (6 to 25 times faster than CGLS on fixest's simple and
-        difficult designs and on a worker–firm panel at 1e5 rows, and more accurate), CGLS
-        otherwise and with three or more. One fixed effect: group means whatever ``method``.
+        Two fixed effects: ``"schur"`` solves the normal equations exactly, one sparse factor
+        for every column (:class:`attnreg.fe.solve.LevelSolver`), repeated on the residual to
+        the floor (3 passes at most, CGLS finishes). ``"auto"``: that when the smaller has at
+        most :data:`SCHUR_MAX_LEVELS` levels (6 to 25 times faster than CGLS at 1e5 rows on
+        fixest's designs and a worker–firm panel), CGLS otherwise and with three or more.
 
     Returns
     -------
@@ -197,7 +195,7 @@ def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
     if V.ndim != 2 or V.shape[0] != fe.n_obs:
         raise DataError(f"values must have {fe.n_obs} rows (one per row of the fixed effects), "
                         f"however: shape {np.shape(values)}")
-    w = _weights(weights, fe.n_obs)
+    w, exact = _weights(weights, fe.n_obs), _exact(fe, method)
     D = fe.dummies
     level_weight = np.asarray(D.T @ w).ravel()  # the diagonal M of D'WD
     scale = np.asarray(D.T @ (w[:, None] * np.abs(V))).max(axis=0)
@@ -212,22 +210,23 @@ def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
         q = np.abs(np.asarray(D.T @ (w[:, None] * r))).max(axis=0) / scale
         return Demeaned(resid=r, orthogonality=q, floor=floor, effects=alpha, iterations=0,
                         converged=bool(np.all(q <= 16 * floor)))
+    start = np.zeros((D.shape[1], V.shape[1]))
+    if exact:  # CGLS below only finishes what the exact solve left
+        V, q, start = _schur(fe, w, V, scale, floor)
+        if np.all(q <= floor):
+            return Demeaned(resid=V, orthogonality=q, floor=floor, effects=start,
+                            iterations=0, converged=True)
+    r, q, alpha, its = _cgls(D, w, level_weight, V, scale, floor, max_iter)
+    return Demeaned(resid=r, orthogonality=q, floor=floor, effects=start + alpha,
+                    iterations=its, converged=bool(np.all(q <= 16 * floor)) and its < max_iter)
+
+
+def _exact(fe: FixedEffects, method: str) -> bool:
+    """Whether ``demean(method=)`` solves these fixed effects exactly (the Schur solve)."""
     if method not in DEMEAN_METHODS:
         raise OptionError(f"method must be one of {DEMEAN_METHODS}, however: {method=}")
-    exact = len(fe.codes) == 2 and (method == "schur" or (
+    return len(fe.codes) == 2 and (method == "schur" or (
         method == "auto" and min(fe.n_levels) <= SCHUR_MAX_LEVELS))
-    if exact:
-        r, q, alpha = _schur(fe, w, V, scale, floor)
-        if np.all(q <= floor):
-            return Demeaned(resid=r, orthogonality=q, floor=floor, effects=alpha,
-                            iterations=0, converged=True)
-        r, q, more, its = _cgls(D, w, level_weight, r, scale, floor, max_iter)
-        return Demeaned(resid=r, orthogonality=q, floor=floor, effects=alpha + more,
-                        iterations=its,
-                        converged=bool(np.all(q <= 16 * floor)) and its < max_iter)
-    r, q, alpha, its = _cgls(D, w, level_weight, V, scale, floor, max_iter)
-    return Demeaned(resid=r, orthogonality=q, floor=floor, effects=alpha, iterations=its,
-                    converged=bool(np.all(q <= 16 * floor)) and its < max_iter)
 
 
 def _weights(weights: Any, n: int) -> FloatArray:
