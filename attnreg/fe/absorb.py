@@ -200,7 +200,8 @@ def absorb(y: FloatArray, X: FloatArray, fe: FixedEffects, weights: FloatArray |
         Relative size below which a residualised column counts as explained by ``fe``.
     max_iter : int
         Cap on the demeaning's conjugate-gradient iterations (``Demeaned.converged`` says
-        whether the data's accuracy was reached first).
+        whether the data's accuracy was reached first); two fixed effects are solved exactly
+        by the rule of ``demean(method="auto")``.
 
     Returns
     -------
@@ -218,7 +219,7 @@ def absorb(y: FloatArray, X: FloatArray, fe: FixedEffects, weights: FloatArray |
         raise DataError(f"X must have shape (n_obs, n_cols) with n_obs = {np.shape(y)[0]}, "
                         f"however: {X.shape}")
     V = np.column_stack([np.asarray(y, dtype=np.float64), X])
-    dm = demean(V, fe, weights, max_iter=max_iter)
+    dm = demean(V, fe, weights, max_iter=max_iter, method="auto")
     w = np.ones(fe.n_obs) if weights is None else np.asarray(weights, dtype=np.float64)
     root = np.sqrt(w)[:, None]
     before = np.linalg.norm(root * X, axis=0)

@@ -27,7 +27,7 @@ from attnreg.linear.views import check_level
 if TYPE_CHECKING:
     from attnreg.fe.results import FixedEffectsResults
 
-__all__ = ["UNSEEN", "fixed_effects_of", "predict_fe"]
+__all__ = ["UNSEEN", "fixed_effects_of", "predict_fe", "query_rows"]
 
 #: what ``predict(unseen=)`` does with a level not in the fit: NaN and a warning, or an error
 UNSEEN = ("nan", "error")
@@ -101,25 +101,18 @@ def predict_fe(fit: FixedEffectsResults, newdata: Any = None, *, interval: str =
     if unseen not in UNSEEN:
         raise OptionError(f"unseen must be 'nan' or 'error', however: {unseen=}")
     check_level(level)
-    frame = _frame(fit, newdata)
-    design = fit.absorbed.full_design
-    X_full, labels = design.rebuild(frame)
-    slopes = [j for j, n in enumerate(design.column_names) if n != "(Intercept)"]
-    X = X_full[:, slopes]
-    codes = _codes(fit, frame, unseen)
+    X, Xt, codes, labels = query_rows(fit, newdata, unseen)
     b = np.where(np.isnan(fit.filtered.coef), 0.0, fit.filtered.coef)
     alpha = fit.normalised_effects()
     fe_part = _sum_effects(fit, codes, alpha[:, None])[:, 0]
     pred = X @ b + fe_part
     if interval == "none":
         return pd.Series(pred, index=labels, name="fit")
-    X_fe = _sum_effects(fit, codes, fit.absorbed.effects[:, 1:])
-    Xt = X - X_fe  # the regressors less their fixed-effect part
     sigma2 = fit.sigma ** 2
     if fit.vcov_spec.estimator.classical:
         V = np.nan_to_num(fit.vcov.to_numpy())
         q = level_quadratic(fit.absorbed.fe, fit.design.weights, codes,
-                            what="prediction intervals")
+                            solver=fit._level_solver)
         var = np.einsum("ij,jk,ik->i", Xt, V, Xt) + sigma2 * q
     else:
         ok = np.isfinite(Xt).all(axis=1)
@@ -129,6 +122,28 @@ def predict_fe(fit: FixedEffectsResults, newdata: Any = None, *, interval: str =
         var = var + sigma2
     half = stats.t.ppf(0.5 + level / 2.0, fit.df_resid) * np.sqrt(var)
     return pd.DataFrame({"fit": pred, "lwr": pred - half, "upr": pred + half}, index=labels)
+
+
+def query_rows(fit: FixedEffectsResults, newdata: Any = None, unseen: str = "nan"
+               ) -> tuple[FloatArray, FloatArray, list[IntArray], pd.Index]:
+    """The regressors of new rows, the same less their fixed-effect part (x̃₀ = x₀ − d₀'α_X,
+    α_X the effects of the regressors' demeaning), their level codes (−1: unseen or
+    missing, warned or refused by ``unseen``) and their labels.
+
+    Returns
+    -------
+    X, Xt : ndarray, shape (m, n_coef)
+    codes : list of ndarray of int, each shape (m,)
+    labels : pandas.Index
+    """
+    frame = _frame(fit, newdata)
+    design = fit.absorbed.full_design
+    X_full, labels = design.rebuild(frame)
+    slopes = [j for j, n in enumerate(design.column_names) if n != "(Intercept)"]
+    X = X_full[:, slopes]
+    codes = _codes(fit, frame, unseen)
+    Xt = X - _sum_effects(fit, codes, fit.absorbed.effects[:, 1:])
+    return X, Xt, codes, labels
 
 
 def _sum_effects(fit: FixedEffectsResults, codes: list[IntArray],

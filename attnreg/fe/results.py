@@ -25,6 +25,7 @@ from attnreg.exceptions import OptionError
 from attnreg.fe.demean import FixedEffects
 from attnreg.fe.effects import normalise
 from attnreg.fe.leverage import level_quadratic
+from attnreg.fe.solve import LevelSolver
 from attnreg.fe.ssc import check_ssc, fixest_cluster_middle
 from attnreg.formula.design import Design
 from attnreg.formula.parts import FixedEffectTerm
@@ -175,11 +176,17 @@ class FixedEffectsResults(LinearResults):
         return 1.0 - (1.0 - self.within_r_squared) * (self.nobs - n_fe) / self.df_resid
 
     @cached_property
+    def _level_solver(self) -> LevelSolver:
+        """Exact solves with the fixed effects' normal equations D'WD (one factorisation,
+        reused by the hat values and the prediction intervals)."""
+        return LevelSolver(self.absorbed.fe, self.design.weights)
+
+    @cached_property
     def _hat(self) -> FloatArray:
         """Hat values of the dummy-variable regression: the demeaned design's and the fixed
         effects' own (exactly 1 on the row of a level with a single row)."""
         fe = self.absorbed.fe
-        own = level_quadratic(fe, self.design.weights, fe.codes, what="the hat values")
+        own = level_quadratic(fe, self.design.weights, fe.codes, solver=self._level_solver)
         w = 1.0 if self.design.weights is None else self.design.weights
         h = np.asarray(LinearResults._hat.func(self) + w * own)  # type: ignore[attr-defined]
         single = np.zeros(fe.n_obs, dtype=bool)  # a level with one row fits it exactly
@@ -254,18 +261,32 @@ class FixedEffectsResults(LinearResults):
         return out
 
     def attention(self, newdata: Any = None, *, chunk_size: int | None = None) -> Any:
-        """Not available for fixed-effects fits yet (OptionError)."""
-        raise OptionError("the attention view of a fit with absorbed fixed effects is not "
-                          "available yet: write the fixed effects as C(firm) for it")
+        """Attention weights of each prediction over the training rows: those of the
+        dummy-variable fit, fixed effects included (``weights @ y`` is :meth:`predict`; on the
+        training rows, the hat matrix), with ``by_group()`` splitting each prediction's
+        weight between its own level's rows and the others (:mod:`attnreg.fe.attention`).
+
+        Returns
+        -------
+        FixedEffectsAttention
+        """
+        from attnreg.fe.attention import fixed_effects_attention
+
+        return fixed_effects_attention(self, newdata, chunk_size=chunk_size)
 
     def attention_of(self, X: Any, labels: Any, chunk_size: int | None = None) -> Any:
-        """Not available for fixed-effects fits yet (OptionError)."""
-        return self.attention()
+        """Not available for fixed-effects fits (OptionError): the weights need the queries'
+        levels, use :meth:`attention` with new rows."""
+        raise OptionError("attention_of(X) of a fit with absorbed fixed effects needs the "
+                          "rows' fixed-effect levels: use fit.attention(newdata)")
 
     @property
     def embedding(self) -> Any:  # type: ignore[override]
-        """Not available for fixed-effects fits yet (OptionError)."""
-        return self.attention()
+        """Not available for fixed-effects fits yet (OptionError): the fixed effects' part
+        of the weights has no low-rank encoder."""
+        raise OptionError("the embedding of a fit with absorbed fixed effects is not "
+                          "available yet: use fit.attention(newdata), or write the fixed "
+                          "effects as C(firm)")
 
     def diagnostics(self, **options: Any) -> Any:
         """Not available for fixed-effects fits yet (OptionError): the battery's auxiliary

@@ -17,40 +17,39 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sps
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
-from attnreg.fe.leverage import MAX_DENSE_LEVELS, pinv_psd
+from attnreg.fe.solve import BLOCK_ENTRIES
 from attnreg.fe.ssc import nested_fixed_effects
 
 if TYPE_CHECKING:
     from attnreg.fe.results import FixedEffectsResults
 
-__all__ = ["ROBUST_KINDS", "robust_prediction_variance"]
+__all__ = ["ROBUST_KINDS", "prediction_weights", "robust_prediction_variance"]
 
 #: covariances under which predictions with fixed effects have robust standard errors
 ROBUST_KINDS = ("HC0", "HC1", "HC2", "HC3", "cluster")
 
 
-def _fe_weights(fit: FixedEffectsResults, codes: list[IntArray]) -> sps.csr_matrix | FloatArray:
-    """D (D'WD)⁺ d₀ for each new row: shape (n_obs, m)."""
-    fe = fit.absorbed.fe
-    w = np.ones(fe.n_obs) if fit.design.weights is None else fit.design.weights
-    level_weight = np.asarray(fe.dummies.T @ w).ravel()
-    G = int(fe.offsets[-1])
-    if len(fe.codes) == 1:
-        Q = sps.csr_matrix((1.0 / level_weight[codes[0]], (codes[0], np.arange(codes[0].size))),
-                           shape=(G, codes[0].size))
-        return (fe.dummies @ Q).toarray()
-    if G > MAX_DENSE_LEVELS:
-        raise OptionError(f"robust intervals of predictions with several fixed effects are "
-                          f"computed for at most {MAX_DENSE_LEVELS} levels in all, however the "
-                          f"fixed effects have {G}; use fit.with_vcov('classical')")
-    A = np.asarray((fe.dummies.T @ fe.dummies.multiply(w[:, None])).todense())
-    pinv = pinv_psd(A)
-    Q = sum(pinv[:, code + fe.offsets[k]] for k, code in enumerate(codes))
-    return np.asarray(fe.dummies @ Q)
+def prediction_weights(fit: FixedEffectsResults, Xt0: FloatArray,
+                       codes: list[IntArray]) -> FloatArray:
+    """c = D (D'WD)⁺d₀ + X̃ (X̃'WX̃)⁻¹x̃₀ for each new row, so that ŷ₀ = Σᵢ wᵢ cᵢ yᵢ.
+
+    Parameters
+    ----------
+    fit : FixedEffectsResults
+    Xt0 : ndarray, shape (m, n_coef)
+        The new rows' regressors less their fixed-effect part (x̃₀).
+    codes : list of ndarray of int, each shape (m,)
+        Their level in each fixed effect (all seen).
+
+    Returns
+    -------
+    ndarray, shape (n_obs, m)
+        The fixed effects' part by sparse solves (:class:`attnreg.fe.solve.LevelSolver`).
+    """
+    return fit._level_solver.projection(codes) + _slope_weights(fit, Xt0)
 
 
 def _slope_weights(fit: FixedEffectsResults, Xt0: FloatArray) -> FloatArray:
@@ -117,13 +116,17 @@ def robust_prediction_variance(fit: FixedEffectsResults, Xt0: FloatArray,
         raise OptionError(f"intervals of predictions with fixed effects are computed under "
                           f"the classical, HC0-HC3 and cluster (HC0, HC1) covariances, however "
                           f"the fit uses {kind!r}")
-    C = _fe_weights(fit, codes) + _slope_weights(fit, Xt0)
     w = np.ones(fit.nobs) if fit.design.weights is None else fit.design.weights
     e = w * fit._resid_fit
     if kind in ("HC2", "HC3"):
         e = e / (np.sqrt(1.0 - fit._hat) if kind == "HC2" else 1.0 - fit._hat)
-    S = e[:, None] * C
-    if kind == "cluster":
-        return _cluster_meat(fit, S)
-    total = np.einsum("im,im->m", S, S)
-    return total * (fit.nobs / fit.df_resid if kind == "HC1" else 1.0)
+    out = np.empty(Xt0.shape[0])
+    step = max(1, BLOCK_ENTRIES // max(fit.nobs, 1))  # new rows at a time: N × step numbers
+    for lo in range(0, Xt0.shape[0], step):
+        part = [c[lo:lo + step] for c in codes]
+        S = e[:, None] * prediction_weights(fit, Xt0[lo:lo + step], part)
+        if kind == "cluster":
+            out[lo:lo + step] = _cluster_meat(fit, S)
+        else:
+            out[lo:lo + step] = np.einsum("im,im->m", S, S)
+    return out * (fit.nobs / fit.df_resid if kind == "HC1" else 1.0)

@@ -299,12 +299,13 @@ def test_anova_of_nested_models_with_the_same_fixed_effects() -> None:
 
 
 def test_demeaning_short_of_the_data_accuracy_is_reported() -> None:
-    df = fe_movers()
+    # three fixed effects: two alone are solved exactly (no iteration to stop)
+    df = fe_movers().assign(plant=lambda d: np.random.default_rng(5).integers(0, 3, len(d)))
     with pytest.warns(ConvergenceWarning, match="demeaning on the fixed effects stopped"):
-        fe = ar.attnreg("y ~ x1 + x2 | firm + year", df, fixef_iter=2)
+        fe = ar.attnreg("y ~ x1 + x2 | firm + year + plant", df, fixef_iter=2)
     assert not fe.absorbed.converged and fe.absorbed.iterations == 2
     assert "The demeaning reached a relative accuracy of" in str(fe.summary())
-    full = ar.attnreg("y ~ x1 + x2 | firm + year", df)
+    full = ar.attnreg("y ~ x1 + x2 | firm + year + plant", df)
     assert full.absorbed.converged and "demeaning reached" not in str(full.summary())
     with pytest.raises(OptionError, match="fixef_iter must be a positive integer"):
         ar.attnreg("y ~ x1 | firm", df, fixef_iter=0)
@@ -327,7 +328,7 @@ def test_errors_name_the_argument() -> None:
     with pytest.raises(DataError, match="no regressor besides the fixed effects"):
         ar.attnreg("y ~ 1 | firm", df)
     fit = ar.attnreg("y ~ x1 | firm", df)
-    for view in (fit.attention, fit.diagnostics, lambda: fit.embedding):
+    for view in (fit.diagnostics, lambda: fit.embedding):
         with pytest.raises(OptionError, match="absorbed fixed effects is not available yet"):
             view()
 

@@ -1,0 +1,363 @@
+"""Exact solves with the fixed effects' normal equations D'WD, never forming an inverse.
+
+A = D'WD (G × G) is singular when there are several fixed effects, but every right-hand side
+needed here, d₀ (a row's levels) or D'W v, lies in its range, where any solution x of
+A x = b gives the same d₀'x and D x as the pseudo-inverse's (they differ by a null vector of
+D). :class:`LevelSolver` finds one:
+
+- one fixed effect: A is diagonal (the level weights);
+- two: A is the Laplacian-like matrix of the bipartite graph of levels. The block of the fixed
+  effect with more levels is diagonal and is eliminated exactly, leaving the Schur complement
+  S = W_s − B'W_b⁻¹B on the other one (B = D_b'WD_s, sparse G_s × G_s with one entry per pair
+  of its levels sharing a level of the first). S is singular with one null vector per
+  connected component; one level per component is grounded (its value set to 0, which some
+  solution has) and the rest, symmetric positive definite, is factored once by sparse LU and
+  reused for every right-hand side;
+- three or more: the same, with S on the levels of all the others (sparse, not diagonal in
+  their own block) and fixest's references grounded (the second largest's first level per
+  component, the first level of each further one). When that leaves S singular (fixed
+  effects sharing more than a constant, e.g. nested: a pivot below :data:`SINGULAR_PIVOT` of
+  the largest), conjugate gradients on A (consistent, so they converge on its range),
+  preconditioned by the exact solve of the two largest fixed effects and the level weights of
+  the others, until the residual of every level is at the rounding floor of A x.
+
+Right-hand sides are solved in blocks of at most :data:`BLOCK_ENTRIES` numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import ConvergenceWarning
+
+if TYPE_CHECKING:  # demean imports this module at run time
+    from attnreg.fe.demean import FixedEffects
+
+__all__ = ["BLOCK_ENTRIES", "LevelSolver"]
+
+#: the largest number of entries of a dense block of right-hand sides (128 MB in float64)
+BLOCK_ENTRIES = 1 << 24
+#: right-hand sides per sparse triangular solve (SuperLU's solve slows down with many more)
+SOLVE_BLOCK = 128
+#: a pivot of the grounded Schur complement below this fraction of the largest marks it
+#: singular (fixed effects sharing more than a constant): conjugate gradients take over
+SINGULAR_PIVOT = 1e-11
+_EPS = np.finfo(np.float64).eps
+
+
+def _level_weights(codes: IntArray, w: FloatArray, n: int) -> FloatArray:
+    return np.bincount(codes, weights=w, minlength=n).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class _Schur:
+    """The fixed effect ``big`` eliminated, the Schur complement S on the ``rest`` levels
+    (every other fixed effect's), with the ``grounded`` rest levels set to 0."""
+
+    big: IntArray  # (n_obs,) codes of the fixed effect eliminated
+    rest: sp.csr_matrix = field(repr=False)  # (n_obs, n_small) dummies of the other levels
+    w: FloatArray = field(repr=False)  # (n_obs,) prior weights
+    n_big: int
+    grounded: IntArray  # rest levels set to 0, sorted
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the sparse LU factor does not pickle: it is rebuilt when first needed
+        return {k: v for k, v in self.__dict__.items() if k not in ("_factor",)}
+
+    @property
+    def n_small(self) -> int:
+        """Number of rest levels."""
+        return int(self.rest.shape[1])
+
+    @cached_property
+    def w_big(self) -> FloatArray:
+        """Level weights of the eliminated fixed effect, shape (n_big,)."""
+        return _level_weights(self.big, self.w, self.n_big)
+
+    @cached_property
+    def cross(self) -> sp.csr_matrix:
+        """B = D_big' W D_rest, shape (n_big, n_small)."""
+        rows = sp.csr_matrix((self.w, (self.big, np.arange(self.big.size))),
+                             shape=(self.n_big, self.big.size))
+        return sp.csr_matrix(rows @ self.rest)
+
+    @cached_property
+    def share(self) -> sp.csr_matrix:
+        """R = W_big⁻¹ B, each big level's weighted share in each rest level."""
+        return sp.csr_matrix(sp.diags(1.0 / self.w_big) @ self.cross)
+
+    @cached_property
+    def free(self) -> IntArray:
+        """The rest levels solved for (all but the grounded)."""
+        return np.setdiff1d(np.arange(self.n_small), self.grounded)
+
+    @cached_property
+    def _factor(self) -> Any:
+        """Sparse LU of S on the free levels, or None if there are none."""
+        if not self.free.size:
+            return None
+        own = self.rest.T @ sp.diags(self.w) @ self.rest  # D_rest' W D_rest
+        S = sp.csc_matrix(own - self.cross.T @ self.share)[self.free][:, self.free]
+        S = sp.csc_matrix((S + S.T) * 0.5)
+        return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                         options={"SymmetricMode": True})
+
+    @cached_property
+    def singular(self) -> bool:
+        """Whether the grounded S is singular to rounding (fixed effects sharing more than a
+        constant, e.g. nested: then the grounding does not remove the whole null space)."""
+        if self._factor is None:
+            return False
+        pivots = np.abs(self._factor.U.diagonal())
+        return bool(pivots.min() <= SINGULAR_PIVOT * pivots.max())
+
+    def solve_small(self, rhs: FloatArray) -> FloatArray:
+        """A solution of S x = rhs with the grounded levels 0; rhs shape (n_small, m)."""
+        out = np.zeros_like(rhs)
+        if self._factor is not None:
+            for lo in range(0, rhs.shape[1], SOLVE_BLOCK):
+                part = np.ascontiguousarray(rhs[self.free, lo:lo + SOLVE_BLOCK])
+                out[self.free, lo:lo + SOLVE_BLOCK] = self._factor.solve(part)
+        return out
+
+    def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """A solution of the normal equations by block elimination; shapes (n, m)."""
+        x_small = self.solve_small(b_small - self.share.T @ b_big)
+        x_big = (b_big - self.cross @ x_small) / self.w_big[:, None]
+        return x_big, x_small
+
+    def inverse_on(self, pattern: sp.csc_matrix) -> sp.csc_matrix:
+        """The entries of the grounded S⁺ on ``pattern`` (n_small × n_small, sorted indices):
+        one solve per column with an entry, in blocks."""
+        out = pattern.copy().astype(np.float64)
+        cols = np.flatnonzero(np.diff(out.indptr))
+        step = max(1, min(SOLVE_BLOCK, BLOCK_ENTRIES // max(self.n_small, 1)))
+        for lo in range(0, cols.size, step):
+            block = cols[lo:lo + step]
+            unit = np.zeros((self.n_small, block.size))
+            unit[block, np.arange(block.size)] = 1.0
+            X = self.solve_small(unit)  # (n_small, block): columns of S⁺
+            counts = np.diff(out.indptr)[block]
+            ends = np.cumsum(counts)  # the stored entries of these columns, in order
+            at = np.arange(ends[-1]) + np.repeat(out.indptr[block] - (ends - counts), counts)
+            out.data[at] = X[out.indices[at], np.repeat(np.arange(block.size), counts)]
+        return out
+
+    def quadratic(self, a: IntArray, E: sp.csr_matrix) -> FloatArray:
+        """d'A⁺d for rows with big level ``a`` and rest levels ``E`` (m × n_small, ones).
+
+        d'A⁺d = 1/W_a + r'S⁺r with r = e − R_a' (e the row's rest levels), that is
+        1/W_a + e'S⁺e − 2 e'S⁺R_a' + R_a S⁺R_a': only the entries of S⁺ between rest levels
+        sharing a big level or a row (the patterns of B'B, B'Q for the rows' levels Q, and
+        E'E), one solve per rest level involved.
+        """
+        ua, ia = np.unique(a, return_inverse=True)
+        ia = ia.reshape(-1)
+        B = self.cross[ua]  # (n_a, n_small)
+        Q = sp.csr_matrix((np.ones(a.size), (ia, np.arange(a.size))),
+                          shape=(ua.size, a.size)) @ E  # (n_a, n_small)
+        pattern = sp.csc_matrix(B.T @ B + B.T @ Q + E.T @ E)  # all positive: no cancellation
+        pattern.sort_indices()
+        Z = self.inverse_on(pattern)
+        R = self.share[ua]
+        RZ = sp.csr_matrix(R @ Z)  # (n_a, n_small): (S⁺R_a')_c where needed
+        own = np.asarray(R.multiply(RZ).sum(axis=1)).ravel()
+        cross = np.asarray(E.multiply(RZ[ia]).sum(axis=1)).ravel()
+        quad = np.asarray(E.multiply(E @ Z).sum(axis=1)).ravel()
+        return np.asarray(1.0 / self.w_big[a] + quad - 2.0 * cross + own[ia])
+
+
+def _first_per_component(big: IntArray, small: IntArray, n_big: int, n_small: int) -> IntArray:
+    """The first level of ``small`` in each connected component of the two fixed effects."""
+    links = sp.coo_matrix((np.ones(big.size), (big, n_big + small)),
+                          shape=(n_big + n_small,) * 2)
+    _, labels = connected_components(links, directed=False)
+    _, first = np.unique(labels[n_big:], return_index=True)
+    return np.sort(first)
+
+
+def _schur_of(fe: FixedEffects, w: FloatArray, order: Sequence[int]) -> _Schur:
+    """The Schur solve of fixed effects ``order`` (the first eliminated; the rest's levels in
+    that order), grounded as fixest's references: the second's first level per connected
+    component with the first, and the first level of each further one."""
+    k0, k1 = order[0], order[1]
+    n_rest = [fe.n_levels[k] for k in order[1:]]
+    starts = np.concatenate([[0], np.cumsum(n_rest)])
+    cols = np.column_stack([fe.codes[k] + starts[j] for j, k in enumerate(order[1:])])
+    rest = sp.csr_matrix((np.ones(cols.size), cols.ravel(),
+                          np.arange(0, cols.size + 1, cols.shape[1])),
+                         shape=(fe.n_obs, int(starts[-1])))
+    grounded = np.concatenate([
+        _first_per_component(fe.codes[k0], fe.codes[k1], fe.n_levels[k0], fe.n_levels[k1]),
+        starts[1:-1]]).astype(np.int64)
+    return _Schur(fe.codes[k0], rest, w, fe.n_levels[k0], np.sort(grounded))
+
+
+class LevelSolver:
+    """Solutions of D'WD x = b for right-hand sides in its range, exactly.
+
+    Parameters
+    ----------
+    fe : FixedEffects
+        The fit's fixed effects (D, N × G).
+    weights : ndarray, shape (n_obs,), or None
+        The prior weights (W).
+    max_iter : int
+        Cap on the conjugate-gradient iterations (three or more fixed effects whose grounded
+        Schur complement is singular).
+
+    Examples
+    --------
+    >>> from attnreg.fe.demean import FixedEffects
+    >>> fe = FixedEffects.from_columns([[0, 0, 1, 1, 2], [0, 1, 0, 1, 1]])
+    >>> solver = LevelSolver(fe)
+    >>> np.round(solver.quadratic(fe.codes), 12).tolist()  # the hat values of the dummies
+    [0.75, 0.75, 0.75, 0.75, 1.0]
+    """
+
+    def __init__(self, fe: FixedEffects, weights: FloatArray | None = None, *,
+                 max_iter: int = 10_000) -> None:
+        self.fe = fe
+        self.w = np.ones(fe.n_obs) if weights is None else np.asarray(weights, dtype=np.float64)
+        self.max_iter = max_iter
+        self.level_weight = np.asarray(fe.dummies.T @ self.w).ravel()  # diag of D'WD, (G,)
+        self.order = tuple(int(k) for k in np.argsort(fe.n_levels, kind="stable")[::-1])
+        o = fe.offsets
+        self.positions = [np.arange(o[k], o[k + 1]) for k in self.order]  # levels, in order
+
+    @cached_property
+    def schur(self) -> _Schur | None:
+        """The largest fixed effect eliminated, S on all the others (two or more)."""
+        return _schur_of(self.fe, self.w, self.order) if len(self.order) >= 2 else None
+
+    @cached_property
+    def pair(self) -> _Schur:
+        """The two largest fixed effects alone (the preconditioner of conjugate gradients)."""
+        return _schur_of(self.fe, self.w, self.order[:2])
+
+    @property
+    def exact(self) -> bool:
+        """Whether the Schur solve of all the fixed effects is exact (else: PCG)."""
+        return self.schur is not None and not self.schur.singular
+
+    def solve(self, rhs: FloatArray) -> FloatArray:
+        """A solution x of D'WD x = rhs, shape (G, m); ``rhs`` in the range of D'WD."""
+        rhs = np.asarray(rhs, dtype=np.float64)
+        if len(self.fe.codes) == 1:
+            return rhs / self.level_weight[:, None]
+        if self.exact:
+            assert self.schur is not None
+            return self._schur_solve(self.schur, self.positions, rhs)
+        return _pcg(self, rhs)
+
+    def _schur_solve(self, schur: _Schur, positions: list[IntArray],
+                     rhs: FloatArray) -> FloatArray:
+        out = rhs / self.level_weight[:, None]  # the level weights on any level left out
+        rest = np.concatenate(positions[1:])
+        x_big, x_rest = schur.solve(rhs[positions[0]], rhs[rest])
+        out[positions[0]], out[rest] = x_big, x_rest
+        return out
+
+    def _precondition(self, rhs: FloatArray) -> FloatArray:
+        """The exact solve of the two largest fixed effects, the level weights on others."""
+        return self._schur_solve(self.pair, self.positions[:2], rhs)
+
+    @cached_property
+    def gram(self) -> sp.csr_matrix:
+        """D'WD, sparse G × G."""
+        D = self.fe.dummies
+        return sp.csr_matrix(D.T @ sp.diags(self.w) @ D)
+
+    def indicators(self, codes: Sequence[IntArray]) -> FloatArray:
+        """d₀ for each row of ``codes`` (all seen), shape (G, m)."""
+        m = codes[0].size
+        out = np.zeros((int(self.fe.offsets[-1]), m))
+        for k, code in enumerate(codes):
+            out[code + self.fe.offsets[k], np.arange(m)] += 1.0
+        return out
+
+    def quadratic(self, codes: Sequence[IntArray]) -> FloatArray:
+        """d'(D'WD)⁺d for each row of ``codes`` (one code array per fixed effect, all ≥ 0).
+
+        Returns
+        -------
+        ndarray, shape (m,)
+        """
+        codes = [np.asarray(c, dtype=np.int64) for c in codes]
+        if len(codes) == 1:
+            return np.asarray(1.0 / self.level_weight[codes[0]])
+        if self.exact:
+            assert self.schur is not None
+            m = codes[0].size
+            cols = np.column_stack([codes[k] for k in self.order[1:]])
+            cols = cols + np.cumsum([0] + [self.fe.n_levels[k] for k in self.order[1:-1]])
+            E = sp.csr_matrix((np.ones(cols.size), cols.ravel(),
+                               np.arange(0, cols.size + 1, cols.shape[1])),
+                              shape=(m, self.schur.n_small))
+            return self.schur.quadratic(codes[self.order[0]], E)
+        stacked = np.column_stack(codes)
+        distinct, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        G = int(self.fe.offsets[-1])
+        out = np.empty(distinct.shape[0])
+        step = max(1, BLOCK_ENTRIES // G)
+        for lo in range(0, distinct.shape[0], step):
+            d = self.indicators([distinct[lo:lo + step, k] for k in range(len(codes))])
+            out[lo:lo + step] = np.einsum("ij,ij->j", d, self.solve(d))
+        return out[inverse]
+
+    def projection(self, codes: Sequence[IntArray]) -> FloatArray:
+        """D (D'WD)⁺ d₀ for each row of ``codes`` (all seen), shape (n_obs, m)."""
+        x = self.solve(self.indicators(codes))  # (G, m)
+        out = np.zeros((self.fe.n_obs, x.shape[1]))
+        for k, code in enumerate(self.fe.codes):
+            out += x[code + self.fe.offsets[k]]
+        return out
+
+
+def _pcg(solver: LevelSolver, rhs: FloatArray) -> FloatArray:
+    """Preconditioned conjugate gradients on D'WD x = rhs, every column at once, until each
+    level's residual is at the rounding floor of (D'WD) x (or stagnates near it)."""
+    A = solver.gram
+    absA = abs(A)
+    x = np.zeros_like(rhs)
+    r = rhs.copy()
+    z = solver._precondition(r)
+    p = z.copy()
+    rz = np.einsum("ij,ij->j", r, z)
+    active = np.abs(r).max(axis=0) > 0
+    best = np.abs(r).max(axis=0)
+    since = np.zeros(rhs.shape[1], dtype=np.int64)
+    it = 0
+    while active.any() and it < solver.max_iter:
+        Ap = A @ p
+        pAp = np.einsum("ij,ij->j", p, Ap)
+        alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
+        x += alpha * p
+        r = rhs - A @ x  # the true residual, for the stopping test
+        err = np.abs(r).max(axis=0)
+        floor = 64 * _EPS * (np.asarray(absA @ np.abs(x)) + np.abs(rhs)).max(axis=0)
+        since = np.where(err < 0.5 * best, 0, since + 1)
+        best = np.minimum(best, err)
+        it += 1
+        active &= (err > floor) & (since < 50)
+        z = solver._precondition(r)
+        rz_new = np.einsum("ij,ij->j", r, z)
+        beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
+        p = z + beta * p
+        rz = rz_new
+    if active.any():
+        warn_user(f"the solve with the fixed effects' normal equations stopped after "
+                  f"{it} iterations short of the rounding floor; raise max_iter",
+                  ConvergenceWarning)
+    return x
