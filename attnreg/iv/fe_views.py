@@ -12,8 +12,8 @@ responses
 
 ``G'y = β̂`` the 2SLS weights of the demeaned fit (:func:`attnreg.iv.attention.tsls_attention`,
 whose weights are orthogonal to the dummies) and the second term the fixed effects' own
-weights (one solve with ``D'WD``, G × G, any generalised inverse: ``d₀`` is in its range; at
-most :data:`attnreg.fe.leverage.MAX_DENSE_LEVELS` levels). The training rows' self-weights add
+weights (exact sparse solves with ``D'WD``, :class:`attnreg.fe.solve.LevelSolver`: ``d₀`` is
+in its range, so any solution serves; no G × G matrix). The training rows' self-weights add
 the dummies' leverage (:func:`attnreg.fe.leverage.level_quadratic`), no n × n matrix.
 """
 
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import lstsq
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
-from attnreg.exceptions import DataError, InferenceWarning, OptionError
+from attnreg.exceptions import DataError, InferenceWarning
 from attnreg.fe.effects import normalise
-from attnreg.fe.leverage import MAX_DENSE_LEVELS, level_quadratic
+from attnreg.fe.leverage import level_quadratic
+from attnreg.fe.solve import LevelSolver
 from attnreg.formula.design import INTERCEPT
 from attnreg.formula.poly import r_column_names
 from attnreg.iv.attention import IVAttention, tsls_attention
@@ -121,10 +121,11 @@ def fe_attention(res: IVResults, newdata: Any = None) -> IVAttention:
                         "the fit; drop them first")
     core = tsls_attention(X0t, f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
     w = np.ones(res.nobs) if f.weights is None else f.weights
-    own = _own_weights(res, codes, w)  # (m, n): d₀'(D'WD)⁻D'W
+    solver = LevelSolver(fe, f.weights)
+    own = _own_weights(res, codes, w, solver)  # (m, n): d₀'(D'WD)⁺D'W
     # the training rows' own fixed-effect weights w_i d_i'(D'WD)⁺d_i: the dummies' leverage
     train = w * level_quadratic(fe, f.weights, [np.asarray(c) for c in fe.codes],
-                                what="attention()")
+                                solver=solver)
     weights = core.weights + own
     ols = ols_weights(X0t, np.hstack([f.X, f.D]), f.weights) + own  # the dummy-variable OLS
     return IVAttention(weights=weights, predictions=weights @ res.design.y, coef=core.coef,
@@ -132,21 +133,12 @@ def fe_attention(res: IVResults, newdata: Any = None) -> IVAttention:
                        y=res.design.y, row_labels=res.design.row_labels)
 
 
-def _own_weights(res: IVResults, codes: list[IntArray], w: FloatArray) -> FloatArray:
-    """``d₀'(D'WD)⁻D'W`` for the levels ``codes`` of m rows, shape (m, n): the weights by
-    which the fixed effects of those rows average the training responses."""
-    fe = res.frame.fe
-    if int(fe.offsets[-1]) > MAX_DENSE_LEVELS:
-        raise OptionError(f"attention() with absorbed fixed effects solves with their G × G Gram "
-                          f"matrix, for at most {MAX_DENSE_LEVELS} levels, however they have "
-                          f"{int(fe.offsets[-1])}; fit a sample, or the fixed effects as factors")
-    dummies = fe.dummies  # (n, G) sparse
-    gram = np.asarray((dummies.T @ dummies.multiply(w[:, None])).todense())  # D'WD, (G, G)
-    D0 = np.zeros((codes[0].size, gram.shape[0]))
-    for k, code in enumerate(codes):
-        D0[np.arange(code.size), code + fe.offsets[k]] = 1.0
-    U = lstsq(gram, D0.T, lapack_driver="gelsy")[0]  # (G, m): a solution of D'WD u = d₀
-    return np.asarray(dummies @ U).T * w
+def _own_weights(res: IVResults, codes: list[IntArray], w: FloatArray,
+                 solver: LevelSolver) -> FloatArray:
+    """``d₀'(D'WD)⁺D'W`` for the levels ``codes`` of m rows, shape (m, n): the weights by
+    which the fixed effects of those rows average the training responses (exact sparse
+    solves, :class:`attnreg.fe.solve.LevelSolver`; no G × G matrix)."""
+    return solver.projection(codes).T * w
 
 
 def fe_first_stages(res: IVResults) -> dict[str, Any]:

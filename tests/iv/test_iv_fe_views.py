@@ -122,12 +122,18 @@ def test_attention_with_one_or_three_fixed_effects(fes: list[str]) -> None:
     assert_allclose(fe.predict(new).to_numpy(), dv.predict(new).to_numpy(), rtol=RTOL_EXACT)
 
 
-def test_attention_refuses_too_many_levels(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("attnreg.iv.fe_views.MAX_DENSE_LEVELS", 10)
-    with pytest.raises(OptionError, match=r"attention\(\) with absorbed fixed effects solves with "
-                                          r"their G × G Gram matrix, for at most 10 levels, "
-                                          r"however they have 18"):
-        ar.attnreg(FE, panel()).attention(new_rows())
+def test_attention_has_no_level_limit() -> None:
+    """Thousands of levels: the fixed effects' own weights come from exact sparse solves (no
+    G × G matrix); the votes still reproduce the predictions and the dummies' leverage."""
+    rng = np.random.default_rng(3)
+    n = 6000
+    df = panel(n=n).assign(firm=rng.integers(0, 2500, n))
+    fit = ar.attnreg(FE, df)
+    new = df.head(7).drop(columns="y")
+    att = fit.attention(new)
+    assert_allclose(att.weights @ df["y"].to_numpy(), fit.predict(new).to_numpy(),
+                    rtol=RTOL_EXACT, atol=RTOL_EXACT)
+    assert int(fit.frame.fe.offsets[-1]) > 2000
 
 
 @pytest.mark.parametrize("vcov", [{"vcov": "cluster", "cluster": "firm + year"},
