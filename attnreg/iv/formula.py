@@ -16,12 +16,13 @@ import pandas as pd
 
 from attnreg.exceptions import DataError
 from attnreg.formula.subset import resolve_subset
+from attnreg.iv.chunked_results import fit_iv_chunks
 from attnreg.iv.cue import cue
 from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
 from attnreg.iv.frame import IVFrame, build_iv_frame, name_collinear_column
 from attnreg.iv.options import check_iv_options
 from attnreg.iv.results import IVResults, resolve_clusters
-from attnreg.large import to_memory
+from attnreg.large import chunked_backend, to_memory
 from attnreg.methods import DEFAULT_METHOD, call_string
 
 if TYPE_CHECKING:
@@ -70,8 +71,12 @@ def fit_iv_formula(request: FitRequest, parts: FormulaParts,
     Returns
     -------
     IVResults
+        (:class:`attnreg.iv.chunked_results.ChunkedIVResults` for data read chunk by chunk:
+        files, arrow, polars, dask, or ``chunk_rows=``)
     """
     method = "tsls" if request.method == DEFAULT_METHOD else request.method
+    if chunked_backend(request.data, dict(request.options)) is not None:  # beyond memory
+        return fit_iv_chunks(request, parts, method)  # type: ignore[return-value]
     options = check_iv_options(method, dict(request.options))  # every option, before any work
     data = to_memory(request.data)  # small arrow / polars inputs: pandas
     if not isinstance(data, (pd.DataFrame, Mapping)):
