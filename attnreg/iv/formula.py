@@ -80,9 +80,9 @@ def fit_iv_formula(request: FitRequest, parts: FormulaParts,
     options = check_iv_options(method, dict(request.options))  # every option, before any work
     data = to_memory(request.data)  # small arrow / polars inputs: pandas
     if not isinstance(data, (pd.DataFrame, Mapping)):
-        raise DataError(f"an IV formula needs data in memory (a pandas DataFrame, a dict of "
-                        f"columns, or a small arrow table or polars frame), however: type(data) "
-                        f"is {type(data).__name__}; files and dask frames are not supported yet")
+        raise DataError(f"an IV formula needs a pandas DataFrame, a dict of columns, an arrow "
+                        f"table, a polars frame, a dask DataFrame or a parquet/CSV path or glob, "
+                        f"however: type(data) is {type(data).__name__}")
     names = dict(namespace or {})
     subset = resolve_subset(request.subset, data, request.eval_env, names)
     frame = build_iv_frame(parts, data, weights=request.weights, subset=subset,
