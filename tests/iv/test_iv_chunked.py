@@ -124,7 +124,7 @@ def test_pickles_and_residuals_beyond_the_cap(df: pd.DataFrame, monkeypatch) -> 
 
 
 def test_what_is_refused(df: pd.DataFrame) -> None:
-    with pytest.raises(OptionError, match="method 'gmm' cannot be fitted chunk by chunk.*in memory"):
+    with pytest.raises(OptionError, match=r"method 'gmm' cannot be fitted chunk by chunk.*in memory"):
         ar.attnreg(ONE, df, method="gmm", chunk_rows=100)
     with pytest.raises(OptionError, match="method 'cue' cannot be fitted chunk by chunk"):
         ar.attnreg(ONE, df, method="cue", chunk_rows=100)
@@ -137,5 +137,5 @@ def test_what_is_refused(df: pd.DataFrame) -> None:
     b = ar.attnreg(ONE, df, chunk_rows=100)
     with pytest.raises(OptionError, match="refit with vcov='HC1'"):
         b.with_vcov("HC1")
-    with pytest.raises(OptionError, match="option.*lam do not apply"):
+    with pytest.raises(OptionError, match=r"option.*lam do not apply"):
         ar.attnreg(ONE, df, lam=1.0, chunk_rows=100)
