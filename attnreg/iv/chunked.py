@@ -138,10 +138,16 @@ class IVChunks:
         self.n_dropped = dropped
 
 
-def _merge(T: FloatArray, block: FloatArray) -> FloatArray:
-    """The R factor of ``[T; block]`` (one step of a tall QR)."""
-    stacked = np.vstack([T, block])
-    return np.triu(qr(stacked, mode="r", check_finite=False)[0][:T.shape[1]])
+def _merge(T: FloatArray, block: FloatArray, sqrt_w: FloatArray | None = None) -> FloatArray:
+    """The R factor of ``[T; sqrt_w * block]``: the chunk's R by the package's cache-blocked
+    tall QR (:func:`attnreg.linear._tallqr.streaming_r`), then one small QR with ``T``."""
+    from attnreg.linear._tallqr import streaming_r
+
+    k = block.shape[1]
+    Rb = streaming_r(np.ascontiguousarray(block[:, :-1]), np.ascontiguousarray(block[:, -1]),
+                     np.arange(k - 1), np.zeros(k - 1), sqrt_w, 0.0)
+    stacked = np.vstack([T, Rb])
+    return np.triu(qr(stacked, mode="r", check_finite=False)[0][:k])
 
 
 @dataclass(frozen=True)
@@ -188,7 +194,7 @@ def first_pass(data: IVChunks) -> Merged:
     T = np.zeros((0, p))
     n, sum_w, wsum = 0, 0.0, np.zeros(p)
     for A, w, _ in data.chunks("attnreg IV pass 1: R factor"):
-        T = _merge(T, A * np.sqrt(w)[:, None])
+        T = _merge(T, A, np.sqrt(w))
         n, sum_w, wsum = n + A.shape[0], sum_w + float(w.sum()), wsum + w @ A
     if n <= k1 + nz:
         raise DataError(f"too few rows: n = {n} must exceed the {k1 + nz} instruments "
@@ -246,20 +252,22 @@ def score_pass(data: IVChunks, m: Merged, maps: list[tuple[FloatArray, FloatArra
     k1, nz = m.k1, m.nz
     c_e = np.concatenate([-coef[:k1], np.zeros(nz), -coef[k1:], [1.0]])
     width = sum(C.shape[1] for C, _ in maps)
-    T, sums, resid = np.zeros((0, width)), [], []
+    T, resid = np.zeros((0, width)), []
+    sums: pd.DataFrame | None = None
     keep = m.n <= RESIDUALS_KEPT
     for A, w, ids in data.chunks("attnreg IV pass 2: scores", with_cluster=clustered):
         M = A * np.sqrt(w / m.mean_w)[:, None]
         H = np.hstack([(M @ C) * (M @ c)[:, None] for C, c in maps])
-        if clustered:
-            sums.append(pd.DataFrame(H).groupby(ids, sort=False).sum())
+        if clustered:  # running per-cluster sums: memory holds one row per cluster
+            part = pd.DataFrame(H).groupby(ids, sort=False).sum()
+            sums = part if sums is None else pd.concat([sums, part]).groupby(level=0, sort=False).sum()
         else:
             T = _merge(T, H)
         if keep:
             resid.append((A @ c_e) * np.sqrt(w))
     g = None
-    if clustered:
-        S = pd.concat(sums).groupby(level=0, sort=False).sum().to_numpy()
+    if sums is not None:
+        S = sums.to_numpy()
         g = int(S.shape[0])
         T = np.triu(qr(S, mode="r", check_finite=False)[0][:width])
     if T.shape[0] < width:
