@@ -12,6 +12,7 @@ to fit in memory.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -19,12 +20,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnreg.exceptions import OptionError
+from attnreg.exceptions import DataError, OptionError
 from attnreg.iv.arset import ARSet
-from attnreg.iv.chunked import IVChunks, first_pass, fit_merged, iv_layout, \
+from attnreg.iv.chunked import IVChunks, IVLayout, Merged, first_pass, fit_merged, iv_layout, \
     score_pass
 from attnreg.iv.chunked_stats import ChunkedIVStats, Pieces
 from attnreg.iv.estimators import IVFit
+from attnreg.iv.frame import _check_columns, _check_parts, _term_names, name_collinear_column
 from attnreg.iv.options import check_iv_options
 from attnreg.iv.results import IVVcovSpec
 from attnreg.iv.results_reports import IVReports
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ChunkedIVFrame", "ChunkedIVResults", "fit_iv_chunks"]
 
+#: An instrument whose part outside the intercept is below this share of its norm is constant.
+CONSTANT_TOL = 1e-9
 _IN_MEMORY = ("fit it in memory instead (read the columns the formula needs into a pandas "
               "DataFrame, e.g. dask's .compute() or pandas.read_parquet(...))")
 
@@ -233,8 +237,6 @@ class ChunkedIVResults(IVReports):
     def anderson_rubin(self, level: float = 0.95) -> ARSet:
         """The Anderson–Rubin confidence set of the endogenous coefficient (one endogenous
         regressor), from the merged factor."""
-        from attnreg.exceptions import DataError
-
         if len(self.frame.endog_names) != 1:
             raise DataError(f"the AR confidence set needs one endogenous regressor, however the "
                             f"model has {len(self.frame.endog_names)}: "
@@ -284,6 +286,29 @@ def _refuse(request: FitRequest, parts: FormulaParts, method: str, options: dict
                               f"of the data, however: type({name}) is {type(value).__name__}")
 
 
+def _fit_checked(m: Merged, layout: IVLayout, method: str, alpha: float, formula: str) -> IVFit:
+    """The fit of the merged factor, after the in-memory checks of the columns (count of
+    instruments, zero and constant columns; a collinear column named on failure)."""
+    P, k1, nz = m.P, m.k1, m.nz
+    X, Z, D = P[:, :k1], P[:, k1:k1 + nz], P[:, k1 + nz:-1]
+    names = [*layout.exog_names, *layout.endog_names, *layout.instrument_names]
+    _check_columns(X, D, Z, names, formula, intercept=False)  # P's rows: no constant test
+    if "(Intercept)" in layout.exog_names:  # constant: nothing left once the intercept is out
+        one = X[:, layout.exog_names.index("(Intercept)")]
+        left = Z - np.outer(one, one @ Z) / float(one @ one)
+        for j in np.flatnonzero(np.sum(left**2, axis=0) <= CONSTANT_TOL**2 * np.sum(Z**2, axis=0)):
+            raise DataError(f"instrument {layout.instrument_names[j]!r} is constant over the "
+                            "rows used (absorbed by the intercept): it carries no information; "
+                            "drop it")
+    try:
+        return fit_merged(m, method, alpha)
+    except DataError:
+        name_collinear_column(SimpleNamespace(  # type: ignore[arg-type]
+            X=X, D=D, Z=Z, exog_names=layout.exog_names, endog_names=layout.endog_names,
+            instrument_names=layout.instrument_names))
+        raise
+
+
 def fit_iv_chunks(request: FitRequest, parts: FormulaParts, method: str) -> ChunkedIVResults:
     """Fit an IV formula over data read chunk by chunk (see the module doc).
 
@@ -320,6 +345,8 @@ def fit_iv_chunks(request: FitRequest, parts: FormulaParts, method: str) -> Chun
     else:
         source = as_source(request.data, chunk_rows=chunk["chunk_rows"], sep=chunk["sep"])
     lhs, rhs = (s.strip() for s in parts.model.split("~", 1))
+    _check_parts(_term_names(rhs), _term_names(parts.endogenous),
+                 _term_names(parts.instruments), parts.formula)
     combined = f"{lhs} ~ {rhs} + {parts.endogenous} + {parts.instruments}"
     spec = learn_spec(combined, source, request.eval_env, weights=request.weights,
                       subset=request.subset, na_action=request.na_action,
@@ -327,7 +354,7 @@ def fit_iv_chunks(request: FitRequest, parts: FormulaParts, method: str) -> Chun
     layout = iv_layout(spec.x_info, parts.endogenous, parts.instruments)
     data = IVChunks(spec, source, layout, checked["cluster"], chunk["progress"])
     merged = first_pass(data)
-    pieces = Pieces(merged, fit_merged(merged, method, checked["alpha"]))
+    pieces = Pieces(merged, _fit_checked(merged, layout, method, checked["alpha"], parts.formula))
     meat = score_pass(data, merged, pieces.maps(), pieces.fit.coef,
                       clustered=checked["vcov"] == "cluster")
     _, nz, k2 = layout.sizes

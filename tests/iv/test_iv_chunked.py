@@ -13,7 +13,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.exceptions import OptionError
+from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.iv.chunked_results import ChunkedIVResults
 from tests.conftest import RTOL_EXACT
 from tests.iv.conftest import make_iv_data
@@ -139,3 +139,31 @@ def test_what_is_refused(df: pd.DataFrame) -> None:
         b.with_vcov("HC1")
     with pytest.raises(OptionError, match=r"option.*lam do not apply"):
         ar.attnreg(ONE, df, lam=1.0, chunk_rows=100)
+
+
+@pytest.mark.parametrize("kind", ["polars", "arrow"])
+def test_polars_and_arrow_tables(df: pd.DataFrame, kind: str) -> None:
+    if kind == "polars":
+        pl = pytest.importorskip("polars")
+        data = pl.from_pandas(df)
+    else:
+        pa = pytest.importorskip("pyarrow")
+        data = pa.Table.from_pandas(df, preserve_index=False)
+    a = ar.attnreg(ONE, df, method="liml", vcov="HC0")
+    assert_same(a, ar.attnreg(ONE, data, method="liml", vcov="HC0", chunk_rows=128))
+
+
+@pytest.mark.parametrize(("formula", "exc", "pattern"), [
+    ("y ~ x1 | d1 ~ z1 + x1", FormulaError, r"'x1' is both an excluded instrument and an exogenous"),
+    ("y ~ x1 + d1 | d1 ~ z1", FormulaError, r"'d1' is listed both as endogenous and as exogenous"),
+    ("y ~ x1 | d1 + d2 ~ z1", DataError, r"under-identified: 2 endogenous regressor\(s\) \(d1, d2\) "
+                                         r"but only 1 excluded instrument\(s\) \(z1\)"),
+    ("y ~ x1 | d1 ~ z1 + zc", DataError, r"instrument 'zc' is constant over the rows used"),
+    ("y ~ x1 | d1 ~ z1 + zx", DataError, r"instrument 'zx' is a linear combination of the exogenous"),
+])
+def test_careless_input_is_refused_as_in_memory(df: pd.DataFrame, formula: str, exc: type,
+                                                pattern: str) -> None:
+    data = df.assign(zc=3.0, zx=df.z3.fillna(0) * 0 + 2 * df.x1 - 1)
+    for options in ({}, {"chunk_rows": 100}):
+        with pytest.raises(exc, match=pattern):
+            ar.attnreg(formula, data, **options)
