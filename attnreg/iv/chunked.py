@@ -233,7 +233,7 @@ class MeatFactor:
     n_clusters : int or None
     resid : ndarray or None
         ``sqrt(w) e`` of every row (the summary's quantiles) when at most
-        :data:`RESIDUALS_KEPT` rows, else None.
+        :data:`RESIDUALS_KEPT` rows, else (or with ``residuals=False``) None.
     """
 
     F: FloatArray
@@ -246,15 +246,16 @@ class MeatFactor:
 
 
 def score_pass(data: IVChunks, m: Merged, maps: list[tuple[FloatArray, FloatArray]],
-               coef: FloatArray, clustered: bool) -> MeatFactor:
+               coef: FloatArray, clustered: bool, residuals: bool = True) -> MeatFactor:
     """Pass 2: the contributions ``(m_i'C) (m_i'c)`` of every pair ``(C, c)`` in ``maps``
-    (shapes (p, m_j) and (p,)), and the residuals at ``coef`` (order ``[X, D]``)."""
+    (shapes (p, m_j) and (p,)), and the residuals at ``coef`` (order ``[X, D]``) unless
+    ``residuals`` is False or there are more than :data:`RESIDUALS_KEPT` rows."""
     k1, nz = m.k1, m.nz
     c_e = np.concatenate([-coef[:k1], np.zeros(nz), -coef[k1:], [1.0]])
     width = sum(C.shape[1] for C, _ in maps)
     T, resid = np.zeros((0, width)), []
     sums: pd.DataFrame | None = None
-    keep = m.n <= RESIDUALS_KEPT
+    keep = residuals and m.n <= RESIDUALS_KEPT
     for A, w, ids in data.chunks("attnreg IV pass 2: scores", with_cluster=clustered):
         M = A * np.sqrt(w / m.mean_w)[:, None]
         H = np.hstack([(M @ C) * (M @ c)[:, None] for C, c in maps])

@@ -32,7 +32,8 @@ def chunked_iv_summary(res: ChunkedIVResults) -> Summary:
     resid = res.residual_sample
     first: object = (IVResiduals(resid, res.spec is not None and res.spec.weights is not None)
                      if resid is not None else
-                     Lines((f"Residuals: not kept (more than {RESIDUALS_KEPT} rows)", ""),))
+                     Lines((f"Residuals: not kept (residuals=False, or more than "
+                            f"{RESIDUALS_KEPT} rows)", ""),))
     sections: list[object] = [Call(res.call), first, IVCoefficients(table),
                               IVDiagnostics(res.diagnostics()), stats_]
     estimator = _estimator_lines(res)  # type: ignore[arg-type]

@@ -356,7 +356,7 @@ def fit_iv_chunks(request: FitRequest, parts: FormulaParts, method: str) -> Chun
     merged = first_pass(data)
     pieces = Pieces(merged, _fit_checked(merged, layout, method, checked["alpha"], parts.formula))
     meat = score_pass(data, merged, pieces.maps(), pieces.fit.coef,
-                      clustered=checked["vcov"] == "cluster")
+                      clustered=checked["vcov"] == "cluster", residuals=chunk["residuals"] is not False)
     _, nz, k2 = layout.sizes
     frame = ChunkedIVFrame(D=np.zeros((0, k2)), Z=np.zeros((0, nz)), exog_names=layout.exog_names,
                            endog_names=layout.endog_names,

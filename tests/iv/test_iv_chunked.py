@@ -167,3 +167,18 @@ def test_careless_input_is_refused_as_in_memory(df: pd.DataFrame, formula: str, 
     for options in ({}, {"chunk_rows": 100}):
         with pytest.raises(exc, match=pattern):
             ar.attnreg(formula, data, **options)
+
+
+@pytest.mark.parametrize("formula", ["y ~ 0 + x1 | d1 ~ z1 + z2", "y ~ 1 | d1 ~ z1 + z2",
+                                     "y ~ 0 | d1 ~ z1 + z2", "y ~ x1 | d1 ~ z1"],
+                         ids=["no intercept", "intercept only", "no exogenous", "exactly identified"])
+def test_other_shapes(df: pd.DataFrame, formula: str) -> None:
+    for opts in ({}, {"vcov": "cluster", "cluster": "g", "weights": "w"}):
+        assert_same(ar.attnreg(formula, df, method="liml", **opts),
+                    ar.attnreg(formula, df, method="liml", chunk_rows=64, **opts))
+
+
+def test_residuals_false_keeps_none(df: pd.DataFrame) -> None:
+    b = ar.attnreg(ONE, df, chunk_rows=100, residuals=False)
+    assert b.residual_sample is None
+    assert "Residuals: not kept (residuals=False" in str(b.summary())
