@@ -49,6 +49,8 @@ class IVLayout:
     x, z, d : ndarray of int
         Design columns of the exogenous regressors, excluded instruments, endogenous regressors.
     exog_names, endog_names, instrument_names : tuple of str
+    regressor_terms : tuple of str
+        The terms of the exogenous and endogenous regressors (those of new rows' designs).
     """
 
     x: IntArray
@@ -57,6 +59,7 @@ class IVLayout:
     exog_names: tuple[str, ...]
     endog_names: tuple[str, ...]
     instrument_names: tuple[str, ...]
+    regressor_terms: tuple[str, ...] = ()
 
     @property
     def sizes(self) -> tuple[int, int, int]:
@@ -86,7 +89,8 @@ def iv_layout(x_info: Any, endogenous: str, instruments: str) -> IVLayout:
     reg = r_column_names(x_info.subset(terms["x"] + terms["d"]))
     return IVLayout(x=cols["x"], z=cols["z"], d=cols["d"], exog_names=tuple(reg[:cols["x"].size]),
                     endog_names=tuple(reg[cols["x"].size:]),
-                    instrument_names=tuple(r_column_names(x_info.subset(terms["z"]))))
+                    instrument_names=tuple(r_column_names(x_info.subset(terms["z"]))),
+                    regressor_terms=tuple(terms["x"] + terms["d"]))
 
 
 @dataclass

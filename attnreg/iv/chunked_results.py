@@ -11,6 +11,7 @@ to fit in memory.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from functools import cached_property
@@ -53,6 +54,8 @@ class ChunkedIVFrame:
     ----------
     D, Z : ndarray, shape (0, k2) and (0, l)
     exog_names, endog_names, instrument_names : tuple of str
+    regressor_terms : tuple of str
+        The formula terms of the regressors (for the designs of new rows).
     """
 
     D: Any
@@ -60,6 +63,7 @@ class ChunkedIVFrame:
     exog_names: tuple[str, ...]
     endog_names: tuple[str, ...]
     instrument_names: tuple[str, ...]
+    regressor_terms: tuple[str, ...] = ()
     fixed_effects: tuple[str, ...] = ()
     n_absorbed: int = 0
     weights: None = None
@@ -170,6 +174,34 @@ class ChunkedIVResults(IVReports):
         from attnreg.iv.hypotheses import iv_wald_test
 
         return iv_wald_test(self, hypothesis)  # type: ignore[arg-type]
+
+    def predict(self, newdata: Any = None) -> pd.Series:
+        """``[X, D] coef`` for the rows of ``newdata`` (a pandas DataFrame holding the
+        regressors' variables, exogenous and endogenous), with the fit's factor levels and
+        transforms; a row with a missing value gives NaN. A chunked fit keeps no fitted
+        values: ``newdata`` is required."""
+        from attnreg.large.newrows import design_of_frame
+
+        if not isinstance(newdata, pd.DataFrame):
+            raise OptionError("predict() of a chunked IV fit needs newdata= (a pandas DataFrame "
+                              "of the rows to predict); the fit keeps no fitted values, however: "
+                              f"type(newdata) is {type(newdata).__name__}")
+        spec = dataclasses.replace(
+            self.spec, x_info=self.spec.x_info.subset(list(self.frame.regressor_terms)))
+        X = design_of_frame(spec, newdata)
+        return pd.Series(X @ self.fit.coef, index=newdata.index, name="fit")
+
+    @property
+    def first_stage(self) -> Any:
+        """Refused: the first-stage fits' own residuals and summaries need the rows."""
+        raise OptionError("a chunked IV fit has no first-stage fits (their residuals need the "
+                          "rows); its weak_iv table has the first-stage statistics, or "
+                          + _IN_MEMORY)
+
+    def attention(self, newdata: Any = None) -> Any:
+        """Refused: the weights are one per training row."""
+        raise OptionError("attention() of a chunked IV fit is refused: its weights are one per "
+                          "training row; " + _IN_MEMORY)
 
     @property
     def vcov_spec(self) -> IVVcovSpec:
@@ -360,7 +392,8 @@ def fit_iv_chunks(request: FitRequest, parts: FormulaParts, method: str) -> Chun
     _, nz, k2 = layout.sizes
     frame = ChunkedIVFrame(D=np.zeros((0, k2)), Z=np.zeros((0, nz)), exog_names=layout.exog_names,
                            endog_names=layout.endog_names,
-                           instrument_names=layout.instrument_names)
+                           instrument_names=layout.instrument_names,
+                           regressor_terms=layout.regressor_terms)
     shown = {k: v for k, v in request.options.items() if k in ("alpha",)}
     call = call_string(parts.formula, method, shown, weighted=request.weights is not None)
     return ChunkedIVResults(frame=frame, stats=ChunkedIVStats(pieces, meat, checked["vcov"]),

@@ -182,3 +182,23 @@ def test_residuals_false_keeps_none(df: pd.DataFrame) -> None:
     b = ar.attnreg(ONE, df, chunk_rows=100, residuals=False)
     assert b.residual_sample is None
     assert "Residuals: not kept (residuals=False" in str(b.summary())
+
+
+def test_predict_new_rows(df: pd.DataFrame, glob: str) -> None:
+    new = df.iloc[[0, 9, 40, 41, 598]]  # row 9 misses d1: NaN, as in memory
+    a, b = ar.attnreg(ONE, df, method="liml"), ar.attnreg(ONE, glob, method="liml")
+    pa_, pb = a.predict(new), b.predict(new)
+    assert pb.index.equals(pa_.index) and np.isnan(pb.loc[9]) and np.isnan(pa_.loc[9])
+    assert_allclose(pb.dropna(), pa_.dropna(), rtol=RTOL_EXACT)
+    with pytest.raises(OptionError, match="predict\\(\\) of a chunked IV fit needs newdata="):
+        b.predict()
+
+
+def test_etable_and_the_views_that_need_rows(df: pd.DataFrame) -> None:
+    a = ar.attnreg(ONE, df, vcov="cluster", cluster="g")
+    b = ar.attnreg(ONE, df, vcov="cluster", cluster="g", chunk_rows=100)
+    assert str(ar.etable([b])) == str(ar.etable([a]))
+    with pytest.raises(OptionError, match=r"no first-stage fits.*fit it in memory"):
+        b.first_stage  # noqa: B018  (the property raises)
+    with pytest.raises(OptionError, match=r"attention\(\) of a chunked IV fit is refused"):
+        b.attention()
