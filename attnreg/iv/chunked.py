@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -179,7 +180,7 @@ class Merged:
     nz: int
     k2: int
 
-    @property
+    @cached_property
     def design(self) -> IVDesign:
         """The in-memory IV design of the ``p`` rows of ``P`` (its ``n`` is ``p``)."""
         k1, nz, k2, P = self.k1, self.nz, self.k2, self.P

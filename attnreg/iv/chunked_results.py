@@ -97,6 +97,22 @@ class ChunkedIVResults(IVReports):
     formula, call : str
     spec : ChunkSpec
         The combined design learned over the chunks.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import attnreg as ar
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=400), "z1": rng.normal(size=400),
+    ...                    "z2": rng.normal(size=400), "u": rng.normal(size=400)})
+    >>> df["d"] = df.z1 + 0.5 * df.z2 + df.u + rng.normal(size=400)
+    >>> df["y"] = 1 + 0.5 * df.x + 2 * df.d + df.u
+    >>> fit = ar.attnreg("y ~ x | d ~ z1 + z2", df, vcov="HC1", chunk_rows=100)
+    >>> type(fit).__name__, fit.nobs
+    ('ChunkedIVResults', 400)
+    >>> memory = ar.attnreg("y ~ x | d ~ z1 + z2", df, vcov="HC1")
+    >>> bool(np.allclose(fit.std_err, memory.std_err, rtol=1e-10, atol=0))
+    True
     """
 
     frame: Any
