@@ -187,9 +187,18 @@ class Merged:
         return make_design(P[:, -1], P[:, :k1] if k1 else None, P[:, k1 + nz:k1 + nz + k2],
                            P[:, k1:k1 + nz])
 
-    def to_rows(self, B: FloatArray) -> FloatArray:
-        """``C = P^{-1} B`` (shape as ``B``): ``B`` computed on the rows of ``P`` is ``M C``."""
-        return solve_triangular(self.P, B)
+    def to_rows(self, B: FloatArray, response: bool = False) -> FloatArray:
+        """``C = P^{-1} B`` (shape as ``B``): ``B`` computed on the rows of ``P`` is ``M C``.
+
+        Without ``response`` (B a combination of the columns of X, Z and D only) the
+        response's coefficient is 0 and the others solve the leading block: a well-fitted
+        response (a small last diagonal of ``P``) cannot amplify rounding then.
+        """
+        if response:
+            return solve_triangular(self.P, B)
+        C = np.zeros(B.shape)
+        C[:-1] = solve_triangular(self.P[:-1, :-1], B[:-1])
+        return C
 
 
 def first_pass(data: IVChunks) -> Merged:

@@ -82,10 +82,13 @@ class Pieces:
 
     def maps(self) -> list[tuple[FloatArray, FloatArray]]:
         """``(C, c)`` per contribution, in the order of :meth:`slices` (see the module doc)."""
-        q, Qz, to = self._q, self.merged.design.Qz, self.merged.to_rows
-        pairs = [(q["xhat"], q["e"]), *((Qz, q["V"][:, j]) for j in range(self.merged.k2)),
-                 (q["Qt"], q["u"]), (q["Pu"], q["a_wald"]), (q["Pu"], q["dir"])]
-        return [(to(B), to(b)) for B, b in pairs]
+        m, q, Qz = self.merged, self._q, self.merged.design.Qz
+        to = m.to_rows
+        coef = self.fit.coef  # the residuals' coefficients, exactly: y - [X, D] coef
+        c_e = np.concatenate([-coef[:m.k1], np.zeros(m.nz), -coef[m.k1:], [1.0]])
+        return [(to(q["xhat"]), c_e), *((to(Qz), to(q["V"][:, j])) for j in range(m.k2)),
+                (to(q["Qt"]), to(q["u"], response=True)), (to(q["Pu"]), to(q["a_wald"])),
+                (to(q["Pu"]), to(q["dir"]))]
 
 
 @dataclass(frozen=True)
