@@ -382,6 +382,8 @@ def fit_iv_chunks(request: FitRequest, parts: FormulaParts, method: str) -> Chun
 
     options = dict(request.options)
     client, scheduler = options.pop("client", None), options.pop("scheduler", None)
+    for name in ("split_every", "read_parquet"):  # the dask backend's, no use here (as GLMs)
+        options.pop(name, None)
     chunk = check_chunk_options(options)
     checked = check_iv_options(method, options)
     _refuse(request, parts, method, checked)
