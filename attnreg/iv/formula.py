@@ -16,7 +16,7 @@ import pandas as pd
 
 from attnreg.exceptions import DataError
 from attnreg.formula.subset import resolve_subset
-from attnreg.iv.chunked_results import fit_iv_chunks
+from attnreg.iv.chunked_fit import fit_iv_chunks
 from attnreg.iv.cue import cue
 from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
 from attnreg.iv.frame import IVFrame, build_iv_frame, name_collinear_column
