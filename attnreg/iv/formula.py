@@ -16,13 +16,14 @@ import pandas as pd
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.formula.subset import resolve_subset
+from attnreg.iv.chunked_fit import fit_iv_chunks
 from attnreg.iv.cue import cue
 from attnreg.iv.estimators import IVFit, gmm, kclass, liml, liml_kappa, tsls
 from attnreg.iv.frame import IVFrame, build_iv_frame, name_collinear_column
 from attnreg.iv.options import check_iv_options
 from attnreg.iv.results import IVResults
 from attnreg.iv.vcov_binding import bind_iv_vcov, one_way_ids
-from attnreg.large import to_memory
+from attnreg.large import chunked_backend, to_memory
 from attnreg.methods import DEFAULT_METHOD, call_string
 
 if TYPE_CHECKING:
@@ -79,14 +80,18 @@ def fit_iv_formula(request: FitRequest, parts: FormulaParts,
     Returns
     -------
     IVResults
+        (:class:`attnreg.iv.chunked_results.ChunkedIVResults` for data read chunk by chunk:
+        files, arrow, polars, dask, or ``chunk_rows=``)
     """
     method = "tsls" if request.method == DEFAULT_METHOD else request.method
+    if chunked_backend(request.data, dict(request.options)) is not None:  # beyond memory
+        return fit_iv_chunks(request, parts, method)  # type: ignore[return-value]
     options = check_iv_options(method, dict(request.options))  # every option, before any work
     data = to_memory(request.data)  # small arrow / polars inputs: pandas
     if not isinstance(data, (pd.DataFrame, Mapping)):
-        raise DataError(f"an IV formula needs data in memory (a pandas DataFrame, a dict of "
-                        f"columns, or a small arrow table or polars frame), however: type(data) "
-                        f"is {type(data).__name__}; files and dask frames are not supported yet")
+        raise DataError(f"an IV formula needs a pandas DataFrame, a dict of columns, an arrow "
+                        f"table, a polars frame, a dask DataFrame or a parquet/CSV path or glob, "
+                        f"however: type(data) is {type(data).__name__}")
     names = dict(namespace or {})
     subset = resolve_subset(request.subset, data, request.eval_env, names)
     frame = build_iv_frame(parts, data, weights=request.weights, subset=subset,

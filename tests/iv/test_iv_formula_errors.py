@@ -86,10 +86,12 @@ def test_the_ar_set_needs_one_endogenous_regressor() -> None:
         fit.anderson_rubin()
 
 
-def test_data_out_of_memory_is_refused_by_name() -> None:
-    with pytest.raises(DataError, match=r"an IV formula needs data in memory .*type\(data\) is "
-                                        r"str; files and dask frames are not supported yet"):
-        ar.attnreg("y ~ x1 | d1 ~ z1 + z2", "data/*.parquet")
+def test_data_of_an_unknown_kind_is_refused_by_name() -> None:
+    with pytest.raises(DataError, match=r"an IV formula needs a pandas DataFrame.*a parquet/CSV "
+                                        r"path or glob, however: type\(data\) is ndarray"):
+        ar.attnreg("y ~ x1 | d1 ~ z1 + z2", np.zeros((3, 3)))
+    with pytest.raises(DataError, match=r"the pattern 'data/\*.parquet' matches no files"):
+        ar.attnreg("y ~ x1 | d1 ~ z1 + z2", "data/*.parquet")  # read chunk by chunk
 
 
 def test_a_wald_test_names_the_unknown_coefficient() -> None:
