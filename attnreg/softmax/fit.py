@@ -22,9 +22,9 @@ from attnreg.softmax.fused import ChunkRunner, chunk_runner
 from attnreg.softmax.insample import in_sample
 from attnreg.softmax.landmarks import build_landmarks, metric_map
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
+from attnreg.softmax.topk import Neighbours
 from attnreg.softmax.options import (
     KEY_BLOCK,
-    N_LANDMARKS,
     TASK_BYTES,
     Options,
     as_design,
@@ -129,12 +129,16 @@ def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.dev
         v_tr = d.ys[tr] - base[tr]
         found = build_landmarks(d.z[tr], v_tr, opts.n_keys, opts.landmark_method, opts.seed, metric)
         landmarks, n_keys = found.tensors(v_tr, dev, opts.dtype), found.counts.shape[0]
+    neighbours = None
+    if opts.keys == "top_k":  # a gathered (heads × chunk × k × (r + 1)) block per chunk
+        neighbours, n_keys = Neighbours(opts.n_keys, opts.mask_self), opts.n_keys * (d.z.shape[1] + 2)
     return Problem(
         x_tr=t(d.z[tr]), y_tr=t(d.ys[tr]), base_tr=t(base[tr]), v_tr=t(d.ys[tr] - base[tr]),
         x_va=t(d.z[va]), y_va=t(d.ys[va]), base_va=t(base[va]), heads=opts.heads,
         rank=opts.rank or d.z.shape[1], kernel=opts.kernel, mask_self=opts.mask_self,
         chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), n_keys, itemsize, TASK_BYTES),
         score_dtype=opts.score_dtype, runner=runner, key_block=opts.key_block, landmarks=landmarks,
+        neighbours=neighbours,
     )
 
 
@@ -304,6 +308,7 @@ def _assemble(
         loo_r2=_r2(d.ys, loo_pred), history=tuple(h for r in runs for h in r.history),
         kernel=opts.kernel, value=opts.value, ridge_penalty=pen, lam_path=tuple(path),
         seed=opts.seed, device=str(dev.type), landmarks=landmarks, key_block=opts.key_block,
+        n_neighbours=opts.n_keys if opts.keys == "top_k" else 0,
     )
 
 
@@ -331,7 +336,7 @@ def fit_softmax(
     refit: bool = False,
     threads: int | None = None,
     keys: str = "full",
-    n_keys: int = N_LANDMARKS,
+    n_keys: int | None = None,
     landmark_method: str = "kmeans",
     key_block: int = KEY_BLOCK,
     landmark_refresh: int = 1,

@@ -16,6 +16,7 @@ from attnreg.softmax.flash import KEY_BLOCK, BlockedAttention, blocked_head_outp
 from attnreg.softmax.fused import ChunkRunner, head_outputs, loss_and_grad
 from attnreg.softmax.kernel import CACHE_BYTES, ChunkedAttention
 from attnreg.softmax.landmarks import LandmarkSet, landmark_keys, landmark_loss_and_grad, landmark_outputs
+from attnreg.softmax.topk import Neighbours, topk_loss_and_grad, topk_outputs
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Problem:
     runner: ChunkRunner = field(default_factory=lambda: ChunkRunner(None, 1))
     key_block: int = KEY_BLOCK
     landmarks: LandmarkSet | None = None
+    neighbours: Neighbours | None = None
     tril: torch.Tensor = field(init=False)
 
     def __post_init__(self) -> None:
@@ -207,7 +209,12 @@ class _Objective:
             return self._landmark_loss_and_grad(factors)
         z, bias = project(pr.x_tr, factors, pr.kernel)
         kw = {"mask_self": pr.mask_self, "chunk": pr.chunk, "score_dtype": pr.score_dtype}
-        if z.shape[1] > pr.key_block:
+        if pr.neighbours is not None:  # each row's k nearest keys (attnreg.softmax.topk)
+            assert pr.neighbours.tr is not None
+            mse, g_z, g_bias, g_logits = topk_loss_and_grad(
+                pr.runner, z, bias, self.logits, pr.v_tr, pr.y_tr - pr.base_tr, pr.neighbours.tr,
+                chunk=pr.chunk, score_dtype=pr.score_dtype)
+        elif z.shape[1] > pr.key_block:
             mse, g_z, g_bias, g_logits = blocked_loss_and_grad(
                 pr.runner, z, bias, self.logits, pr.v_tr, pr.y_tr - pr.base_tr,
                 key_block=pr.key_block, **kw,  # type: ignore[arg-type]
@@ -241,6 +248,19 @@ class _Objective:
         self.logits.grad = g_logits
         return torch.tensor(mse, dtype=penalty.dtype) + penalty.detach().cpu()
 
+    def refresh(self) -> bool:
+        """Re-search the neighbour sets of a top-k problem if the metric moved; True when it did
+        (the objective changed: the memo is dropped)."""
+        pr = self.prob
+        if pr.neighbours is None:
+            return False
+        with torch.no_grad():
+            moved = pr.neighbours.refresh(pr.x_tr, pr.x_va, self.theta * pr.tril,
+                                          torch.softmax(self.logits, dim=0), pr.runner)
+        if moved:
+            self._key = self._memo = None
+        return moved
+
     def loss(self) -> torch.Tensor:
         """The loss as one autograd graph (the reference for :meth:`loss_and_grad`)."""
         pr = self.prob
@@ -261,6 +281,11 @@ class _Objective:
                 zk, kb = landmark_keys(pr.landmarks, factors, pr.kernel)
                 heads_out = landmark_outputs(pr.runner, zq, zk, kb, pr.landmarks, chunk=pr.chunk,
                                              score_dtype=pr.score_dtype)
+            elif pr.neighbours is not None:
+                assert pr.neighbours.va is not None
+                zk, bias = project(pr.x_tr, factors, pr.kernel)
+                heads_out = topk_outputs(pr.runner, zq, zk, bias, pr.v_tr, pr.neighbours.va,
+                                         chunk=pr.chunk, score_dtype=pr.score_dtype)
             else:
                 zk, bias = project(pr.x_tr, factors, pr.kernel)
                 heads_out = outputs(pr.runner, zq, zk, bias, pr.v_tr, mask_self=False, chunk=pr.chunk,
@@ -329,6 +354,7 @@ def train_run(
     """Fit one (penalty, restart) pair; early-stop on validation loss, restore the best state."""
     theta, logits = _start(prob, theta0, logits0)
     obj = _Objective(prob, lam, theta, logits)
+    obj.refresh()
     opt = _lbfgs(theta, logits, sched.inner)
     best = (obj.val_loss(), -1, theta.detach().clone(), logits.detach().clone(), math.inf, 0)
     history: list[FitStep] = []
@@ -339,6 +365,8 @@ def train_run(
         if not math.isfinite(train_loss):
             converged = True  # diverged: keep the best finite state found so far
             break
+        if obj.refresh():  # new neighbour sets: a new objective, a fresh curvature history
+            opt = _lbfgs(theta, logits, sched.inner)
         rec = FitStep(lam, restart, len(history), n_iter, obj.n_evals, train_loss, obj.val_loss())
         history.append(rec)
         if report is not None:
@@ -363,6 +391,7 @@ def refit_run(
     """Run exactly ``n_iter`` L-BFGS iterations on ``prob`` (no validation); (theta, logits, evals)."""
     theta, logits = _start(prob, theta0, logits0)
     obj = _Objective(prob, lam, theta, logits)
+    obj.refresh()
     opt = _lbfgs(theta, logits, inner)
     done_total = 0
     while done_total < n_iter:
@@ -371,6 +400,8 @@ def refit_run(
         done_total += max(done, 1)
         if done == 0 or not math.isfinite(loss):
             break
+        if obj.refresh():
+            opt = _lbfgs(theta, logits, inner)
     return theta.detach(), logits.detach(), obj.n_evals
 
 
