@@ -37,6 +37,8 @@ class SoftmaxFigures(Figures):
         Trained leave-one-out (each row's own weight masked).
     n_landmarks : int
         Landmark keys of ``keys="landmarks"`` (0: every training row is a key).
+    n_neighbours : int
+        k of ``keys="top_k"``: each query attends to its k nearest training rows (0: all).
     """
 
     n_heads: int
@@ -54,6 +56,7 @@ class SoftmaxFigures(Figures):
     converged: bool
     mask_self: bool
     n_landmarks: int = 0
+    n_neighbours: int = 0
 
 
 @dataclass(frozen=True)

@@ -245,3 +245,41 @@ def test_bad_top_k_options_are_refused(kw: dict, match: str) -> None:
     x, y = _xy(50)
     with pytest.raises(OptionError, match=match):
         fit_softmax(x, y, **kw)
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
+def test_the_summary_says_each_query_attends_to_its_nearest_rows() -> None:
+    import pandas as pd
+
+    import attnreg as ar
+
+    x, y = _xy(200)
+    df = pd.DataFrame(x, columns=["x1", "x2", "x3"]).assign(y=y)
+    res = ar.attnreg("y ~ x1 + x2 + x3", df, method="softmax", keys="top_k", n_keys=12, heads=2,
+                     max_iter=10)
+    assert res.fit.n_neighbours == 12
+    assert "keys: each query's 12 nearest training rows in the learned metric" in str(res.summary())
+    band = res.predict(df.iloc[:5], interval="jackknife+", level=0.9)
+    assert bool((band.lwr < band.fit).all() and (band.fit < band.upr).all())
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
+def test_jackknife_leave_out_predictions_keep_each_querys_neighbours() -> None:
+    """value="y" (no base): leaving out a row outside the query's set changes nothing;
+    leaving out one inside renormalises each head over the rest of the set."""
+    from attnreg.softmax.jackknife import leave_out_predictions
+
+    x, y = _xy(200)
+    fit = fit_softmax(x, y, heads=2, max_iter=10, keys="top_k", n_keys=8, value="y")
+    rows = x[:6] + 0.05
+    z = fit._standardise(rows)
+    (_, _, loo), = leave_out_predictions(fit, z, np.zeros((200, 4)))  # (6, 200)
+    p = fit.head_weights(rows)  # (M, 6, N), zero outside the sets
+    pred = (fit.predict(rows) - fit.y_mean) / fit.y_scale
+    for j in range(6):
+        inside = np.flatnonzero(p[0, j])
+        assert inside.size == 8
+        np.testing.assert_allclose(np.delete(loo[j], inside), pred[j], rtol=RTOL_EXACT, atol=ATOL_IDENTITY)
+        for i in inside:
+            h = (p[:, j] @ fit.values - p[:, j, i] * fit.values[i]) / (1 - p[:, j, i])
+            assert loo[j, i] == pytest.approx(fit.alpha @ h, rel=RTOL_EXACT, abs=ATOL_IDENTITY)
