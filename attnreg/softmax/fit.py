@@ -371,10 +371,14 @@ def fit_softmax(
         accumulation. score_dtype : the N×N scores and exponentials (float32: fast;
         float64: exact).
     chunk_size : query rows per score block (None: automatic); memory O(M·chunk·key_block).
-    keys : ``"full"`` (exact) or ``"landmarks"``: ``n_keys`` cluster centres with their sizes
+    keys : ``"full"`` (exact), ``"landmarks"``: ``n_keys`` cluster centres with their sizes
         and mean values as keys (``landmark_method`` ``"kmeans"`` or ``"sample"``; re-clustered
-        ``landmark_refresh`` times in the learned metric), O(N·n_keys) per evaluation
-        instead of O(N²) (:mod:`attnreg.softmax.landmarks`).
+        ``landmark_refresh`` times in the learned metric), or ``"top_k"``: each query attends
+        to its ``n_keys`` nearest training rows in the learned metric (exact search, redone
+        when the metric moves; the other rows get no weight). O(N·n_keys) per evaluation
+        instead of O(N²) (:mod:`attnreg.softmax.landmarks`, :mod:`attnreg.softmax.topk`).
+    n_keys : landmarks (default 1,024) or neighbours per query (default 128); at least the
+        rows available means every row.
     key_block : the exact path visits more keys than this in blocks with an online softmax
         (:mod:`attnreg.softmax.flash`): the same numbers in O(N·r + M·chunk·key_block) memory.
     init_noise : noise sd of the warm start, relative to its mean |diagonal|.

@@ -15,6 +15,7 @@ import torch
 from attnreg.softmax.flash import KEY_BLOCK, BlockedAttention, blocked_head_outputs, blocked_loss_and_grad
 from attnreg.softmax.fused import ChunkRunner, head_outputs, loss_and_grad
 from attnreg.softmax.kernel import CACHE_BYTES, ChunkedAttention
+from attnreg.softmax.lbfgs import lbfgs, lbfgs_iters
 from attnreg.softmax.landmarks import LandmarkSet, landmark_keys, landmark_loss_and_grad, landmark_outputs
 from attnreg.softmax.topk import Neighbours, topk_loss_and_grad, topk_outputs
 
@@ -304,25 +305,6 @@ class Schedule:
     tol: float
 
 
-class _LBFGS(torch.optim.LBFGS):
-    """torch's L-BFGS, without the import of ``torch._dynamo`` on construction.
-
-    ``Optimizer.add_param_group`` is wrapped to be skipped by torch.compile, and the
-    wrapper imports ``torch._dynamo`` on its first call: 1.2 s, a tenth of a 4,000-row fit
-    in a fresh process. The undecorated method does the same work; nothing here is compiled.
-    """
-
-    add_param_group = getattr(torch.optim.Optimizer.add_param_group, "__wrapped__",
-                              torch.optim.Optimizer.add_param_group)
-
-
-def _lbfgs(theta: torch.Tensor, logits: torch.Tensor, inner: int) -> torch.optim.LBFGS:
-    return _LBFGS(
-        [theta, logits], lr=1.0, max_iter=inner, max_eval=4 * inner, history_size=20,
-        tolerance_grad=1e-9, tolerance_change=1e-12, line_search_fn="strong_wolfe",
-    )
-
-
 def _start(
     prob: Problem, theta0: torch.Tensor, logits0: torch.Tensor | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -334,11 +316,11 @@ def _start(
 
 def _step(opt: torch.optim.LBFGS, obj: _Objective) -> tuple[int, float]:
     """One ``opt.step``: (iterations done, loss at the current parameters)."""
-    before = _lbfgs_iters(opt)
+    before = lbfgs_iters(opt)
     loss = float(opt.step(obj))
     if obj._key is not None and obj._memo is not None and torch.equal(obj._flat(), obj._key):
         loss = float(obj._memo[0])  # the last evaluation is at the accepted point
-    return _lbfgs_iters(opt) - before, loss
+    return lbfgs_iters(opt) - before, loss
 
 
 def train_run(
@@ -355,7 +337,7 @@ def train_run(
     theta, logits = _start(prob, theta0, logits0)
     obj = _Objective(prob, lam, theta, logits)
     obj.refresh()
-    opt = _lbfgs(theta, logits, sched.inner)
+    opt = lbfgs(theta, logits, sched.inner)
     best = (obj.val_loss(), -1, theta.detach().clone(), logits.detach().clone(), math.inf, 0)
     history: list[FitStep] = []
     n_iter, bad, converged = 0, 0, False
@@ -366,7 +348,7 @@ def train_run(
             converged = True  # diverged: keep the best finite state found so far
             break
         if obj.refresh():  # new neighbour sets: a new objective, a fresh curvature history
-            opt = _lbfgs(theta, logits, sched.inner)
+            opt = lbfgs(theta, logits, sched.inner)
         rec = FitStep(lam, restart, len(history), n_iter, obj.n_evals, train_loss, obj.val_loss())
         history.append(rec)
         if report is not None:
@@ -392,7 +374,7 @@ def refit_run(
     theta, logits = _start(prob, theta0, logits0)
     obj = _Objective(prob, lam, theta, logits)
     obj.refresh()
-    opt = _lbfgs(theta, logits, inner)
+    opt = lbfgs(theta, logits, inner)
     done_total = 0
     while done_total < n_iter:
         opt.param_groups[0]["max_iter"] = min(inner, n_iter - done_total)
@@ -401,10 +383,5 @@ def refit_run(
         if done == 0 or not math.isfinite(loss):
             break
         if obj.refresh():
-            opt = _lbfgs(theta, logits, inner)
+            opt = lbfgs(theta, logits, inner)
     return theta.detach(), logits.detach(), obj.n_evals
-
-
-def _lbfgs_iters(opt: torch.optim.LBFGS) -> int:
-    state = opt.state[opt.param_groups[0]["params"][0]]
-    return int(state.get("n_iter", 0))
