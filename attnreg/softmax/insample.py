@@ -5,13 +5,26 @@ from __future__ import annotations
 import torch
 
 from attnreg._typing import FloatArray
+from attnreg._warn import warn_user
+from attnreg.exceptions import ApproximationWarning
 from attnreg.softmax.fused import ChunkRunner
 from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs
 from attnreg.softmax.options import TASK_BYTES, Options, choose_chunk
-from attnreg.softmax.topk import nearest, search_map, topk_outputs
+from attnreg.softmax.topk import WIDE_SHARE, effective_neighbours, nearest, search_map, topk_outputs
 from attnreg.softmax.train import outputs, project
 
 __all__ = ["in_sample"]
+
+
+def _warn_if_wide(eff: torch.Tensor, nbr: torch.Tensor) -> None:
+    """An :class:`ApproximationWarning` when the mean effective number of neighbours of the
+    training rows exceeds :data:`~attnreg.softmax.topk.WIDE_SHARE` of the k they may use."""
+    k, mean = nbr.shape[1], float(eff.mean())
+    if mean > WIDE_SHARE * k:
+        warn_user(f"the learned kernel is about as wide as the neighbour sets: each training row "
+                  f"spreads its weight over {mean:.0f} effective neighbours of the n_keys={k} it "
+                  "may use, so the rows left out would have carried weight too; raise n_keys or "
+                  "use keys='landmarks'", ApproximationWarning)
 
 
 def in_sample(
@@ -39,6 +52,8 @@ def in_sample(
             amap, _ = search_map(theta, alpha)
             nbr = nearest(keys, keys, amap, opts.n_keys, exclude_self=mask, runner=runner)
             heads_out = topk_outputs(runner, z, z, bias, values, nbr, chunk=chunk)
+            if mask:
+                _warn_if_wide(effective_neighbours(runner, z, z, bias, alpha, nbr, chunk=chunk), nbr)
         elif landmarks is not None:
             lm = landmarks.tensors(values.cpu().numpy(), keys.device)
             zk, kb = landmark_keys(lm, theta, opts.kernel)

@@ -35,11 +35,13 @@ from attnreg.softmax.kernel import _spans
 from attnreg.softmax.landmarks import metric_map
 from attnreg.softmax.options import N_TOP_K
 
-__all__ = ["N_TOP_K", "REFRESH_TOL", "Neighbours", "nearest", "search_map", "topk_heads",
-           "topk_loss_and_grad", "topk_outputs", "topk_row_weights"]
+__all__ = ["N_TOP_K", "REFRESH_TOL", "WIDE_SHARE", "Neighbours", "effective_neighbours", "nearest",
+           "search_map", "topk_heads", "topk_loss_and_grad", "topk_outputs", "topk_row_weights"]
 
 #: re-search the neighbours when Ω moved by more than this, relative (Frobenius norm)
 REFRESH_TOL = 0.05
+#: warn when the training rows' mean effective number of neighbours exceeds this share of k
+WIDE_SHARE = 0.75
 #: keys per block of the neighbour search, and bytes of one (rows × block) distance block
 SEARCH_BLOCK = 8192
 _SEARCH_BYTES = 8 * 2**20
@@ -169,6 +171,24 @@ def topk_outputs(runner: ChunkRunner, zq: torch.Tensor, zk: torch.Tensor, bias: 
                 idx = nbr[a + s : a + t]
                 _, _, p = _gather(zq[:, a + s : a + t].detach(), ka, idx, score_dtype)
                 out[:, a + s : a + t] = (p.to(zq.dtype) * values[idx]).sum(2)
+
+        runner.map(task, task_spans(zq.shape[1], chunk))
+    return out
+
+
+def effective_neighbours(runner: ChunkRunner, zq: torch.Tensor, zk: torch.Tensor,
+                         bias: torch.Tensor | None, alpha: torch.Tensor, nbr: torch.Tensor, *,
+                         chunk: int) -> torch.Tensor:
+    """1 / Σ_i w_ji² (J,) of each query's combined weights w = Σ_m α_m p_m over its set
+    ``nbr`` (J, k): k for uniform weights, 1 for one row taking all."""
+    out = zq.new_empty(zq.shape[1])
+    with torch.no_grad():
+        ka = _key_table(zk, bias, zq.dtype)
+
+        def task(a: int, b: int) -> None:
+            for s, t in _spans(b - a, chunk):
+                _, _, p = _gather(zq[:, a + s : a + t].detach(), ka, nbr[a + s : a + t], zq.dtype)
+                out[a + s : a + t] = 1.0 / torch.einsum("m,mck->ck", alpha, p).square().sum(1)
 
         runner.map(task, task_spans(zq.shape[1], chunk))
     return out

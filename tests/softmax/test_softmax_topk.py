@@ -283,3 +283,16 @@ def test_jackknife_leave_out_predictions_keep_each_querys_neighbours() -> None:
         for i in inside:
             h = (p[:, j] @ fit.values - p[:, j, i] * fit.values[i]) / (1 - p[:, j, i])
             assert loo[j, i] == pytest.approx(fit.alpha @ h, rel=RTOL_EXACT, abs=ATOL_IDENTITY)
+
+
+def test_a_kernel_as_wide_as_the_sets_is_reported() -> None:
+    """A linear signal in heavy noise: the fit wants to average many rows, more than k = 5."""
+    from attnreg.exceptions import ApproximationWarning
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(size=(300, 2))
+    y = x[:, 0] + 2.0 * rng.standard_normal(300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(ApproximationWarning, match=r"effective neighbours of the n_keys=5 .* raise n_keys"):
+            fit_softmax(x, y, heads=1, max_iter=10, keys="top_k", n_keys=5, value="y")
