@@ -14,8 +14,9 @@ narrow learned kernel) softmax weight, and N(j) is found in the combined metric,
 head. The sets are found by an exact search (all pairs, keys in blocks: memory
 O(rows · block), never N × N) and held fixed between refreshes: the fitter re-searches them
 when Ω has moved by more than :data:`REFRESH_TOL` (relative, Frobenius) since the last search,
-checked every outer step (5 L-BFGS iterations); the gradient treats them as fixed, and
-L-BFGS restarts its curvature history after each refresh (the objective changed).
+checked every outer step (5 L-BFGS iterations); the gradient treats them as fixed. L-BFGS
+keeps its curvature history across a refresh (see ``RESET_ON_REFRESH`` in
+:mod:`attnreg.softmax.train`).
 
 Cost per loss evaluation O(N·k·M·r) (a gather of each chunk's neighbours), memory
 O(N·(P + k) + M·chunk·k·r); a search costs O(N²·P) time.
