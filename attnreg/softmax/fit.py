@@ -377,7 +377,7 @@ def fit_softmax(
         to its ``n_keys`` nearest training rows in the learned metric (exact search, redone
         when the metric moves; the other rows get no weight). O(N·n_keys) per evaluation
         instead of O(N²) (:mod:`attnreg.softmax.landmarks`, :mod:`attnreg.softmax.topk`).
-    n_keys : landmarks (default 1,024) or neighbours per query (default 128); at least the
+    n_keys : landmarks (default 1,024) or neighbours per query (default 256); at least the
         rows available means every row.
     key_block : the exact path visits more keys than this in blocks with an online softmax
         (:mod:`attnreg.softmax.flash`): the same numbers in O(N·r + M·chunk·key_block) memory.
