@@ -57,11 +57,6 @@ class EstimabilityWarning(RankDeficiencyWarning):
     """Warned when a rank-deficient fit predicts at rows outside its design's column space."""
 
 
-class ApproximationWarning(UserWarning):
-    """Warned when an approximate fit is likely to lose accuracy (a top-k fit whose learned
-    kernel is about as wide as its neighbour sets)."""
-
-
 class ScaleWarning(UserWarning):
     """Warned when a statistic leaves the float64 range at the data's scale (reported inf or 0)."""
 

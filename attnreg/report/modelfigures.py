@@ -39,6 +39,8 @@ class SoftmaxFigures(Figures):
         Landmark keys of ``keys="landmarks"`` (0: every training row is a key).
     n_neighbours : int
         k of ``keys="top_k"``: each query attends to its k nearest training rows (0: all).
+    effective_neighbours : float
+        Their mean effective number (1 / Σ w²) over the training rows (NaN: not top-k).
     """
 
     n_heads: int
@@ -57,6 +59,7 @@ class SoftmaxFigures(Figures):
     mask_self: bool
     n_landmarks: int = 0
     n_neighbours: int = 0
+    effective_neighbours: float = float("nan")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ def softmax_lines(s: SoftmaxFigures) -> list[str]:
         *([f"  keys: {s.n_landmarks} landmarks (cluster centres of the training rows; each "
            "landmark's weight is shared among its rows)"] if s.n_landmarks else []),
         *([f"  keys: each query's {s.n_neighbours} nearest training rows in the learned metric "
-           "(the other rows get no weight)"] if s.n_neighbours else []),
+           f"(the other rows get no weight); {s.effective_neighbours:.0f} effective neighbours "
+           "on average (close to that number: a kernel wider than the sets)"]
+          if s.n_neighbours else []),
         f"R-squared: in-sample {fmt_g(s.r_squared)}, validation {fmt_g(s.val_r2)}, "
         f"leave-one-out {fmt_g(s.loo_r2)}  (n = {s.nobs})",
         f"L-BFGS: {s.n_iter} iterations, {s.n_evals} loss evaluations, "

@@ -287,8 +287,9 @@ def _assemble(
     if opts.keys == "landmarks":
         landmarks = build_landmarks(d.z, values, opts.n_keys, opts.landmark_method, opts.seed,
                                     _metric(theta, torch.log(alpha), prob, opts))
-    train_pred = base + in_sample(theta, alpha, keys, vals, opts, False, prob.runner, landmarks)
-    loo_pred = base + in_sample(theta, alpha, keys, vals, opts, True, prob.runner, landmarks)
+    train_pred = base + in_sample(theta, alpha, keys, vals, opts, False, prob.runner, landmarks)[0]
+    loo_att, eff = in_sample(theta, alpha, keys, vals, opts, True, prob.runner, landmarks)
+    loo_pred = base + loo_att
     y_va = prob.y_va.cpu().numpy()
     sst_va = float(np.mean((y_va - y_va.mean()) ** 2))
     if not best.converged:
@@ -308,7 +309,7 @@ def _assemble(
         loo_r2=_r2(d.ys, loo_pred), history=tuple(h for r in runs for h in r.history),
         kernel=opts.kernel, value=opts.value, ridge_penalty=pen, lam_path=tuple(path),
         seed=opts.seed, device=str(dev.type), landmarks=landmarks, key_block=opts.key_block,
-        n_neighbours=opts.n_keys if opts.keys == "top_k" else 0,
+        n_neighbours=opts.n_keys if opts.keys == "top_k" else 0, effective_neighbours=eff,
     )
 
 

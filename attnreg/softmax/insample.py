@@ -2,36 +2,26 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from attnreg._typing import FloatArray
-from attnreg._warn import warn_user
-from attnreg.exceptions import ApproximationWarning
 from attnreg.softmax.fused import ChunkRunner
 from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs
 from attnreg.softmax.options import TASK_BYTES, Options, choose_chunk
-from attnreg.softmax.topk import WIDE_SHARE, effective_neighbours, nearest, search_map, topk_outputs
+from attnreg.softmax.topk import effective_neighbours, nearest, search_map, topk_outputs
 from attnreg.softmax.train import outputs, project
 
 __all__ = ["in_sample"]
 
 
-def _warn_if_wide(eff: torch.Tensor, nbr: torch.Tensor) -> None:
-    """An :class:`ApproximationWarning` when the mean effective number of neighbours of the
-    training rows exceeds :data:`~attnreg.softmax.topk.WIDE_SHARE` of the k they may use."""
-    k, mean = nbr.shape[1], float(eff.mean())
-    if mean > WIDE_SHARE * k:
-        warn_user(f"the learned kernel is about as wide as the neighbour sets: each training row "
-                  f"spreads its weight over {mean:.0f} effective neighbours of the n_keys={k} it "
-                  "may use, so the rows left out would have carried weight too; raise n_keys or "
-                  "use keys='landmarks'", ApproximationWarning)
-
-
 def in_sample(
     theta: torch.Tensor, alpha: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
     opts: Options, mask: bool, runner: ChunkRunner, landmarks: Landmarks | None,
-) -> FloatArray:
-    """Attention part (N,) of the training rows' fitted values, leave-one-out with ``mask``.
+) -> tuple[FloatArray, float]:
+    """Attention part (N,) of the training rows' fitted values, leave-one-out with ``mask``,
+    and for a top-k fit the rows' mean effective number of neighbours (1 / Σ w²; else NaN).
 
     Parameters
     ----------
@@ -46,14 +36,14 @@ def in_sample(
     if opts.keys == "top_k":
         n_keys = opts.n_keys * (keys.shape[1] + 2)
     chunk = choose_chunk(None, opts.heads, keys.shape[0], n_keys, 8, TASK_BYTES)
+    eff = math.nan
     with torch.no_grad():
         z, bias = project(keys, theta, opts.kernel)
         if opts.keys == "top_k":  # each row's k nearest rows in the final metric
             amap, _ = search_map(theta, alpha)
             nbr = nearest(keys, keys, amap, opts.n_keys, exclude_self=mask, runner=runner)
             heads_out = topk_outputs(runner, z, z, bias, values, nbr, chunk=chunk)
-            if mask:
-                _warn_if_wide(effective_neighbours(runner, z, z, bias, alpha, nbr, chunk=chunk), nbr)
+            eff = float(effective_neighbours(runner, z, z, bias, alpha, nbr, chunk=chunk).mean())
         elif landmarks is not None:
             lm = landmarks.tensors(values.cpu().numpy(), keys.device)
             zk, kb = landmark_keys(lm, theta, opts.kernel)
@@ -61,4 +51,4 @@ def in_sample(
         else:
             heads_out = outputs(runner, z, z, bias, values, mask_self=mask, chunk=chunk,
                                 score_dtype=torch.float64, key_block=opts.key_block)
-    return (alpha @ heads_out).cpu().numpy()
+    return (alpha @ heads_out).cpu().numpy(), eff

@@ -82,6 +82,9 @@ class SoftmaxFit:
     n_neighbours : k of ``keys="top_k"``: every query attends to its k nearest training
         rows in the learned metric (a training row of a leave-one-out fit to its k nearest
         other rows); 0: every training row (or landmark) is a key.
+    effective_neighbours : mean over the training rows of 1 / Σ_i w_ji² of their leave-one-out
+        weights, for a top-k fit (NaN otherwise): close to ``n_neighbours`` means nearly
+        uniform weights over each set, a kernel wider than the sets.
     """
 
     factors: FloatArray
@@ -111,6 +114,7 @@ class SoftmaxFit:
     landmarks: Landmarks | None = None
     key_block: int = KEY_BLOCK
     n_neighbours: int = 0
+    effective_neighbours: float = float("nan")
 
     @property
     def n_heads(self) -> int:

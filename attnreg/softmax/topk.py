@@ -36,13 +36,11 @@ from attnreg.softmax.kernel import _spans
 from attnreg.softmax.landmarks import metric_map
 from attnreg.softmax.options import N_TOP_K
 
-__all__ = ["N_TOP_K", "REFRESH_TOL", "WIDE_SHARE", "Neighbours", "effective_neighbours", "nearest",
+__all__ = ["N_TOP_K", "REFRESH_TOL", "Neighbours", "effective_neighbours", "nearest",
            "search_map", "topk_heads", "topk_loss_and_grad", "topk_outputs", "topk_row_weights"]
 
 #: re-search the neighbours when Ω moved by more than this, relative (Frobenius norm)
 REFRESH_TOL = 0.05
-#: warn when the training rows' mean effective number of neighbours exceeds this share of k
-WIDE_SHARE = 0.75
 #: keys per block of the neighbour search, and bytes of one (rows × block) distance block
 SEARCH_BLOCK = 8192
 _SEARCH_BYTES = 8 * 2**20

@@ -189,6 +189,9 @@ def test_training_rows_never_vote_for_themselves(topk_fit) -> None:
     r2 = 1 - np.sum((y - loo) ** 2) / np.sum((y - y.mean()) ** 2)
     assert r2 == pytest.approx(fit.loo_r2, rel=RTOL_EXACT)
     assert 0.3 < fit.loo_r2 < 1  # learns the signal (R² of the truth ≈ 0.85)
+    # the fit's width figure: the mean of 1 / Σ w² over these leave-one-out weights
+    assert fit.effective_neighbours == pytest.approx(np.mean(1 / (w**2).sum(1)), rel=RTOL_EXACT)
+    assert 1 < fit.effective_neighbours < 15
 
 
 def test_a_top_k_fit_pickles_and_differentiates_its_surface(topk_fit) -> None:
@@ -248,7 +251,6 @@ def test_bad_top_k_options_are_refused(kw: dict, match: str) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
-@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ApproximationWarning")  # 10 iterations, k = 12
 def test_the_summary_says_each_query_attends_to_its_nearest_rows() -> None:
     import pandas as pd
 
@@ -259,13 +261,14 @@ def test_the_summary_says_each_query_attends_to_its_nearest_rows() -> None:
     res = ar.attnreg("y ~ x1 + x2 + x3", df, method="softmax", keys="top_k", n_keys=12, heads=2,
                      max_iter=10)
     assert res.fit.n_neighbours == 12
-    assert "keys: each query's 12 nearest training rows in the learned metric" in str(res.summary())
+    text = str(res.summary())
+    assert "keys: each query's 12 nearest training rows in the learned metric" in text
+    assert f"{res.fit.effective_neighbours:.0f} effective neighbours on average" in text
     band = res.predict(df.iloc[:5], interval="jackknife+", level=0.9)
     assert bool((band.lwr < band.fit).all() and (band.fit < band.upr).all())
 
 
 @pytest.mark.filterwarnings("ignore::attnreg.exceptions.ConvergenceWarning")
-@pytest.mark.filterwarnings("ignore::attnreg.exceptions.ApproximationWarning")  # 10 iterations, k = 8
 def test_jackknife_leave_out_predictions_keep_each_querys_neighbours() -> None:
     """value="y" (no base): leaving out a row outside the query's set changes nothing;
     leaving out one inside renormalises each head over the rest of the set."""
@@ -285,16 +288,3 @@ def test_jackknife_leave_out_predictions_keep_each_querys_neighbours() -> None:
         for i in inside:
             h = (p[:, j] @ fit.values - p[:, j, i] * fit.values[i]) / (1 - p[:, j, i])
             assert loo[j, i] == pytest.approx(fit.alpha @ h, rel=RTOL_EXACT, abs=ATOL_IDENTITY)
-
-
-def test_a_kernel_as_wide_as_the_sets_is_reported() -> None:
-    """A linear signal in heavy noise: the fit wants to average many rows, more than k = 5."""
-    from attnreg.exceptions import ApproximationWarning
-
-    rng = np.random.default_rng(3)
-    x = rng.uniform(size=(300, 2))
-    y = x[:, 0] + 2.0 * rng.standard_normal(300)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        with pytest.warns(ApproximationWarning, match=r"effective neighbours of the n_keys=5 .* raise n_keys"):
-            fit_softmax(x, y, heads=1, max_iter=10, keys="top_k", n_keys=5, value="y")
