@@ -85,8 +85,10 @@ def nearest(xq: torch.Tensor, xk: torch.Tensor, amap: FloatArray, k: int, *, exc
                 d = torch.addmm(k2[k0:k1], yq[a0:a1], yk[k0:k1].T, alpha=-2.0)  # ‖k‖² − 2 q·k
                 if exclude_self and -d.shape[0] < a0 - k0 < d.shape[1]:
                     d.diagonal(offset=a0 - k0).fill_(torch.inf)
-                cand = torch.arange(k0, k1, device=d.device).expand(d.shape[0], -1)
-                d, ids = torch.cat([best_d, d], 1), torch.cat([best_i, cand], 1)
+                # the block's own k nearest first, then merged with the running ones: the
+                # concatenations stay (rows × 2k), not (rows × block)
+                d, ids = torch.topk(d, min(kk, d.shape[1]), dim=1, largest=False, sorted=False)
+                d, ids = torch.cat([best_d, d], 1), torch.cat([best_i, ids + k0], 1)
                 best_d, pos = torch.topk(d, min(kk, d.shape[1]), dim=1, largest=False, sorted=False)
                 best_i = ids.gather(1, pos)
             out[a0:a1] = best_i
