@@ -243,9 +243,10 @@ def topk_loss_and_grad(
             sse_all[index] += resid @ resid
             g = (-2.0 / n) * pi.unsqueeze(1) * resid.unsqueeze(0)  # ∂loss/∂h (M, c)
             ds = (g.unsqueeze(2) * p.to(pd) * (vg.unsqueeze(0) - h.unsqueeze(2))).to(sd)
-            dq[:, rows] = torch.matmul(ds.unsqueeze(2), kg[..., :r]).squeeze(2).to(pd)
-            side = ds.permute(1, 2, 0).unsqueeze(3) * qa.transpose(0, 1).unsqueeze(1)  # [ds q, ds]
-            acc_all[index].index_add_(0, idx.reshape(-1), side.reshape(-1, n_heads, r + 1))
+            dq[:, rows] = torch.matmul(ds.unsqueeze(2), kg).squeeze(2)[..., :r].to(pd)
+            side = torch.empty((t - s, idx.shape[1], n_heads, r + 1), dtype=sd, device=z.device)
+            torch.mul(ds.permute(1, 2, 0).unsqueeze(3), qa.transpose(0, 1).unsqueeze(1), out=side)
+            acc_all[index].index_add_(0, idx.reshape(-1), side.view(-1, n_heads, r + 1))  # [ds q, ds]
 
     runner.map(task, spans)
     acc = (acc_all.sum(0) if len(spans) > 1 else acc_all[0]).to(pd).transpose(0, 1)  # (M, N, r + 1)
