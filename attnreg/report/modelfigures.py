@@ -37,6 +37,10 @@ class SoftmaxFigures(Figures):
         Trained leave-one-out (each row's own weight masked).
     n_landmarks : int
         Landmark keys of ``keys="landmarks"`` (0: every training row is a key).
+    n_neighbours : int
+        k of ``keys="top_k"``: each query attends to its k nearest training rows (0: all).
+    effective_neighbours : float
+        Their mean effective number (1 / Σ w²) over the training rows (NaN: not top-k).
     """
 
     n_heads: int
@@ -54,6 +58,8 @@ class SoftmaxFigures(Figures):
     converged: bool
     mask_self: bool
     n_landmarks: int = 0
+    n_neighbours: int = 0
+    effective_neighbours: float = float("nan")
 
 
 @dataclass(frozen=True)

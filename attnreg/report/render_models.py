@@ -21,6 +21,10 @@ def softmax_lines(s: SoftmaxFigures) -> list[str]:
         "  heads (alpha / effective rank of Omega): " + heads,
         *([f"  keys: {s.n_landmarks} landmarks (cluster centres of the training rows; each "
            "landmark's weight is shared among its rows)"] if s.n_landmarks else []),
+        *([f"  keys: each query's {s.n_neighbours} nearest training rows in the learned metric "
+           f"(the other rows get no weight); {s.effective_neighbours:.0f} effective neighbours "
+           "on average (close to that number: a kernel wider than the sets)"]
+          if s.n_neighbours else []),
         f"R-squared: in-sample {fmt_g(s.r_squared)}, validation {fmt_g(s.val_r2)}, "
         f"leave-one-out {fmt_g(s.loo_r2)}  (n = {s.nobs})",
         f"L-BFGS: {s.n_iter} iterations, {s.n_evals} loss evaluations, "
@@ -37,13 +41,19 @@ def softmax_rows(s: SoftmaxFigures) -> list[tuple[str, str]]:
              for m, (a, r) in enumerate(zip(s.alpha, s.effective_rank, strict=True))]
     return [("Heads", str(s.n_heads)), ("Value", s.value), ("Kernel", s.kernel),
             ("Penalty lambda", fmt_g(s.lam)), *heads,
-            ("Keys", f"{s.n_landmarks} landmarks" if s.n_landmarks else "every training row"),
+            ("Keys", _keys(s)),
             ("R-squared (in-sample)", fmt_g(s.r_squared)),
             ("R-squared (validation)", fmt_g(s.val_r2)),
             ("R-squared (leave-one-out)", fmt_g(s.loo_r2)), ("Observations", str(s.nobs)),
             ("L-BFGS iterations", str(s.n_iter)), ("Loss evaluations", str(s.n_evals)),
             ("Converged", "yes" if s.converged else "no"),
             ("Standard errors", "none: the metric is learned and selected on a validation split")]
+
+
+def _keys(s: SoftmaxFigures) -> str:
+    if s.n_landmarks:
+        return f"{s.n_landmarks} landmarks"
+    return f"{s.n_neighbours} nearest rows" if s.n_neighbours else "every training row"
 
 
 def permutation_lines(s: PermutationSetup) -> list[str]:

@@ -22,9 +22,9 @@ from attnreg.softmax.fused import ChunkRunner, chunk_runner
 from attnreg.softmax.insample import in_sample
 from attnreg.softmax.landmarks import build_landmarks, metric_map
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
+from attnreg.softmax.topk import Neighbours
 from attnreg.softmax.options import (
     KEY_BLOCK,
-    N_LANDMARKS,
     TASK_BYTES,
     Options,
     as_design,
@@ -129,12 +129,16 @@ def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.dev
         v_tr = d.ys[tr] - base[tr]
         found = build_landmarks(d.z[tr], v_tr, opts.n_keys, opts.landmark_method, opts.seed, metric)
         landmarks, n_keys = found.tensors(v_tr, dev, opts.dtype), found.counts.shape[0]
+    neighbours = None
+    if opts.keys == "top_k":  # a gathered (heads × chunk × k × (r + 1)) block per chunk
+        neighbours, n_keys = Neighbours(opts.n_keys, opts.mask_self), opts.n_keys * (d.z.shape[1] + 2)
     return Problem(
         x_tr=t(d.z[tr]), y_tr=t(d.ys[tr]), base_tr=t(base[tr]), v_tr=t(d.ys[tr] - base[tr]),
         x_va=t(d.z[va]), y_va=t(d.ys[va]), base_va=t(base[va]), heads=opts.heads,
         rank=opts.rank or d.z.shape[1], kernel=opts.kernel, mask_self=opts.mask_self,
         chunk=choose_chunk(opts.chunk_size, opts.heads, len(tr), n_keys, itemsize, TASK_BYTES),
         score_dtype=opts.score_dtype, runner=runner, key_block=opts.key_block, landmarks=landmarks,
+        neighbours=neighbours,
     )
 
 
@@ -283,8 +287,9 @@ def _assemble(
     if opts.keys == "landmarks":
         landmarks = build_landmarks(d.z, values, opts.n_keys, opts.landmark_method, opts.seed,
                                     _metric(theta, torch.log(alpha), prob, opts))
-    train_pred = base + in_sample(theta, alpha, keys, vals, opts, False, prob.runner, landmarks)
-    loo_pred = base + in_sample(theta, alpha, keys, vals, opts, True, prob.runner, landmarks)
+    train_pred = base + in_sample(theta, alpha, keys, vals, opts, False, prob.runner, landmarks)[0]
+    loo_att, eff = in_sample(theta, alpha, keys, vals, opts, True, prob.runner, landmarks)
+    loo_pred = base + loo_att
     y_va = prob.y_va.cpu().numpy()
     sst_va = float(np.mean((y_va - y_va.mean()) ** 2))
     if not best.converged:
@@ -304,6 +309,7 @@ def _assemble(
         loo_r2=_r2(d.ys, loo_pred), history=tuple(h for r in runs for h in r.history),
         kernel=opts.kernel, value=opts.value, ridge_penalty=pen, lam_path=tuple(path),
         seed=opts.seed, device=str(dev.type), landmarks=landmarks, key_block=opts.key_block,
+        n_neighbours=opts.n_keys if opts.keys == "top_k" else 0, effective_neighbours=eff,
     )
 
 
@@ -331,7 +337,7 @@ def fit_softmax(
     refit: bool = False,
     threads: int | None = None,
     keys: str = "full",
-    n_keys: int = N_LANDMARKS,
+    n_keys: int | None = None,
     landmark_method: str = "kmeans",
     key_block: int = KEY_BLOCK,
     landmark_refresh: int = 1,
@@ -366,10 +372,14 @@ def fit_softmax(
         accumulation. score_dtype : the N×N scores and exponentials (float32: fast;
         float64: exact).
     chunk_size : query rows per score block (None: automatic); memory O(M·chunk·key_block).
-    keys : ``"full"`` (exact) or ``"landmarks"``: ``n_keys`` cluster centres with their sizes
+    keys : ``"full"`` (exact), ``"landmarks"``: ``n_keys`` cluster centres with their sizes
         and mean values as keys (``landmark_method`` ``"kmeans"`` or ``"sample"``; re-clustered
-        ``landmark_refresh`` times in the learned metric), O(N·n_keys) per evaluation
-        instead of O(N²) (:mod:`attnreg.softmax.landmarks`).
+        ``landmark_refresh`` times in the learned metric), or ``"top_k"``: each query attends
+        to its ``n_keys`` nearest training rows in the learned metric (exact search, redone
+        when the metric moves; the other rows get no weight). O(N·n_keys) per evaluation
+        instead of O(N²) (:mod:`attnreg.softmax.landmarks`, :mod:`attnreg.softmax.topk`).
+    n_keys : landmarks (default 1,024) or neighbours per query (default 256); at least the
+        rows available means every row.
     key_block : the exact path visits more keys than this in blocks with an online softmax
         (:mod:`attnreg.softmax.flash`): the same numbers in O(N·r + M·chunk·key_block) memory.
     init_noise : noise sd of the warm start, relative to its mean |diagonal|.

@@ -25,7 +25,9 @@ b₋ᵢ(x) = b(x) + x̃'δᵢ and the attended residuals become v_j − x̃_j'δ
 the train part of the validation split, which contains row i for most i, or on all rows
 with ``refit=True``), the penalty, stopping point and restart chosen on the validation part,
 the ridge penalty (chosen by leave-one-out on all rows) and the standardisation (means and
-standard deviations of all rows). A full jackknife+ would refit all of them n times. The interval is
+standard deviations of all rows), and for a top-k fit (``keys="top_k"``) each query's
+neighbour set, found with every row present (leaving row i out drops it from the set rather
+than letting the next nearest row in). A full jackknife+ would refit all of them n times. The interval is
 therefore "jackknife+ with the metric held fixed": its finite-sample guarantee (coverage
 ≥ 1 − 2α) holds only if refitting the metric would not change it; the residuals Rᵢ are
 leave-one-out in the values and the ridge base, but not in Ω.
@@ -112,6 +114,9 @@ def leave_out_predictions(fit: Any, zq: FloatArray, delta: FloatArray,
             s = torch.matmul(torch.matmul(q.unsqueeze(0), factors), zk.transpose(1, 2))
             if bias is not None:
                 s = s + bias.unsqueeze(1)
+            allowed = fit.key_mask(q)  # a top-k fit: the query's neighbours, held fixed
+            if allowed is not None:
+                s = s.masked_fill(~allowed.unsqueeze(0), -math.inf)
             mx, top = s.max(dim=2)
             e = torch.exp(s - mx.unsqueeze(2))  # (M, c, N)
             den = e.sum(dim=2, keepdim=True) - e  # Σ_{j≠i} e_j ≥ e_top = 1 for i ≠ top

@@ -36,11 +36,12 @@ import torch
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.threads import get_threads
-from attnreg.softmax.fused import chunk_runner
+from attnreg.softmax.fused import ChunkRunner, chunk_runner
 from attnreg.softmax.kernel import iter_weight_blocks
 from attnreg.softmax.flash import BlockedAttention
 from attnreg.softmax.landmarks import Landmarks, landmark_keys, landmark_outputs, landmark_row_weights
 from attnreg.softmax.options import KEY_BLOCK, TASK_BYTES, as_design, choose_chunk, torch_device
+from attnreg.softmax.topk import nearest, search_map, topk_heads, topk_outputs, topk_row_weights
 from attnreg.softmax.train import (
     FitStep,
     attention_heads,
@@ -78,6 +79,12 @@ class SoftmaxFit:
     landmarks : the landmark keys of ``keys="landmarks"`` (built on all training rows;
         :meth:`predict` attends to them), else None (every training row is a key).
     key_block : keys per block of the exact attention.
+    n_neighbours : k of ``keys="top_k"``: every query attends to its k nearest training
+        rows in the learned metric (a training row of a leave-one-out fit to its k nearest
+        other rows); 0: every training row (or landmark) is a key.
+    effective_neighbours : mean over the training rows of 1 / Σ_i w_ji² of their leave-one-out
+        weights, for a top-k fit (NaN otherwise): close to ``n_neighbours`` means nearly
+        uniform weights over each set, a kernel wider than the sets.
     """
 
     factors: FloatArray
@@ -106,6 +113,8 @@ class SoftmaxFit:
     device: str = "cpu"
     landmarks: Landmarks | None = None
     key_block: int = KEY_BLOCK
+    n_neighbours: int = 0
+    effective_neighbours: float = float("nan")
 
     @property
     def n_heads(self) -> int:
@@ -176,6 +185,16 @@ class SoftmaxFit:
                                          chunk=chunk)
             att = (alpha @ heads).cpu().numpy()
             return self.y_mean + self.y_scale * (self._base(z) + att)
+        if self.n_neighbours:  # each new row's k nearest training rows
+            chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0],
+                                 self.n_neighbours * (zq.shape[1] + 2), 8, TASK_BYTES)
+            zk, bias = project(keys, factors, self.kernel)
+            with chunk_runner(keys.device, get_threads()) as runner:
+                nbr = self.neighbours(zq, False, runner)
+                heads = topk_outputs(runner, torch.matmul(zq.unsqueeze(0), factors), zk, bias,
+                                     values, nbr, chunk=chunk)
+            att = (alpha @ heads).cpu().numpy()
+            return self.y_mean + self.y_scale * (self._base(z) + att)
         n_keys = min(keys.shape[0], self.key_block)
         chunk = choose_chunk(chunk_size, self.n_heads, zq.shape[0], n_keys, 8)
         with torch.no_grad():
@@ -243,7 +262,27 @@ class SoftmaxFit:
             lk, kb = landmark_keys(lm, factors, self.kernel)
             return landmark_row_weights(zq, lk, kb, lm, mask_self=mask, chunk=chunk)
         zk, bias = project(keys, factors, self.kernel)
+        if self.n_neighbours:
+            return topk_row_weights(zq, zk, bias, self.neighbours(xq, mask), chunk=chunk)
         return iter_weight_blocks(zq, zk, bias, mask, chunk)
+
+    def neighbours(self, xq: torch.Tensor, mask: bool, runner: ChunkRunner | None = None) -> torch.Tensor:
+        """The neighbour sets (J, k) of standardised queries ``xq`` (J, P) of a top-k fit: their
+        k nearest training rows in the learned metric; ``mask``: the queries are the training
+        rows, each excluded from its own set.
+        """
+        factors, alpha, keys, _ = self._tensors()
+        amap, _ = search_map(factors, alpha)
+        return nearest(xq, keys, amap, self.n_neighbours, exclude_self=mask, runner=runner)
+
+    def key_mask(self, xq: torch.Tensor) -> torch.Tensor | None:
+        """(J, N) True where a query (standardised, (J, P)) may attend to a training row: its
+        neighbours for a top-k fit (None: every row)."""
+        if not self.n_neighbours:
+            return None
+        nbr = self.neighbours(xq, False)
+        out = torch.zeros((xq.shape[0], self.X_train.shape[0]), dtype=torch.bool, device=xq.device)
+        return out.scatter_(1, nbr, True)
 
     def row_keys(self, factors: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Projected key of every training row (M, N, r) and its bias (M, N) or None.
@@ -299,7 +338,9 @@ def marginal_effects(fit: SoftmaxFit, X: FloatArray, *, average: bool = True) ->
     for a in range(0, z.shape[0], chunk):
         zc = torch.as_tensor(z[a : a + chunk], device=keys.device).requires_grad_(True)
         zq = torch.matmul(zc.unsqueeze(0), factors)
-        if blocked:  # the keys in blocks: no (chunk × N) block
+        if fit.n_neighbours:  # the neighbour sets held fixed
+            heads = topk_heads(zq, zk, bias, values, fit.neighbours(zc.detach(), False))
+        elif blocked:  # the keys in blocks: no (chunk × N) block
             heads = BlockedAttention.apply(zq, zk, bias, values, False, chunk, fit.key_block, torch.float64)
         else:
             s = torch.matmul(zq, zk.transpose(1, 2))

@@ -25,10 +25,14 @@ VALUES = ("ridge", "y")
 KERNELS = ("dot", "distance")
 DEVICES = ("cpu", "cuda", "auto")
 DTYPES = ("float64", "float32")
-KEYS = ("full", "landmarks")
+KEYS = ("full", "landmarks", "top_k")
 LANDMARK_METHODS = ("kmeans", "sample")
 #: landmarks of ``keys="landmarks"`` when ``n_keys`` is not given
 N_LANDMARKS = 1024
+#: neighbours per query of ``keys="top_k"`` when ``n_keys`` is not given: on Concrete (824
+#: training rows; three splits × three seeds) 128 lost 0.006 of test R² to the full fit on
+#: average, 256 lost 0.0026 (``benchmarks/softmax_landmark_accuracy.py``)
+N_TOP_K = 256
 #: keys per block of the exact path; a fit with more training rows visits its keys in blocks.
 #: Up to it the one-block pass (one exponential per pair) is kept: at 10,200 training rows it
 #: took 1.2 s per evaluation against 2.3 s in blocks of 8,192, and its (heads × 16 × N) block
@@ -98,6 +102,13 @@ def _lams(lam: Any, grid: tuple[float, ...]) -> tuple[float, ...]:
     return (_float("lam", lam, 0.0, math.inf),)
 
 
+def _n_keys(val: Any, keys: Any) -> int:
+    """``n_keys``: landmarks (at least 2) or neighbours per query (at least 1); None: the default."""
+    if val is None:
+        return N_TOP_K if keys == "top_k" else N_LANDMARKS
+    return _int("n_keys", val, 1 if keys == "top_k" else 2)  # type: ignore[return-value]
+
+
 def check_options(**kw: Any) -> Options:
     """Validate the keyword arguments of ``fit_softmax``; raises :class:`OptionError`."""
     dev = _choice("device", kw["device"], DEVICES)
@@ -127,7 +138,7 @@ def check_options(**kw: Any) -> Options:
         refit=bool(kw["refit"]),
         threads=_int("threads", kw["threads"], 1, none_ok=True),
         keys=_choice("keys", kw.get("keys", "full"), KEYS),
-        n_keys=_int("n_keys", kw.get("n_keys", N_LANDMARKS), 2),  # type: ignore[arg-type]
+        n_keys=_n_keys(kw.get("n_keys"), kw.get("keys", "full")),
         landmark_method=_choice("landmark_method", kw.get("landmark_method", "kmeans"), LANDMARK_METHODS),
         key_block=_int("key_block", kw.get("key_block", KEY_BLOCK), 1),  # type: ignore[arg-type]
         landmark_refresh=_int("landmark_refresh", kw.get("landmark_refresh", 1), 0),  # type: ignore[arg-type]

@@ -310,7 +310,9 @@ class SoftmaxResults(PredictorResults):
             loo_r2=float(self.loo_r2), nobs=int(self.nobs), n_iter=int(fit.n_iter),
             n_evals=int(fit.n_evals), converged=bool(fit.converged),
             mask_self=bool(fit.mask_self),
-            n_landmarks=0 if fit.landmarks is None else int(fit.landmarks.centers.shape[0]))
+            n_landmarks=0 if fit.landmarks is None else int(fit.landmarks.centers.shape[0]),
+            n_neighbours=int(fit.n_neighbours),
+            effective_neighbours=float(fit.effective_neighbours))
         return Summary("attnreg softmax fit", (
             Call(self.call), residuals_section(self.resid.to_numpy()),
             Lines(("Average partial effects (autograd, original scale; not coefficients):",)),
