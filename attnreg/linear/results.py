@@ -23,16 +23,16 @@ from attnreg.linear.inference import VcovSpec
 from attnreg.linear.rules import SpectralRule
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
-from attnreg.linear.tstats import f_sf
+from attnreg.inference.tstats import f_sf
 from attnreg.linear.centring import centred_residuals, needs_centred_residuals
 from attnreg.linear.scaling import column_norms
 from attnreg.linear.filters import Filtered, hat_and_weight_stats, query_weight_stats
-from attnreg.linear.bootstrap import Bootstrap
+from attnreg.inference.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
-from attnreg.linear.diagnostics import Diagnostics
-from attnreg.linear.hypotheses import Hypotheses
-from attnreg.linear.tidy import Tidy
-from attnreg.linear.views import LinearViews
+from attnreg.diagnostics.influence import Diagnostics
+from attnreg.inference.hypotheses import Hypotheses
+from attnreg.inference.tidy import Tidy
+from attnreg.views.linear import LinearViews
 
 #: standard errors, tests and intervals need at least this many residual degrees of freedom
 #: n − tr(H); with fewer (ridge or PCR on a handful of rows) they are NaN, with a warning

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
-from attnreg.attention import AttentionWeights
+from attnreg.views.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.report import Summary
 from attnreg.report.fcfigures import ForecastSetup, TuningRange

@@ -19,7 +19,7 @@ from numpy.testing import assert_allclose
 
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
-from attnreg.linear import diagtests
+from attnreg.diagnostics import battery as diagtests
 
 REF = json.loads((Path(__file__).parents[1] / "reference" / "diagnostics.json").read_text())
 CASES = REF["cases"]

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import attnreg as ar
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear.hypotheses import (
+from attnreg.inference.hypotheses import (
     TTest,
     WaldTest,
     format_restriction,

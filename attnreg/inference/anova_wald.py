@@ -3,7 +3,7 @@
 
 Under a covariance other than the classical one there are no sums of squares to compare:
 each row is the Wald F test of a set of linear restrictions under the covariance in use,
-computed by :meth:`~attnreg.linear.hypotheses.Hypotheses.wald_test`, on
+computed by :meth:`~attnreg.inference.hypotheses.Hypotheses.wald_test`, on
 :attr:`df_inference` denominator degrees of freedom (car's ``error.df``; for a cluster
 covariance G − 1 unless ``df="residual"``, where car's default is the residual df).
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
-from attnreg.linear.anova_rss import formula_frame
+from attnreg.inference.anova_rss import formula_frame
 from attnreg.linear.satterthwaite import is_satterthwaite
 
 if TYPE_CHECKING:

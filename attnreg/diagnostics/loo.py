@@ -36,7 +36,7 @@ def hat_one(h: FloatArray) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.loo import hat_one
+    >>> from attnreg.diagnostics.loo import hat_one
     >>> hat_one(np.array([0.5, 1.0 - 1e-16])).tolist()
     [0.5, 1.0]
     """
@@ -51,7 +51,7 @@ def loo_sigma_scaled(ew: FloatArray, h: FloatArray, df_resid: float) -> FloatArr
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.loo import loo_sigma_scaled
+    >>> from attnreg.diagnostics.loo import loo_sigma_scaled
     >>> e, h = np.array([1.0, -1.0, 2.0, -2.0]), np.full(4, 0.25)
     >>> loo_sigma_scaled(e, h, 3.0).round(4).tolist()  # (10 - e² / 0.75) / 2
     [2.0817, 2.0817, 1.5275, 1.5275]
@@ -99,7 +99,7 @@ def dfbeta_blocks(sp: Spectrum, f: FloatArray, n_coef: int, est: IntArray, ew: F
     --------
     >>> import numpy as np
     >>> from attnreg.linear import filters, spectral
-    >>> from attnreg.linear.loo import dfbeta_blocks, hat_one, loo_sigma_scaled
+    >>> from attnreg.diagnostics.loo import dfbeta_blocks, hat_one, loo_sigma_scaled
     >>> rng = np.random.default_rng(0)
     >>> X = np.column_stack([np.ones(12), rng.normal(size=12)])
     >>> y = X @ [1.0, 2.0] + rng.normal(size=12)

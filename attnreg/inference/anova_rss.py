@@ -1,7 +1,7 @@
 """Nested fits compared by their residual sums of squares alone (R's ``anova.lmlist``).
 
 :func:`nested_table` is the table of ``anova(m1, m2, ...)`` from each fit's residual df and
-RSS: the in-memory comparison (:mod:`attnreg.linear.anova`) and the comparison of fits that
+RSS: the in-memory comparison (:mod:`attnreg.inference.anova`) and the comparison of fits that
 keep no rows (chunked and dask fits, and mixtures with in-memory ones: :func:`check_summaries`)
 both end there. Without the rows, "the same rows" is checked as far as the fits' statistics
 allow (the response, the number of rows and the sum of the weights), and nesting by the
@@ -11,7 +11,7 @@ bigger one (R itself checks only the number of rows).
 Examples
 --------
 >>> import numpy as np
->>> from attnreg.linear.anova_rss import nested_table
+>>> from attnreg.inference.anova_rss import nested_table
 >>> table, heading = nested_table(np.array([14.0, 12.0]), np.array([6036140.0, 2756712.0]),
 ...                               ["TOTEMP ~ GNP", "TOTEMP ~ GNP + UNEMP + ARMED"], "F")
 >>> print(f"{table.loc['2', 'F']:.4f}")

@@ -26,10 +26,10 @@ from scipy import stats
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear._contract import LinearFitContract
+from attnreg.linear.contract import LinearFitContract
 from attnreg.linear._tallqr import streaming_r
-from attnreg.linear.anova_rss import check_summaries, formula_frame, nested_table
-from attnreg.linear.anova_wald import check_classical, wald_anova
+from attnreg.inference.anova_rss import check_summaries, formula_frame, nested_table
+from attnreg.inference.anova_wald import check_classical, wald_anova
 from attnreg.linear.scaling import column_exponents, multipliers
 from attnreg.report.ranova import anova_lines
 from attnreg.report.summary import Summary
@@ -123,7 +123,7 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
         weights), each nested in the next or containing it, compared in the order given as
         R's ``anova(m1, m2, m3)``; with a chunked or dask fit among them, by their
         residual sums of squares, the rows checked by their number and total weight and
-        the nesting by coefficient names (:mod:`attnreg.linear.anova_rss`).
+        the nesting by coefficient names (:mod:`attnreg.inference.anova_rss`).
     test : {"F", "Chisq"}, optional
         Default "F". GLMs (fits with an ``analysis_of_deviance`` method) go there: R's
         ``anova(glm, test=)``, test None (no test), "Chisq", "LRT" or "F".

@@ -40,8 +40,8 @@ from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.linear._contract import LinearFitContract
-from attnreg.linear.views import check_level
+from attnreg.linear.contract import LinearFitContract
+from attnreg.views.linear import check_level
 
 __all__ = ["AUGMENT_INTERVALS", "Tidy", "TidyGlance", "loo_sigma"]
 
@@ -116,7 +116,7 @@ def loo_sigma(resid_w: FloatArray, hat: FloatArray, df_resid: float) -> FloatArr
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.tidy import loo_sigma
+    >>> from attnreg.inference.tidy import loo_sigma
     >>> rng = np.random.default_rng(0)
     >>> X = np.column_stack([np.ones(10), rng.normal(size=10)])
     >>> y = X @ [1.0, 2.0] + rng.normal(size=10)

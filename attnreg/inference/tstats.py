@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnreg.linear.views import check_level
+from attnreg.views.linear import check_level
 
 __all__ = ["StudentInference", "f_sf", "is_z"]
 

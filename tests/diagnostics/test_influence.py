@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 import attnreg as ar
 from attnreg.exceptions import OptionError
 from attnreg.linear import filters, spectral
-from attnreg.linear.loo import dfbeta_blocks, hat_one, loo_sigma_scaled
+from attnreg.diagnostics.loo import dfbeta_blocks, hat_one, loo_sigma_scaled
 
 REF = json.loads((Path(__file__).parents[1] / "reference" / "diagnostics.json").read_text())
 CASES = REF["cases"]

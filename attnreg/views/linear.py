@@ -16,11 +16,11 @@ from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
-from attnreg.attention import AttentionWeights, Embedding, linear_weight_fn
+from attnreg.views.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.exceptions import EstimabilityWarning, OptionError, ScaleWarning
-from attnreg.linear._contract import LinearFitContract
-from attnreg.linear.dual import embedding_of
-from attnreg.linear.estimability import AliasRelations, alias_relations, outside_span
+from attnreg.linear.contract import LinearFitContract
+from attnreg.views.dual import embedding_of
+from attnreg.views.estimability import AliasRelations, alias_relations, outside_span
 
 if TYPE_CHECKING:
     pass

@@ -13,7 +13,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from attnreg._typing import FloatArray
-from attnreg.attention import Embedding
+from attnreg.views.attention import Embedding
 from attnreg.linear.inference import scale_back
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.scaling import binary_exponents, out_of_range

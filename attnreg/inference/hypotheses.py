@@ -3,7 +3,7 @@
 :class:`Hypotheses` is a mixin of :class:`~attnreg.linear.results.LinearResults`:
 ``wald_test`` (a joint F or χ² test of linear restrictions R b = r, as
 ``car::linearHypothesis``), ``t_test`` (each restriction alone, with its confidence
-interval) and ``anova`` (the tables of :mod:`attnreg.linear.anova`).
+interval) and ``anova`` (the tables of :mod:`attnreg.inference.anova`).
 
 Restrictions are text (:func:`parse_restrictions`: ``"x1 = x2, x3 = 0"``), a matrix R with
 a right-hand side r, or the coefficients of formula terms (``term="C(g)"``). Every test uses
@@ -36,9 +36,9 @@ from scipy import stats
 from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear._contract import LinearFitContract
-from attnreg.linear._restrictions import format_restriction, parse_restrictions
-from attnreg.linear.tstats import f_sf, is_z
+from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.restrictions import format_restriction, parse_restrictions
+from attnreg.inference.tstats import f_sf, is_z
 from attnreg.report.figures import IntervalLevel, HypothesisSetup, WaldStatistic
 from attnreg.report.sections import Coefficients
 from attnreg.report.summary import Summary
@@ -543,7 +543,7 @@ class Hypotheses(LinearFitContract):
         8.621510 8.621510
         """
         from attnreg.linear.satterthwaite import is_satterthwaite, restriction_df
-        from attnreg.linear.views import check_level
+        from attnreg.views.linear import check_level
 
         check_level(level)
         R, r = self._restrictions(hypothesis, rhs, None)
@@ -594,6 +594,6 @@ class Hypotheses(LinearFitContract):
         >>> tab.table.index.tolist()
         ['GNP', 'UNEMP', 'Residuals']
         """
-        from attnreg.linear.anova import anova
+        from attnreg.inference.anova import anova
 
         return anova(self, type=type)

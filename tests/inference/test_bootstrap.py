@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 import attnreg as ar
-import attnreg.linear.bootstrap as bmod
+import attnreg.inference.bootstrap_run as bmod
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear.bootstrap import draw_rows, draw_weights, enumerate_signs
+from attnreg.inference.bootstrap_draws import draw_rows, draw_weights, enumerate_signs
+from attnreg.inference.restrictions import parse_restrictions
 
 TOL = 1e-10
 
@@ -131,7 +132,7 @@ def test_wild_heteroskedastic_and_wald_match_brute_force():
     bs = fit.bootstrap("wild", reps=reps, seed=seed, hypothesis=hyp)
     Xw, yw, _ = arrays(fit)
     V = draw_weights(np.random.default_rng(seed), "rademacher", reps, len(yw))
-    R, r = ar.linear.hypotheses.parse_restrictions(fit.names, hyp)
+    R, r = parse_restrictions(fit.names, hyp)
     ref = brute_wild(Xw, yw, None, V, R, r)
     assert_allclose(bs.replications, ref["coef"], rtol=TOL, atol=TOL)
     assert_allclose(bs.t_replications, ref["t"], rtol=TOL, atol=TOL)
@@ -150,7 +151,7 @@ def test_wild_cluster_wald_matches_brute_force():
                        weights="webb")
     Xw, yw, codes = arrays(fit, "firm")
     V = draw_weights(np.random.default_rng(3), "webb", 30, 10)
-    R, r = ar.linear.hypotheses.parse_restrictions(fit.names, hyp)
+    R, r = parse_restrictions(fit.names, hyp)
     ref = brute_wild(Xw, yw, codes, V, R, r)
     assert_allclose(bs.test.statistic, ref["stat0"], rtol=TOL)
     assert_allclose(bs.test.draws, ref["stats"], rtol=TOL, atol=TOL)
@@ -371,7 +372,7 @@ def test_seed_determinism_and_block_invariance(monkeypatch):
         assert_array_equal(a.replications, b.replications)
         assert not np.array_equal(a.replications, c.replications)
         with monkeypatch.context() as m:
-            m.setattr(bmod, "_BLOCK_NUMBERS", 500)  # many small blocks: the same draws
+            m.setattr(bmod, "BLOCK_NUMBERS", 500)  # many small blocks: the same draws
             d = fit.bootstrap(kind, reps=45, seed=12, **opts)
         assert_allclose(d.replications, a.replications, rtol=1e-12, atol=1e-14)
     gen = fit.bootstrap("wild", reps=10, seed=np.random.default_rng(12))

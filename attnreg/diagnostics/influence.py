@@ -1,8 +1,8 @@
 """Regression diagnostics of a linear fit: influence measures, residual family, tests, plots.
 
 :class:`Diagnostics` is a mixin of :class:`~attnreg.linear.results.LinearResults`. The
-influence measures are closed forms from the fit's decomposition (:mod:`attnreg.linear.loo`),
-the tests are in :mod:`attnreg.linear.diagtests`, the plots in :mod:`attnreg.plots`.
+influence measures are closed forms from the fit's decomposition (:mod:`attnreg.diagnostics.loo`),
+the tests are in :mod:`attnreg.diagnostics.battery`, the plots in :mod:`attnreg.plots`.
 
 What applies to ridge and PCR: hat values, Cook's distances with the effective df and the
 internally studentized residuals (``rstandard``) are defined conditionally on the chosen λ or
@@ -21,7 +21,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.linear._contract import LinearFitContract
+from attnreg.linear.contract import LinearFitContract
 
 __all__ = ["RESIDUAL_KINDS", "Diagnostics"]
 
@@ -47,7 +47,7 @@ class Diagnostics(LinearFitContract):
     @cached_property
     def _loo(self) -> tuple[FloatArray, FloatArray, FloatArray]:
         """(h with 1 − 10ε → 1, σ₍ᵢ₎ on the rescaled response, rstudent) of an OLS fit."""
-        from attnreg.linear.loo import hat_one, loo_sigma_scaled
+        from attnreg.diagnostics.loo import hat_one, loo_sigma_scaled
 
         h = hat_one(self._hat)
         ew = self._resid_ws
@@ -230,7 +230,7 @@ class Diagnostics(LinearFitContract):
         out = {"hat": h, "cooks_distance": cooks, "std_resid": std}
         if not self.rule.least_squares:  # no exact hat values: no leave-one-out closed forms
             return pd.DataFrame(out, index=self.design.row_labels)
-        from attnreg.linear.loo import dfbeta_blocks
+        from attnreg.diagnostics.loo import dfbeta_blocks
 
         s = float(np.sqrt(self._sigma2_s))
 
@@ -275,7 +275,7 @@ class Diagnostics(LinearFitContract):
         True
         """
         self._require_ols("dfbeta()")
-        from attnreg.linear.loo import dfbeta_blocks
+        from attnreg.diagnostics.loo import dfbeta_blocks
 
         h1, sigma_i, _ = self._loo
         est = self._estimable
@@ -316,7 +316,7 @@ class Diagnostics(LinearFitContract):
         >>> ot.signif, ot.table.index.tolist()
         (True, [3])
         """
-        from attnreg.linear.diagtests import outlier_table
+        from attnreg.diagnostics.battery import outlier_table
 
         self._require_ols("outlier_test()")
         return outlier_table(self.rstudent(), self.df_resid - 1.0, cutoff, n_max)
@@ -388,7 +388,7 @@ class Diagnostics(LinearFitContract):
           Condition number (scaled): kappa of sqrt(w) X with unit-length columns, intercept included
           Condition number: kappa of sqrt(w) X as is
         """
-        from attnreg.linear.diagtests import diagnostic_table
+        from attnreg.diagnostics.battery import diagnostic_table
 
         if not isinstance(studentize, bool):
             raise OptionError(f"studentize must be True or False, however: {studentize=}")
@@ -435,7 +435,7 @@ class Diagnostics(LinearFitContract):
         POP     225.71
         YEAR    732.64
         """
-        from attnreg.linear.diagtests import vif_table
+        from attnreg.diagnostics.battery import vif_table
 
         return vif_table(self)
 
@@ -472,7 +472,7 @@ class Diagnostics(LinearFitContract):
         ['Residuals vs Fitted', 'Q-Q Residuals', 'Scale-Location', 'Residuals vs Leverage']
         """
         if kind == "event":
-            from attnreg.linear.eventstudy import plot_event_study
+            from attnreg.views.eventstudy import plot_event_study
 
             ax = options.pop("ax", axes)
             return plot_event_study(self, ax=ax, **options)
@@ -482,13 +482,13 @@ class Diagnostics(LinearFitContract):
         if options:
             raise OptionError(f"plot(kind='lm') takes which= and axes=, however it got "
                               f"{', '.join(sorted(options))}")
-        from attnreg.linear.diagplots import plot_lm
+        from attnreg.diagnostics.plots import plot_lm
 
         return plot_lm(self, which=which, axes=axes)
 
     def event_study(self, term: str | None = None, level: float = 0.95) -> pd.DataFrame:
         """The coefficients of an ``i()`` term over its levels, the reference level(s) at 0
-        (what ``plot(kind="event")`` draws; :func:`attnreg.linear.eventstudy.event_study`).
+        (what ``plot(kind="event")`` draws; :func:`attnreg.views.eventstudy.event_study`).
 
         Returns
         -------
@@ -496,6 +496,6 @@ class Diagnostics(LinearFitContract):
             One row per level: ``level``, ``estimate``, ``std_err``, ``lower``, ``upper``
             and ``reference``.
         """
-        from attnreg.linear.eventstudy import event_study
+        from attnreg.views.eventstudy import event_study
 
         return event_study(self, term=term, level=level)

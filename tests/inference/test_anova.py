@@ -18,9 +18,9 @@ import pytest
 
 import attnreg as ar
 from attnreg.exceptions import InferenceWarning, OptionError, ScaleWarning
-from attnreg.linear.anova import AnovaTable
+from attnreg.inference.anova import AnovaTable
 from tests.conftest import RTOL_EXACT, RTOL_R
-from tests.linear.test_hypotheses import DATA, REF, fit_of
+from tests.inference.test_hypotheses import DATA, REF, fit_of
 
 
 def _models(case: dict[str, Any]) -> list[str]:

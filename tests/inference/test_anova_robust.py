@@ -18,7 +18,7 @@ import pytest
 
 import attnreg as ar
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
-from attnreg.linear.anova_wald import wald_anova
+from attnreg.inference.anova_wald import wald_anova
 from tests.conftest import RTOL_EXACT, RTOL_R
 
 REF = json.loads((Path(__file__).parents[1] / "reference" / "cluster_r3.json").read_text())

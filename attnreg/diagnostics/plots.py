@@ -42,7 +42,7 @@ def lowess_xy(x: Any, y: Any) -> tuple[Any, Any]:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.diagplots import lowess_xy
+    >>> from attnreg.diagnostics.plots import lowess_xy
     >>> x = np.arange(10.0)
     >>> sx, sy = lowess_xy(x, 2 * x + 1)
     >>> bool(np.allclose(sy, 2 * sx + 1))

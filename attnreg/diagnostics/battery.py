@@ -28,7 +28,7 @@ from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
-from attnreg.linear._contract import LinearFitContract
+from attnreg.linear.contract import LinearFitContract
 from attnreg.linear.spectral import Spectrum
 from attnreg.report.summary import Summary
 from attnreg.report.tables import (
@@ -226,7 +226,7 @@ def breusch_pagan(fit: LinearFitContract, studentize: bool = True) -> dict[str, 
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import breusch_pagan
+    >>> from attnreg.diagnostics.battery import breusch_pagan
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
     >>> row = breusch_pagan(fit)
     >>> row["test"], row["df"]
@@ -259,7 +259,7 @@ def white_products(X: FloatArray) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.diagtests import white_products
+    >>> from attnreg.diagnostics.battery import white_products
     >>> white_products(np.array([[1.0, 2.0], [1.0, 3.0]])).tolist()
     [[1.0, 2.0, 4.0], [1.0, 3.0, 9.0]]
     """
@@ -275,7 +275,7 @@ def white_test(fit: LinearFitContract) -> dict[str, Any]:
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import white_test
+    >>> from attnreg.diagnostics.battery import white_test
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
     >>> white_test(fit)["df"]  # 1, GNP, UNEMP, GNP², GNP·UNEMP, UNEMP²: rank 6 - 1
     '5'
@@ -317,7 +317,7 @@ def durbin_watson(fit: LinearFitContract, exact: bool | None = None) -> dict[str
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import durbin_watson
+    >>> from attnreg.diagnostics.battery import durbin_watson
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR",
     ...                  data=longley.load_pandas().data)
     >>> row = durbin_watson(fit)
@@ -417,7 +417,7 @@ def breusch_godfrey(fit: LinearFitContract, order: int = 1) -> list[dict[str, An
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import breusch_godfrey
+    >>> from attnreg.diagnostics.battery import breusch_godfrey
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
     >>> [r["test"] for r in breusch_godfrey(fit, order=2)]
     ['Breusch-Godfrey LM (order 2)', 'Breusch-Godfrey F (order 2)']
@@ -454,7 +454,7 @@ def jarque_bera(fit: LinearFitContract) -> dict[str, Any]:
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import jarque_bera
+    >>> from attnreg.diagnostics.battery import jarque_bera
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
     >>> jarque_bera(fit)["df"]
     '2'
@@ -490,7 +490,7 @@ def reset_test(fit: LinearFitContract, power: Any = (2, 3)) -> dict[str, Any]:
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import reset_test
+    >>> from attnreg.diagnostics.battery import reset_test
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
     >>> reset_test(fit)["df"]
     '2, 11'
@@ -530,7 +530,7 @@ def condition_numbers(fit: LinearFitContract) -> tuple[float, float]:
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import condition_numbers
+    >>> from attnreg.diagnostics.battery import condition_numbers
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR",
     ...                  data=longley.load_pandas().data)
     >>> scaled, raw = condition_numbers(fit)
@@ -562,7 +562,7 @@ def perfect_fit_note(fit: LinearFitContract) -> str:
     --------
     >>> import numpy as np, pandas as pd
     >>> import attnreg as ar
-    >>> from attnreg.linear.diagtests import perfect_fit_note
+    >>> from attnreg.diagnostics.battery import perfect_fit_note
     >>> df = pd.DataFrame({"x": np.arange(10.0)})
     >>> perfect_fit_note(ar.attnreg("y ~ x", df.assign(y=0.1 + 0.3 * df.x)))[:21]
     'essentially perfect f'
@@ -589,7 +589,7 @@ def diagnostic_table(fit: LinearFitContract, *, bg_order: int = 1, reset_power: 
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import diagnostic_table
+    >>> from attnreg.diagnostics.battery import diagnostic_table
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
     >>> len(diagnostic_table(fit, bg_order=2).table)
     9
@@ -634,7 +634,7 @@ def vif_table(fit: LinearFitContract) -> pd.DataFrame:
     --------
     >>> import attnreg as ar
     >>> from statsmodels.datasets import longley
-    >>> from attnreg.linear.diagtests import vif_table
+    >>> from attnreg.diagnostics.battery import vif_table
     >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
     >>> vif_table(fit).columns.tolist()
     ['VIF']
@@ -746,7 +746,7 @@ def outlier_table(rstudent: pd.Series, df: float, cutoff: float, n_max: int) -> 
     Examples
     --------
     >>> import pandas as pd
-    >>> from attnreg.linear.diagtests import outlier_table
+    >>> from attnreg.diagnostics.battery import outlier_table
     >>> ot = outlier_table(pd.Series([0.5, -6.0, 1.0], index=["a", "b", "c"]), 20.0, 0.05, 10)
     >>> ot.signif, ot.table.index.tolist()
     (True, ['b'])

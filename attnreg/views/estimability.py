@@ -40,7 +40,8 @@ def alias_relations(sp: Spectrum, X: FloatArray) -> AliasRelations:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear import estimability, spectral
+    >>> from attnreg.linear import spectral
+    >>> from attnreg.views import estimability
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=(20, 2))
     >>> X = np.column_stack([np.ones(20), x, x[:, 0] - 2 * x[:, 1]])
