@@ -111,8 +111,9 @@ def _result_classes() -> list[type]:
     from attnreg.iv.results import IVResults
     from attnreg.inference.anova import AnovaTable
     from attnreg.inference.bootstrap_results import BootstrapResults, BootstrapTest
-    from attnreg.diagnostics.battery import DiagnosticTable, OutlierTest
-    from attnreg.inference.hypotheses import TTest, WaldTest
+    from attnreg.diagnostics.battery import DiagnosticTable
+    from attnreg.diagnostics.outliers import OutlierTest
+    from attnreg.inference.hypothesis_results import TTest, WaldTest
     from attnreg.nn.results import NetworkResults
     from attnreg.report import Comparison, Summary
     from attnreg.report.etable import ETable

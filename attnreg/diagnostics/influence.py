@@ -316,7 +316,7 @@ class Diagnostics(LinearFitContract):
         >>> ot.signif, ot.table.index.tolist()
         (True, [3])
         """
-        from attnreg.diagnostics.battery import outlier_table
+        from attnreg.diagnostics.outliers import outlier_table
 
         self._require_ols("outlier_test()")
         return outlier_table(self.rstudent(), self.df_resid - 1.0, cutoff, n_max)
@@ -435,7 +435,7 @@ class Diagnostics(LinearFitContract):
         POP     225.71
         YEAR    732.64
         """
-        from attnreg.diagnostics.battery import vif_table
+        from attnreg.diagnostics.collinearity import vif_table
 
         return vif_table(self)
 

@@ -150,7 +150,7 @@ class Design:
         try:  # rows with a missing value (numeric or factor) are built apart, then NaN rows,
             mat, rows = design_rows(self.design_info, frame)  # as R's predict(na.pass)
         except patsy.PatsyError as exc:
-            raise _translate_patsy_error(exc, "newdata") from None
+            raise translate_patsy_error(exc, "newdata") from None
         X_new = np.full((frame.shape[0], len(self.column_names)), np.nan)
         X_new[rows] = mat
         check_finite(X_new[rows], self.column_names, frame.index[rows], "newdata")
@@ -279,7 +279,7 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     for code in codes:
         for name, outside in variable_uses(code).items():
             uses[name] = uses.get(name, False) or outside
-    keep = _subset_mask(frame, subset)
+    keep = subset_mask(frame, subset)
     frame = prepare_frame(frame, uses, "data")
     named = set(uses).union(keep_columns, *(names_of(a) for a in (weights, subset)
                                             if isinstance(a, str)))
@@ -293,7 +293,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     try:
         built = _model_arrays(desc, frame, env)
     except patsy.PatsyError as exc:
-        raise _translate_patsy_error(exc, "data") from None
+        raise translate_patsy_error(exc, "data") from None
     design_info = built.x_info
     y_mat, X, labels, rows = built.y, built.X, built.labels, built.rows
     n_excluded = 0
@@ -311,7 +311,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     dropped = frame.index.difference(labels, sort=False)
     if na_action == "raise" and len(dropped):
         raise DataError(_na_message(frame, dropped, desc, w_all))
-    _check_factor_levels(design_info)
+    check_factor_levels(design_info)
     if X.shape[0] == 0:
         codes = [f.code for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors]
         why = (f": the formula's lags and differences need more than the {frame.shape[0]} rows "
@@ -355,7 +355,7 @@ def _as_frame(data: Any, what: str, scalars: bool = False) -> pd.DataFrame:
                     f"however: type({what}) is {shown}")
 
 
-def _subset_mask(frame: pd.DataFrame, subset: Any) -> BoolArray | None:
+def subset_mask(frame: pd.DataFrame, subset: Any) -> BoolArray | None:
     """The rows ``subset`` selects (None: all), validated before any work."""
     if subset is None:
         return None
@@ -428,7 +428,7 @@ def _check_response_columns(columns: list[str], desc: Any, frame: pd.DataFrame) 
                     f"(patsy made {len(columns)} indicator columns from it)")
 
 
-def _check_factor_levels(info: Any) -> None:
+def check_factor_levels(info: Any) -> None:
     """A factor needs two or more levels (R: contrasts apply only to such factors)."""
     for factor_info in info.factor_infos.values():
         if factor_info.type == "categorical" and len(factor_info.categories) < 2:
@@ -460,7 +460,7 @@ _LEVEL = re.compile(r"observation with value (.+?) does not match any of the exp
                     r"\(expected: (.*)\)")
 
 
-def _translate_patsy_error(exc: patsy.PatsyError, what: str) -> Exception:
+def translate_patsy_error(exc: patsy.PatsyError, what: str) -> Exception:
     msg = str(exc.message) if hasattr(exc, "message") else str(exc)
     origin = getattr(exc, "origin", None)
     term = origin.relevant_code() if origin is not None else "?"

@@ -343,7 +343,7 @@ def _raise_gap(index: pd.Index, i: int, freq: str) -> None:
     )
 
 
-def _infer_offset(index: pd.DatetimeIndex) -> Any:
+def infer_offset(index: pd.DatetimeIndex) -> Any:
     """The frequency explaining most steps of ``index``, or None when none explains most."""
     if index.freq is not None:
         return index.freq
@@ -402,7 +402,7 @@ def check_time_index(index: pd.Index) -> None:
         if index.hasnans:
             raise DataError(f"the time index has NaT at position {int(np.argmax(index.isna()))}.")
         _first_bad_step(index, index.asi8)
-        offset = _infer_offset(index)
+        offset = infer_offset(index)
         if offset is not None:
             gaps = np.flatnonzero(index[:-1] + offset != index[1:])
             if gaps.size:

@@ -17,7 +17,7 @@ from scipy.linalg import LinAlgError, cho_solve, cholesky, qr, solve_triangular
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError as ConvergenceError
-from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.tallqr import streaming_r
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
 

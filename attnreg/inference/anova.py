@@ -27,7 +27,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear.contract import LinearFitContract
-from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.tallqr import streaming_r
 from attnreg.inference.anova_rss import check_summaries, formula_frame, nested_table
 from attnreg.inference.anova_wald import check_classical, wald_anova
 from attnreg.linear.scaling import column_exponents, multipliers

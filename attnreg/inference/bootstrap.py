@@ -158,7 +158,7 @@ class Bootstrap(LinearFitContract):
             Seeds a :func:`numpy.random.default_rng`; the same seed gives the same result.
         hypothesis : str or list of str, optional
             Linear restrictions (``"x1 = 0"``, ``"x1 = x2, x3 = 0"``; the grammar of
-            :func:`~attnreg.inference.hypotheses.parse_restrictions`) tested by the wild
+            :func:`~attnreg.inference.restrictions.parse_restrictions`) tested by the wild
             (cluster) bootstrap: the t statistic for one restriction, the Wald F = W/q for
             several, with the CR1 (HC1 without clusters) covariance recomputed in every
             replication; ``kind="wild"`` only.

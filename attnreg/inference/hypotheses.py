@@ -37,13 +37,12 @@ from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.hypothesis_results import TTest, WaldTest, df_text
+from attnreg.inference.restriction_matrix import matrix_restrictions, term_restrictions
 from attnreg.inference.restrictions import format_restriction, parse_restrictions
 from attnreg.inference.tstats import f_sf, is_z
-from attnreg.report.figures import IntervalLevel, HypothesisSetup, WaldStatistic
-from attnreg.report.sections import Coefficients
-from attnreg.report.summary import Summary
 
-__all__ = ["Hypotheses", "TTest", "WaldTest", "format_restriction", "parse_restrictions"]
+__all__ = ["WALD_TESTS", "Hypotheses"]
 
 #: the ``test`` choices of :meth:`Hypotheses.wald_test`
 WALD_TESTS = ("F", "Chisq")
@@ -51,159 +50,6 @@ WALD_TESTS = ("F", "Chisq")
 _DEPENDENT_TOL = 1e-9
 #: the correlation matrix of R b with an eigenvalue below this is singular
 _SINGULAR_TOL = 1e-12
-
-
-def _df_text(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
-
-
-@dataclass(frozen=True, eq=False)
-class WaldTest:
-    """A joint Wald test of linear restrictions R b = r (``car::linearHypothesis``).
-
-    Attributes
-    ----------
-    statistic : float
-        F = W / q (``test="F"``) or W (``test="Chisq"``), with W = (Rb − r)' (R V R')⁻¹
-        (Rb − r) under the covariance V in use.
-    df : tuple of float
-        (q, df2): the number of restrictions and the denominator degrees of freedom of F
-        (the fit's ``df_inference``); df2 is ``inf`` for the χ² form.
-    p_value : float
-    test : str
-        ``"F"`` or ``"Chisq"``.
-    table : DataFrame, shape (q, 4)
-        One row per restriction, indexed by its text: ``Estimate`` (Rb − r),
-        ``Std. Error``, and its own test alone (``t value``, ``Pr(>|t|)``, or ``z value``,
-        ``Pr(>|z|)`` for the χ² form).
-    hypothesis_matrix : DataFrame, shape (q, n_coef)
-        R, with the coefficient names as columns.
-    rhs : ndarray, shape (q,)
-        r.
-    covariance : str
-        The covariance in use, in words.
-    method : str
-        The fit's method (``"ols"``, ``"ridge"``, ``"pcr"``).
-    note : str
-        What the test is conditional on (ridge and PCR), else empty.
-
-    Examples
-    --------
-    >>> import attnreg as ar
-    >>> from statsmodels.datasets import longley
-    >>> df = longley.load_pandas().data
-    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-    >>> w = fit.wald_test("UNEMP = ARMED, POP = 0")
-    >>> print(f"F = {w.statistic:.4f} on {w.df[0]:g} and {w.df[1]:g} DF, p = {w.p_value:.4g}")
-    F = 14.1778 on 2 and 10 DF, p = 0.001205
-    """
-
-    statistic: float
-    df: tuple[float, float]
-    p_value: float
-    test: str
-    table: pd.DataFrame
-    hypothesis_matrix: pd.DataFrame
-    rhs: FloatArray
-    covariance: str
-    method: str = "ols"
-    note: str = ""
-
-    def summary(self) -> Summary:
-        """The report: the restrictions with their estimates, then the joint test."""
-        setup = HypothesisSetup(self.test, len(self.table), float(self.df[1]), self.covariance,
-                          self.note)
-        joint = WaldStatistic(self.test, float(self.statistic), float(self.df[0]),
-                              float(self.df[1]), float(self.p_value))
-        return Summary("Linear hypothesis test",
-                       (setup, Coefficients(self.table, heading=False), joint))
-
-    def to_frame(self) -> pd.DataFrame:
-        """The joint test as one row: ``statistic``, ``df1``, ``df2``, ``p.value``, ``test``."""
-        return pd.DataFrame({"statistic": [self.statistic], "df1": [self.df[0]],
-                             "df2": [self.df[1]], "p.value": [self.p_value],
-                             "test": [self.test]})
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        return self.summary()._repr_html_()
-
-    def to_latex(self) -> str:
-        """The report's tables as LaTeX tabulars (:meth:`Summary.to_latex`)."""
-        return self.summary().to_latex()
-
-    def to_markdown(self) -> str:
-        """The report as Markdown (:meth:`Summary.to_markdown`)."""
-        return self.summary().to_markdown()
-
-
-@dataclass(frozen=True, eq=False)
-class TTest:
-    """Each linear restriction tested alone: estimate Rb − r, standard error, t, p, interval.
-
-    Attributes
-    ----------
-    table : DataFrame, shape (q, 6)
-        Indexed by the restriction's text: ``Estimate``, ``Std. Error``, ``t value``,
-        ``Pr(>|t|)`` and the interval's bounds (``"2.5 %"``, ``"97.5 %"`` for level 0.95).
-    level : float
-    df : float
-        Degrees of freedom of the t distribution (the fit's ``df_inference``); NaN under
-        ``df="satterthwaite"``, where the table ends with each restriction's own ``df``.
-    covariance : str
-    note : str
-
-    Examples
-    --------
-    >>> import attnreg as ar
-    >>> from statsmodels.datasets import longley
-    >>> df = longley.load_pandas().data
-    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP + ARMED + POP + YEAR", data=df)
-    >>> t = fit.with_vcov("HC1").t_test("UNEMP - ARMED = 0")
-    >>> row = t.table.loc["UNEMP - ARMED = 0"]
-    >>> print(f"{row['Estimate']:.4f} (se {row['Std. Error']:.4f}), t = {row['t value']:.3f}")
-    -0.9522 (se 0.3109), t = -3.063
-    """
-
-    table: pd.DataFrame
-    level: float
-    df: float
-    covariance: str
-    note: str = ""
-
-    def summary(self) -> Summary:
-        """The report: the t table, then the confidence intervals."""
-        setup = HypothesisSetup("t", len(self.table), float(self.df), self.covariance, self.note)
-        sections = (setup, Coefficients(self.table.iloc[:, :4], heading=False),
-                    IntervalLevel(float(self.level), "confidence intervals"),
-                    Coefficients(self.table.iloc[:, 4:], stars=False, heading=False))
-        return Summary("t tests of linear restrictions", sections)
-
-    def to_frame(self) -> pd.DataFrame:
-        """The table (a copy)."""
-        return self.table.copy()
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        return self.summary()._repr_html_()
-
-    def to_latex(self) -> str:
-        """The report's tables as LaTeX tabulars (:meth:`Summary.to_latex`)."""
-        return self.summary().to_latex()
-
-    def to_markdown(self) -> str:
-        """The report as Markdown (:meth:`Summary.to_markdown`)."""
-        return self.summary().to_markdown()
 
 
 @dataclass(frozen=True)
@@ -237,7 +83,6 @@ class Hypotheses(LinearFitContract):
                       term: str | Sequence[str] | None) -> tuple[FloatArray, FloatArray]:
         """(R, r) from text, a matrix or formula terms; validated against the fit."""
         names = self.names
-        k = len(names)
         if term is not None:
             if hypothesis is not None or rhs is not None:
                 raise OptionError("give either a hypothesis (with rhs) or term=, not both")
@@ -251,74 +96,11 @@ class Hypotheses(LinearFitContract):
                 raise OptionError("rhs= applies to a matrix hypothesis; in text write the "
                                   "right-hand side after '=' (e.g. 'x1 + x2 = 1')")
             return parse_restrictions(names, hypothesis)
-        if isinstance(hypothesis, pd.DataFrame):
-            unknown = [c for c in hypothesis.columns if c not in names]
-            if unknown:
-                raise OptionError(f"hypothesis matrix has column(s) {unknown} that are not "
-                                  f"coefficients (the coefficients are: {', '.join(names)})")
-            R = hypothesis.reindex(columns=names, fill_value=0.0)
-            try:
-                R_arr = R.to_numpy(dtype=np.float64)
-            except (TypeError, ValueError):
-                raise OptionError("hypothesis matrix must be numeric") from None
-        else:
-            try:
-                R_arr = np.array(hypothesis, dtype=np.float64, ndmin=2)
-            except (TypeError, ValueError):
-                raise OptionError(f"hypothesis must be text, a numeric matrix or a DataFrame, "
-                                  f"however: {type(hypothesis).__name__}") from None
-        if R_arr.ndim != 2 or R_arr.shape[1] != k or R_arr.shape[0] == 0:
-            raise OptionError(f"hypothesis matrix R must have shape (q, {k}) (one column per "
-                              f"coefficient, in the order of fit.names), however: "
-                              f"shape {R_arr.shape}")
-        if not np.isfinite(R_arr).all():
-            raise OptionError("hypothesis matrix R must be finite")
-        q = R_arr.shape[0]
-        if rhs is None:
-            r = np.zeros(q)
-        else:
-            try:
-                r = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (q,)).copy()
-            except (TypeError, ValueError):
-                raise OptionError(f"rhs must be a number or {q} numbers (one per row of R), "
-                                  f"however: {rhs!r}") from None
-            if not np.isfinite(r).all():
-                raise OptionError(f"rhs must be finite, however: {rhs!r}")
-        empty = np.flatnonzero(~(R_arr != 0).any(axis=1))
-        if empty.size:
-            raise OptionError(f"hypothesis matrix R has row(s) {empty.tolist()} of zeros: "
-                              "they restrict no coefficient")
-        return R_arr, r
+        return matrix_restrictions(names, hypothesis, rhs)
 
     def _term_restrictions(self, term: str | Sequence[str]) -> tuple[FloatArray, FloatArray]:
-        terms = [term] if isinstance(term, str) else list(term)
-        if not terms or not all(isinstance(t, str) for t in terms):
-            raise OptionError(f"term must be a term name or a list of them, however: {term!r}")
-        slices = dict(self._term_info.term_name_slices)
-        if "Intercept" in slices:
-            slices["(Intercept)"] = slices["Intercept"]
-        compact = {"".join(n.split()): n for n in slices}
-        est = set(self._estimable_positions())
-        cols: list[int] = []
-        for t in terms:
-            key = compact.get("".join(t.split()))
-            if key is None:
-                import difflib
-
-                listed = [n for n in self._term_info.term_names]
-                close = difflib.get_close_matches(t, listed, n=3, cutoff=0.5)
-                hint = f"; close matches: {', '.join(close)}" if close else ""
-                raise OptionError(f"term {t!r} is not a term of the formula{hint} (its terms "
-                                  f"are: {', '.join(listed)})")
-            span = range(*slices[key].indices(len(self.names)))
-            usable = [j for j in span if j in est]
-            if not usable:
-                raise OptionError(f"term {t!r} has no estimable coefficient (all of "
-                                  f"{', '.join(self.names[j] for j in span)} are aliased)")
-            cols += [j for j in usable if j not in cols]
-        R = np.zeros((len(cols), len(self.names)))
-        R[np.arange(len(cols)), cols] = 1.0
-        return R, np.zeros(len(cols))
+        """(R, r) setting the estimable coefficients of formula terms to zero."""
+        return term_restrictions(self._term_info, self.names, self._estimable_positions(), term)
 
     def _estimable_positions(self) -> list[int]:
         sp = self.spectrum
@@ -376,7 +158,7 @@ class Hypotheses(LinearFitContract):
         value = getattr(fit, rule.tuning)  # type: ignore[arg-type]
         if rule.counts:
             return (f"Conditional on {rule.parameter} = {value} components ({rule.label}); "
-                    f"residual df n - tr(H) = {_df_text(self.df_resid)}.")
+                    f"residual df n - tr(H) = {df_text(self.df_resid)}.")
         return (f"Conditional on {rule.parameter} = {value:.5g} ({rule.label}); effective "
                 f"residual df n - tr(H) = {self.df_resid:.2f}.")
 

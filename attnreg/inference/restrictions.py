@@ -232,7 +232,7 @@ def parse_restrictions(names: Sequence[str],
 
     Examples
     --------
-    >>> from attnreg.inference.hypotheses import parse_restrictions
+    >>> from attnreg.inference.restrictions import parse_restrictions
     >>> names = ["(Intercept)", "C(g)[T.b]", "x1", "x2", "x1:x2", "I(x1 ** 2)"]
     >>> R, r = parse_restrictions(names, "x1 = x2, 2*C(g)[T.b] - 0.5 x1:x2 = 1, I(x1**2)")
     >>> R
@@ -292,7 +292,7 @@ def format_restriction(names: Sequence[str], row: FloatArray, rhs: float) -> str
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.inference.hypotheses import format_restriction
+    >>> from attnreg.inference.restrictions import format_restriction
     >>> format_restriction(["a", "b", "c"], np.array([1.0, -1.0, 0.5]), 2.0)
     'a - b + 0.5*c = 2'
     """

@@ -13,7 +13,7 @@ from scipy import stats
 
 from attnreg.exceptions import OptionError
 from attnreg.inference.restrictions import parse_restrictions
-from attnreg.inference.hypotheses import WaldTest
+from attnreg.inference.hypothesis_results import WaldTest
 
 if TYPE_CHECKING:
     from attnreg.iv.results import IVResults

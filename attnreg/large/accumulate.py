@@ -240,7 +240,7 @@ class RFactor:
     def centred_r(self) -> FloatArray:
         """R of the centred, weighted [X | y] without the intercept column, shape (k+1, k+1).
 
-        What :func:`attnreg.linear._tallqr.streaming_r` gives in memory (k = non-intercept
+        What :func:`attnreg.linear.tallqr.streaming_r` gives in memory (k = non-intercept
         columns). With R = [[r00, r01], [0, R11]] the R of [√w | √w (X − c)], R11ᵀR11 =
         ZᵀZ − r01ᵀr01 is the cross-product of the columns centred on their exact weighted
         means whatever the shift c: R11 is that R.
@@ -297,15 +297,15 @@ def _segment_factor(chunk: ChunkColumns, intercept: bool,
                     span: tuple[int, int]) -> tuple[FloatArray, FloatArray, Any, float, int]:
     """(R, shift, Σ w (row − shift) in extended precision, Σ w, rows) of rows ``span``.
 
-    The streaming QR of :func:`attnreg.linear._tallqr.streaming_r`, with the design's leaves
+    The streaming QR of :func:`attnreg.linear.tallqr.streaming_r`, with the design's leaves
     filled from the chunk's column pieces. With an intercept the columns are
     [√w | √w (X − c) | √w (y − c_y)], c the first leaf's (unweighted) column means: any shift
     near the means keeps the centred columns' digits (the module notes), and the leaf is in
     cache when c is taken. Non-finite values are found from the leaf's column sums (a NaN
     or an infinity makes a sum non-finite) and then named by :meth:`ChunkColumns.check_rows`.
     """
-    from attnreg.linear._lapack import geqrt, workspace
-    from attnreg.linear._tallqr import QR_NB, _leaf_rows
+    from attnreg.linear.lapack import geqrt, workspace
+    from attnreg.linear.tallqr import QR_NB, leaf_rows as _leaf_rows
     from attnreg.threads import scratch
 
     lo0, hi0 = span

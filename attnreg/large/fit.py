@@ -148,7 +148,8 @@ def spectrum_from_factor(factor: RFactor, method: str, *, standardize: bool,
     """
     from attnreg.linear.left_vectors import LeftVectors
     from attnreg.linear.scaling import column_norms, unit_weights
-    from attnreg.linear.spectral import Spectrum, _scales, _scaled_r, _small_svd
+    from attnreg.linear.spectral import (Spectrum, scaled_r as _scaled_r, scales as _scales,
+                                         small_svd as _small_svd)
     from attnreg.methods import get_method
 
     rule = get_method(method).require_rule("the chunked fit")
@@ -305,7 +306,8 @@ def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
     A source with ``map_reduce`` (dask partitions) computes each step's gradient on the
     workers.
     """
-    from attnreg.linear.refinement import _PATIENCE, _ROUNDING, _SHRINK, REFINE_MAX_STEPS
+    from attnreg.linear.refinement import (PATIENCE as _PATIENCE, REFINE_MAX_STEPS,
+                                           ROUNDING as _ROUNDING, SHRINK as _SHRINK)
 
     steps = REFINE_MAX_STEPS if max_steps is None else max_steps
     cols = refinement_columns(res)

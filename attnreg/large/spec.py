@@ -351,7 +351,8 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     (['(Intercept)', 'scale(x)'], 4)
     """
     from attnreg._progress import Progress
-    from attnreg.formula.design import _check_factor_levels, _translate_patsy_error
+    from attnreg.formula.design import (check_factor_levels as _check_factor_levels,
+                                        translate_patsy_error as _translate_patsy_error)
 
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")

@@ -40,7 +40,7 @@ from typing import Literal, TypedDict
 import numpy as np
 import scipy.linalg as sla
 
-from attnreg.linear._tallqr import TallQR, streaming_r
+from attnreg.linear.tallqr import TallQR, streaming_r
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.threads import narrow_blas, small_lapack
@@ -303,7 +303,7 @@ def _centring(X: FloatArray, y: FloatArray, cols: IntArray, intercept: int | Non
             "tol": float(tol)}
 
 
-def _scales(norms: FloatArray, scaling: Scaling, sum_w: float, e: IntArray) -> FloatArray:
+def scales(norms: FloatArray, scaling: Scaling, sum_w: float, e: IntArray) -> FloatArray:
     """Column scales d from the norms of the columns divided by 2^e (the QR's pre-scaling).
 
     A norm that overflows (values near 1e308 in several rows) falls back to the standard
@@ -322,7 +322,7 @@ def _scales(norms: FloatArray, scaling: Scaling, sum_w: float, e: IntArray) -> F
     return scale
 
 
-def _scaled_r(R: FloatArray, col_scale: FloatArray, e: IntArray) -> FloatArray:
+def scaled_r(R: FloatArray, col_scale: FloatArray, e: IntArray) -> FloatArray:
     """R of the design divided by the column scales, from the R of the design divided by 2^e."""
     out = R / np.ldexp(col_scale, -e)
     if not np.isfinite(out).all():
@@ -403,9 +403,9 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     if not kept.size:  # intercept-only (or every column aliased)
         return _no_columns(n, scale, kept, aliased, c)
     m = kept.size
-    col_scale = _scales(norms, scaling, c["sum_w"], e)
+    col_scale = scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
-    Ur, s, Vt = _small_svd(_scaled_r(R_aug[:m, :m], col_scale, e))
+    Ur, s, Vt = small_svd(scaled_r(R_aug[:m, :m], col_scale, e))
     y_outside = float(R_aug[m, m] ** 2)
     use_lazy = lazy_u if lazy_u is not None else (
         n * cols.size > LAZY_U_MIN_CELLS and s[0] <= LAZY_U_MAX_COND * s[-1])
@@ -418,7 +418,7 @@ def _decompose_tall(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
                         uty=Ur.T @ R_aug[:m, m], y_outside=y_outside, **c)
     # ill-conditioned: redo the QR keeping its reflectors, and form U = Q U_R exactly
     qr, _ = _tall_qr(X, kept, center, sw, e, c["center_lo"])
-    Ur, s, Vt = _small_svd(_scaled_r(qr.R, col_scale, e))
+    Ur, s, Vt = small_svd(scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     return Spectrum(U=LeftVectors(n, m, stored=U_arr), s=s, V=Vt.T, kept=kept, aliased=aliased,
                     scale=scale, uty=U_arr.T @ _weighted_yc(c), y_outside=y_outside, **c)
@@ -449,9 +449,9 @@ def _decompose_tall_stored(X: FloatArray, cols: IntArray, scaling: Scaling, tol:
     if not keep.all():
         qr, e = _tall_qr(X, kept, center, sw, e[keep], c["center_lo"])
         norms = column_norms(qr.R)
-    col_scale = _scales(norms, scaling, c["sum_w"], e)
+    col_scale = scales(norms, scaling, c["sum_w"], e)
     scale[kept] = col_scale
-    Ur, s, Vt = _small_svd(_scaled_r(qr.R, col_scale, e))
+    Ur, s, Vt = small_svd(scaled_r(qr.R, col_scale, e))
     U_arr = qr.q_times(Ur)  # overwrites the factorisation's buffer
     yt = _weighted_yc(c)
     uty = U_arr.T @ yt
@@ -490,7 +490,7 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
     scale = np.ones(p)
     if not kept.size:
         return _no_columns(n, scale, kept, aliased, c)
-    col_scale = _scales(norms[keep], scaling, c["sum_w"], np.zeros(int(keep.sum()), dtype=np.int64))
+    col_scale = scales(norms[keep], scaling, c["sum_w"], np.zeros(int(keep.sum()), dtype=np.int64))
     scale[kept] = col_scale
     Z = Zc[:, keep] / col_scale
     del Zc
@@ -512,7 +512,7 @@ def _decompose_wide(X: FloatArray, cols: IntArray, scaling: Scaling, tol: float,
                     scale=scale, uty=uty, y_outside=y_outside, **c)
 
 
-def _small_svd(R: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+def small_svd(R: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """SVD of the p × p triangular factor, on one BLAS thread (fast and load-proof at this size)."""
     with small_lapack():
         return np.linalg.svd(R)  # type: ignore[return-value]

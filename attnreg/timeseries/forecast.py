@@ -174,7 +174,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     1               79.0     0.734
     4               76.0     0.605
     """
-    from attnreg.api import _capture_env, formula_namespace
+    from attnreg.api import capture_env as _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
     if vintage is not None or isinstance(data, dict):  # real-time data

@@ -19,7 +19,7 @@ from numpy.testing import assert_allclose
 
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
-from attnreg.diagnostics import battery as diagtests
+from attnreg.diagnostics import autocorrelation, collinearity
 
 REF = json.loads((Path(__file__).parents[1] / "reference" / "diagnostics.json").read_text())
 CASES = REF["cases"]
@@ -149,7 +149,7 @@ def test_condition_number_matches_statsmodels() -> None:
     fit = fit_case("wls")
     case = CASES["wls"]
     sm_fit = sm.WLS(fit.design.y, fit.design.X, weights=np.asarray(case["data"]["w"])).fit()
-    assert_allclose(diagtests.condition_numbers(fit)[1], sm_fit.condition_number, rtol=1e-8)
+    assert_allclose(collinearity.condition_numbers(fit)[1], sm_fit.condition_number, rtol=1e-8)
 
 
 def test_vif_matches_car(case) -> None:
@@ -216,7 +216,7 @@ def test_option_errors(kwargs, match) -> None:
 def test_tests_the_data_cannot_support_are_nan_with_the_reason() -> None:
     fit = ar.attnreg("y ~ x1 + x2", pd.DataFrame(CASES["ts"]["data"]).iloc[:6])
     with pytest.raises(DataError, match="Breusch-Godfrey test of order 3"):
-        diagtests.breusch_godfrey(fit, 3)
+        autocorrelation.breusch_godfrey(fit, 3)
     table = fit.diagnostics(bg_order=3).to_frame()
     for test in ("White", "Breusch-Godfrey LM (order 3)", "Breusch-Godfrey F (order 3)"):
         assert np.isnan(table.loc[test, "statistic"])
@@ -250,4 +250,4 @@ def test_imhof_against_chi_square() -> None:
     for a, b, r in ((3, 5, 0.7), (1, 8, 2.0), (6, 2, 0.1)):
         mu = np.r_[np.ones(a), -r * np.ones(b)]
         expected = stats.f.cdf(r * b / a, a, b)
-        assert_allclose(diagtests._imhof_below_zero(mu), expected, rtol=1e-9)
+        assert_allclose(autocorrelation._imhof_below_zero(mu), expected, rtol=1e-9)

@@ -23,12 +23,8 @@ from hypothesis import strategies as st
 
 import attnreg as ar
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.inference.hypotheses import (
-    TTest,
-    WaldTest,
-    format_restriction,
-    parse_restrictions,
-)
+from attnreg.inference.hypothesis_results import TTest, WaldTest
+from attnreg.inference.restrictions import format_restriction, parse_restrictions
 from tests.conftest import RTOL_EXACT, RTOL_R
 
 REF: dict[str, Any] = json.loads(

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._lapack import geqrt, workspace
+from attnreg.linear.lapack import geqrt, workspace
 
 
 def column_span(cols: IntArray) -> tuple[int, int] | None:
@@ -100,7 +100,7 @@ def segments(n: int, k: int) -> list[tuple[int, int]]:
     They depend on the shape only, so a fit gives the same numbers on any number of threads;
     designs of at most one segment are factorised exactly as one sequential stream.
     """
-    step = SEGMENT_LEAVES * _leaf_rows(k)
+    step = SEGMENT_LEAVES * leaf_rows(k)
     return [(lo, min(lo + step, n)) for lo in range(0, max(n, 1), step)]
 
 
@@ -124,7 +124,7 @@ class _LeafJob:
         lo0, hi0 = bounds
         k = self.cols.size
         k1 = k + 1
-        m = _leaf_rows(k)
+        m = leaf_rows(k)
         nb = max(1, min(QR_NB, k1))
         t, work = workspace(k1, nb)
         buf = np.zeros((0, k1), order="F")
@@ -201,7 +201,7 @@ class TallQR:
         geqrt, self._gemqrt = _qr_lapack()
         self.leaves = []
         # the leaves' R factors go straight into the blocks of the next level (no extra copies)
-        group = max(1, _leaf_rows(self.k) // self.k)
+        group = max(1, leaf_rows(self.k) // self.k)
         n_up = -(-n_blocks // group)
         upper = [np.zeros((self.k * min(group, n_blocks - i * group), self.k), order="F")
                  for i in range(n_up)] if n_blocks > 1 else []
@@ -232,7 +232,7 @@ class TallQR:
         return obj
 
     def _plan_leaves(self, n: int, k: int) -> int:
-        n_leaves = max(1, n // _leaf_rows(k))
+        n_leaves = max(1, n // leaf_rows(k))
         edges = np.linspace(0, n, n_leaves + 1).round().astype(np.int64)
         self.bounds = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
         self.buffer = np.empty(n * k)
@@ -300,7 +300,7 @@ class TallQR:
         return U
 
 
-def _leaf_rows(k: int) -> int:
+def leaf_rows(k: int) -> int:
     return max(QR_LEAF_ROWS, 4 * k)
 
 

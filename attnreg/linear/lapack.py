@@ -15,7 +15,7 @@ the parallelism; :func:`releases_gil` says which is in use.
 Examples
 --------
 >>> import numpy as np
->>> from attnreg.linear._lapack import geqrt, workspace
+>>> from attnreg.linear.lapack import geqrt, workspace
 >>> rng = np.random.default_rng(0)
 >>> A = np.asfortranarray(rng.normal(size=(50, 4)))
 >>> R_ref = np.linalg.qr(A, mode="r")
