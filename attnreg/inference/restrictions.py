@@ -131,6 +131,55 @@ def _split(tokens: list[_Token]) -> list[list[_Token]]:
     return groups
 
 
+def _factors(tokens: list[_Token], i: int, first: _Token, mult: float,
+             text: str) -> tuple[float, int]:
+    """Apply the ``* number`` and ``/ number`` factors from token ``i`` on: (multiplier, next)."""
+    n = len(tokens)
+    while i < n and tokens[i].kind in "*/":
+        op = tokens[i].kind
+        if i + 1 < n and tokens[i + 1].kind == "name":
+            names = text[first.start:tokens[i + 1].stop]
+            raise OptionError(f"hypothesis {text!r}: {names!r} is not linear in the "
+                              "coefficients (a product of coefficients); restrictions "
+                              "are linear combinations a*name")
+        if i + 1 >= n or tokens[i + 1].kind != "number":
+            raise OptionError(f"hypothesis {text!r}: {op!r} must be followed by a number")
+        value = float(tokens[i + 1].value)
+        if op == "/" and value == 0.0:
+            raise OptionError(f"hypothesis {text!r}: division by zero")
+        mult = mult * value if op == "*" else mult / value
+        i += 2
+    return mult, i
+
+
+def _term(tokens: list[_Token], i: int, text: str) -> tuple[float, int | None, int]:
+    """One term from token ``i``: number [*] name | name [* number | / number] | number.
+
+    Returns (multiplier, coefficient position or None for a constant, next token)."""
+    n = len(tokens)
+    tok = tokens[i]
+    mult, j = 1.0, None
+    if tok.kind == "number":
+        mult = float(tok.value)
+        i += 1
+        if i < n and tokens[i].kind == "*":
+            i += 1
+            if i >= n or tokens[i].kind != "name":
+                raise OptionError(f"hypothesis {text!r}: '*' must be followed by a "
+                                  "coefficient name")
+        if i < n and tokens[i].kind == "name":
+            j = int(tokens[i].value)
+            i += 1
+    elif tok.kind == "name":
+        j = int(tok.value)
+        i += 1
+    else:
+        raise OptionError(f"hypothesis {text!r}: unexpected {text[tok.start:tok.stop]!r} "
+                          "where a term was expected")
+    mult, i = _factors(tokens, i, tok, mult, text)
+    return mult, j, i
+
+
 def _side(tokens: list[_Token], k: int, text: str, where: str) -> tuple[FloatArray, float]:
     """Coefficients and constant of one side of a restriction."""
     coef = np.zeros(k)
@@ -157,39 +206,7 @@ def _side(tokens: list[_Token], k: int, text: str, where: str) -> tuple[FloatArr
                                   "+ or -")
             raise OptionError(f"hypothesis {text!r}: unexpected {text[tok.start:tok.stop]!r} "
                               "(a term is a number, a coefficient or number*coefficient)")
-        # a term: number [*] name | name [* number | / number] | number
-        mult, j = 1.0, None
-        if tok.kind == "number":
-            mult = float(tok.value)
-            i += 1
-            if i < n and tokens[i].kind == "*":
-                i += 1
-                if i >= n or tokens[i].kind != "name":
-                    raise OptionError(f"hypothesis {text!r}: '*' must be followed by a "
-                                      "coefficient name")
-            if i < n and tokens[i].kind == "name":
-                j = int(tokens[i].value)
-                i += 1
-        elif tok.kind == "name":
-            j = int(tok.value)
-            i += 1
-        else:
-            raise OptionError(f"hypothesis {text!r}: unexpected {text[tok.start:tok.stop]!r} "
-                              "where a term was expected")
-        while i < n and tokens[i].kind in "*/":
-            op = tokens[i].kind
-            if i + 1 < n and tokens[i + 1].kind == "name":
-                names = text[tok.start:tokens[i + 1].stop]
-                raise OptionError(f"hypothesis {text!r}: {names!r} is not linear in the "
-                                  "coefficients (a product of coefficients); restrictions "
-                                  "are linear combinations a*name")
-            if i + 1 >= n or tokens[i + 1].kind != "number":
-                raise OptionError(f"hypothesis {text!r}: {op!r} must be followed by a number")
-            value = float(tokens[i + 1].value)
-            if op == "/" and value == 0.0:
-                raise OptionError(f"hypothesis {text!r}: division by zero")
-            mult = mult * value if op == "*" else mult / value
-            i += 2
+        mult, j, i = _term(tokens, i, text)
         if j is None:
             const += sign * mult
         else:
