@@ -47,7 +47,7 @@ from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
 from attnreg.linear.cluster_columns import ClusterCounts
 from attnreg.linear.scorestats import ScoreStats
-from attnreg.inference.tidy import TidyGlance
+from attnreg.inference.glance import TidyGlance
 from attnreg.inference.tstats import StudentInference
 from attnreg.linear.rules import SpectralRule
 from attnreg.methods import get_method
@@ -64,7 +64,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
 
     ``tidy()`` and ``glance()`` are those of the in-memory fit
-    (:class:`~attnreg.inference.tidy.TidyGlance`), and :func:`attnreg.etable` takes it as a
+    (:class:`~attnreg.inference.glance.TidyGlance`), and :func:`attnreg.etable` takes it as a
     column; ``wald_test()`` and ``t_test()`` are the in-memory fit's
     (:class:`~attnreg.large.hypotheses.ChunkedHypotheses`), and :func:`attnreg.anova`
     compares nested chunked fits; ``augment()``, which needs the rows, is refused.
