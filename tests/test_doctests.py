@@ -109,7 +109,7 @@ def test_public_names_have_examples(name: str) -> None:
 def _result_classes() -> list[type]:
     from attnreg.views.attention import AttentionWeights, Embedding
     from attnreg.iv.results import IVResults
-    from attnreg.inference.anova import AnovaTable
+    from attnreg.inference.anova_table import AnovaTable
     from attnreg.inference.bootstrap_results import BootstrapResults, BootstrapTest
     from attnreg.diagnostics.battery import DiagnosticTable
     from attnreg.diagnostics.outliers import OutlierTest

@@ -116,7 +116,6 @@ OVERSIZED = {
     "attnreg/formula/design.py": 473,
     "attnreg/formula/lags.py": 411,
     "attnreg/glm/results.py": 425,
-    "attnreg/inference/anova.py": 450,
     "attnreg/iv/results.py": 408,
     "attnreg/large/dask.py": 744,
     "attnreg/large/fit.py": 488,

@@ -18,7 +18,7 @@ import pytest
 
 import attnreg as ar
 from attnreg.exceptions import InferenceWarning, OptionError, ScaleWarning
-from attnreg.inference.anova import AnovaTable
+from attnreg.inference.anova_table import AnovaTable
 from tests.conftest import RTOL_EXACT, RTOL_R
 from tests.inference.test_hypotheses import DATA, REF, fit_of
 
