@@ -112,7 +112,6 @@ MAX_MODULE_LINES = 400
 #: may only shrink or go; a module split below the limit must be removed from the list)
 OVERSIZED = {
     "attnreg/datasets.py": 412,
-    "attnreg/diagnostics/influence.py": 501,
     "attnreg/formula/design.py": 473,
     "attnreg/formula/lags.py": 411,
     "attnreg/glm/results.py": 425,

@@ -29,7 +29,7 @@ from attnreg.linear.scaling import column_norms
 from attnreg.linear.filters import Filtered, hat_and_weight_stats, query_weight_stats
 from attnreg.inference.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
-from attnreg.diagnostics.influence import Diagnostics
+from attnreg.diagnostics.reports import Diagnostics
 from attnreg.inference.hypotheses import Hypotheses
 from attnreg.inference.tidy import Tidy
 from attnreg.views.linear import LinearViews
