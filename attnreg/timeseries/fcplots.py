@@ -7,7 +7,7 @@ difference against the benchmark over time), ``"oos_r2"`` (rolling out-of-sample
 components chosen at each origin) and ``"attention"`` (a heat-map of the share of attention
 on past period buckets over origins, :func:`attnreg.timeseries.views.attention_over_time`),
 ``"pit"`` (PIT histogram) and ``"fan"`` (nested central intervals, :mod:`.fanchart`).
-``"cumulative"`` and ``"oos_r2"`` also take a :class:`~attnreg.timeseries.compare.ForecastComparison`
+``"cumulative"`` and ``"oos_r2"`` also take a :class:`~attnreg.timeseries.comparison.ForecastComparison`
 (one line per model against its benchmark).
 
 Every function draws on ``ax`` (or a new figure) and returns the Axes. matplotlib is imported
