@@ -121,7 +121,7 @@ OVERSIZED = {
     "attnreg/large/passes.py": 517,
     "attnreg/large/results.py": 615,
     "attnreg/large/sources.py": 721,
-    "attnreg/large/spec.py": 441,
+    "attnreg/large/spec.py": 450,
     "attnreg/linear/cluster.py": 601,
     "attnreg/linear/hac.py": 412,
     "attnreg/linear/inference.py": 598,
@@ -131,7 +131,6 @@ OVERSIZED = {
     "attnreg/report/etable.py": 712,
     "attnreg/timeseries/forecast.py": 446,
     "attnreg/timeseries/forecast_results.py": 661,
-    "attnreg/timeseries/updating.py": 401,
 }
 
 #: a function's body may have more code lines than this only with a reason in its docstring
@@ -139,7 +138,7 @@ MAX_FUNCTION_LINES = 60
 #: how a docstring gives that reason: a sentence starting with these words
 LONG_REASON = "Long because"
 #: functions still too long without a reason: "path:qualified name"
-LONG_PENDING = {"attnreg/large/spec.py:learn_spec"}
+LONG_PENDING: set[str] = set()
 
 
 def family(name: str) -> str:

@@ -305,6 +305,41 @@ def _skip_rows(frames: Any, skip: int) -> Any:
         skip = 0
 
 
+def _parse_for_source(formula: Any, source: Any, env: Any,
+                      weights: str | None) -> tuple[str, Any, dict[str, bool], tuple[str, ...]]:
+    """Pass 1's checks before any row is read: (the formula with ``.`` expanded, its patsy
+    description, the variables it uses (True: also outside a column's own call), the source
+    columns it needs)."""
+    if not isinstance(formula, str) or "~" not in formula:
+        raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
+    empty = pd.DataFrame(columns=list(source.columns))
+    formula = expand_dot(formula, empty, exclude=[weights] if weights else [])
+    desc = parse(formula)
+    if not desc.lhs_termlist:
+        raise FormulaError(f"the formula {formula!r} has no response left of '~'")
+    factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
+    codes = [f.code for f in factors]
+    for factor in factors:
+        check_factor_code(factor.code, source.columns)
+    check_chunkwise(codes)
+    try:
+        check_names(factors, empty, env, "data")
+    except FormulaError:  # the source may know why (a file of a glob, a partition key)
+        scope = getattr(env, "namespace", {})
+        for name in variable_uses(" + ".join(codes)):
+            if name not in source.columns and name not in scope:
+                getattr(source, "explain_absent", lambda _: None)(name)
+        raise
+    if weights is not None and weights not in source.columns:
+        raise FormulaError(f"data ({source.description}) has no weights column {weights!r}")
+    uses: dict[str, bool] = {}
+    for code in codes:
+        for name, outside in variable_uses(code).items():
+            uses[name] = uses.get(name, False) or outside
+    needed = tuple(n for n in uses if n in source.columns)
+    return formula, desc, uses, needed
+
+
 def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str | None = None,
                subset: str | None = None, na_action: str = "drop",
                progress: bool = False) -> ChunkSpec:
@@ -354,34 +389,8 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     from attnreg.formula.design import (check_factor_levels as _check_factor_levels,
                                         translate_patsy_error as _translate_patsy_error)
 
-    if not isinstance(formula, str) or "~" not in formula:
-        raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
     env = formula_env(eval_env)
-    empty = pd.DataFrame(columns=list(source.columns))
-    formula = expand_dot(formula, empty, exclude=[weights] if weights else [])
-    desc = parse(formula)
-    if not desc.lhs_termlist:
-        raise FormulaError(f"the formula {formula!r} has no response left of '~'")
-    factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
-    codes = [f.code for f in factors]
-    for factor in factors:
-        check_factor_code(factor.code, source.columns)
-    check_chunkwise(codes)
-    try:
-        check_names(factors, empty, env, "data")
-    except FormulaError:  # the source may know why (a file of a glob, a partition key)
-        scope = getattr(env, "namespace", {})
-        for name in variable_uses(" + ".join(codes)):
-            if name not in source.columns and name not in scope:
-                getattr(source, "explain_absent", lambda _: None)(name)
-        raise
-    if weights is not None and weights not in source.columns:
-        raise FormulaError(f"data ({source.description}) has no weights column {weights!r}")
-    uses: dict[str, bool] = {}
-    for code in codes:
-        for name, outside in variable_uses(code).items():
-            uses[name] = uses.get(name, False) or outside
-    needed = tuple(n for n in uses if n in source.columns)
+    formula, desc, uses, needed = _parse_for_source(formula, source, env, weights)
     seen = {"rows": 0, "passes": 0}
     opened: list[Any] = []
     later: list[tuple[str, ...] | None] = [None]  # columns of the chunks after the first

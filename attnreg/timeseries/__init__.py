@@ -28,7 +28,8 @@ from attnreg.formula.lags import (
     lags,
     min_lag,
 )
-from attnreg.timeseries.updating import RecursiveFit, recursive_ls
+from attnreg.timeseries.recursive_fit import RecursiveFit
+from attnreg.timeseries.updating import recursive_ls
 
 __all__ = [
     "ClarkWestResult",
