@@ -272,7 +272,7 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     check_names(factors, frame, env, "data")
     codes = [f.code for f in factors]
     if uses_time_operator(codes):  # lag() shifts rows: rows must be periods in time order
-        from attnreg.formula.lags import check_time_index
+        from attnreg.formula.time_index import check_time_index
 
         check_time_index(frame.index)
     uses: dict[str, bool] = {}

@@ -20,8 +20,8 @@ from attnreg.timeseries.evaluation import (
     oos_r2,
     rmse,
 )
+from attnreg.formula.time_index import check_time_index
 from attnreg.formula.lags import (
-    check_time_index,
     diff,
     lag,
     lag_column_names,

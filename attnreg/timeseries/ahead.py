@@ -56,7 +56,7 @@ def future_labels(index: pd.Index, n: int) -> pd.Index:
     >>> future_labels(pd.RangeIndex(0, 10, 2), 2).tolist()
     [10, 12]
     """
-    from attnreg.formula.lags import infer_offset
+    from attnreg.formula.time_index import infer_offset
 
     last, steps = index[-1], np.arange(1, n + 1)
     if isinstance(index, pd.PeriodIndex):

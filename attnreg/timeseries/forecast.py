@@ -27,7 +27,8 @@ from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.timeseries import lookahead as lk
 from attnreg.timeseries.arlags import ar_lags, forecast_level as _level
 from attnreg.timeseries.plan import ForecastPlan, IteratedPlan
-from attnreg.formula.lags import check_time_index, min_lag
+from attnreg.formula.lags import min_lag
+from attnreg.formula.time_index import check_time_index
 
 SCHEMES = ("recursive", "rolling", "fixed")
 BENCHMARKS = ("mean",)

@@ -12,7 +12,7 @@ import pandas as pd
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, NotComputedError, OptionError, RankDeficiencyWarning
-from attnreg.formula.lags import check_time_index
+from attnreg.formula.time_index import check_time_index
 from attnreg.threads import small_lapack, user_threads
 
 
