@@ -238,6 +238,7 @@ def _check_argument_order(formula: Any, data: Any) -> None:
 
 
 def capture_env(eval_env: Any) -> Any:
+    """The patsy environment of the caller ``eval_env`` frames up (or the one given)."""
     if isinstance(eval_env, patsy.EvalEnvironment):
         return eval_env
     if not isinstance(eval_env, int) or eval_env < 0:

@@ -89,7 +89,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_relative_and_function_level_imports_are_seen() -> None:
     graph = imports_of("attnreg.api")
     assert {"attnreg.formula.design", "attnreg.methods"} <= graph
-    assert "attnreg.softmax.fit" in imports_of("attnreg.methods")  # imported inside a function
+    assert "attnreg.softmax.fit" in imports_of("attnreg.adapters")  # imported inside a function
 
 
 def test_attnreg_has_no_import_cycles() -> None:
@@ -104,7 +104,7 @@ SHARED = {"attnreg._typing", "attnreg._warn", "attnreg._progress"}
 
 #: cross-family private imports still to remove: (importer, imported dotted name). The
 #: importer's family is another engineer's area; each entry can only be deleted, never added.
-PRIVATE_PENDING = {("attnreg.methods", "attnreg.softmax.results._check_softmax_options")}
+PRIVATE_PENDING = {("attnreg.adapters", "attnreg.softmax.results._check_softmax_options")}
 
 #: a module may be longer than this many lines only while it is listed in OVERSIZED
 MAX_MODULE_LINES = 400
@@ -112,7 +112,6 @@ MAX_MODULE_LINES = 400
 #: may only shrink or go; a module split below the limit must be removed from the list)
 OVERSIZED = {
     "attnreg/datasets.py": 412,
-    "attnreg/formula/design.py": 473,
     "attnreg/glm/results.py": 425,
     "attnreg/iv/results.py": 408,
     "attnreg/large/dask.py": 744,
@@ -126,7 +125,6 @@ OVERSIZED = {
     "attnreg/linear/inference.py": 598,
     "attnreg/linear/results.py": 493,
     "attnreg/linear/spectral.py": 518,
-    "attnreg/methods.py": 464,
     "attnreg/report/etable.py": 712,
     "attnreg/timeseries/forecast.py": 447,
     "attnreg/timeseries/forecast_results.py": 661,
@@ -212,7 +210,7 @@ def _rel(path: Path) -> str:
 
 
 def test_the_private_name_finder_sees_a_private_import() -> None:
-    assert "attnreg.softmax.results._check_softmax_options" in private_imports("attnreg.methods")
+    assert "attnreg.softmax.results._check_softmax_options" in private_imports("attnreg.adapters")
     assert private_imports("attnreg.inference.bootstrap") == set()  # _warn etc. are shared
 
 

@@ -286,7 +286,7 @@ def chunk_columns(spec: ChunkSpec, frame: pd.DataFrame, *,
         row named). Non-finite design values are found when the rows are assembled
         (:meth:`ChunkColumns.design`, :meth:`ChunkColumns.check_rows`).
     """
-    from attnreg.formula.design import subset_mask, translate_patsy_error
+    from attnreg.formula.checks import subset_mask, translate_patsy_error
 
     n = frame.shape[0]
     try:

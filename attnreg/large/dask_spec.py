@@ -236,7 +236,7 @@ def partition_summary(job: Mapping[str, Any], frame: pd.DataFrame) -> Pass1Part:
     -------
     Pass1Part
     """
-    from attnreg.formula.design import translate_patsy_error
+    from attnreg.formula.checks import translate_patsy_error
     from attnreg.formula.parse import parse
     from attnreg.large.spec import _incr_dbuilders, formula_env
 

@@ -28,7 +28,7 @@ def design_of_frame(spec: Any, frame: pd.DataFrame) -> FloatArray:
         NaN rows for rows with a missing value.
     """
     from attnreg.formula.builder import design_rows
-    from attnreg.formula.design import translate_patsy_error
+    from attnreg.formula.checks import translate_patsy_error
     from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
     from attnreg.formula.parse import check_names
 

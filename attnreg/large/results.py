@@ -414,7 +414,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     # ------------------------------------------------------------ prediction
     def _design_of(self, frame: pd.DataFrame) -> FloatArray:
         from attnreg.formula.builder import design_rows
-        from attnreg.formula.design import translate_patsy_error as _translate_patsy_error
+        from attnreg.formula.checks import translate_patsy_error as _translate_patsy_error
         from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
         from attnreg.formula.parse import check_names
 

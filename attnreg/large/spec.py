@@ -386,7 +386,7 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     (['(Intercept)', 'scale(x)'], 4)
     """
     from attnreg._progress import Progress
-    from attnreg.formula.design import (check_factor_levels as _check_factor_levels,
+    from attnreg.formula.checks import (check_factor_levels as _check_factor_levels,
                                         translate_patsy_error as _translate_patsy_error)
 
     env = formula_env(eval_env)

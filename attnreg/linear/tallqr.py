@@ -301,6 +301,7 @@ class TallQR:
 
 
 def leaf_rows(k: int) -> int:
+    """Rows of one leaf of the tall QR for ``k`` columns."""
     return max(QR_LEAF_ROWS, 4 * k)
 
 

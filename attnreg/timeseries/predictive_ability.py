@@ -30,6 +30,7 @@ GW_MIN_OBS = 30
 # ---------------------------------------------------------------------------- small helpers
 
 def loss_values(errors: FloatArray, loss: str) -> FloatArray:
+    """The losses of forecast errors (same shape): squared or absolute."""
     if loss not in ("squared", "absolute"):
         raise OptionError(f"loss must be 'squared' or 'absolute', however: {loss=}.")
     return errors**2 if loss == "squared" else np.abs(errors)
@@ -48,12 +49,14 @@ def hln_factor(n: int, h: int) -> float:
 
 
 def check_horizon(h: object, n: int) -> int:
+    """The forecast horizon ``h`` checked against ``n`` observations."""
     if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 1 <= h < n:
         raise OptionError(f"h must be an integer in 1..{n - 1} (n_obs - 1), however: {h=}.")
     return int(h)
 
 
 def as_vector(x: object, name: str) -> FloatArray:
+    """``x`` as a 1-D float array of at least 3 values (``name`` names it in errors)."""
     out = np.asarray(x, dtype=np.float64)
     if out.ndim != 1 or out.size < 3:
         raise DataError(f"{name} must be a 1-D array of at least 3 values, however: shape={out.shape}.")
