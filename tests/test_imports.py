@@ -122,9 +122,7 @@ OVERSIZED = {
     "attnreg/linear/cluster.py": 601,
     "attnreg/linear/hac.py": 412,
     "attnreg/linear/inference.py": 598,
-    "attnreg/linear/results.py": 493,
     "attnreg/linear/spectral.py": 518,
-    "attnreg/report/etable.py": 712,
     "attnreg/timeseries/forecast.py": 447,
     "attnreg/timeseries/forecast_results.py": 661,
 }

@@ -344,7 +344,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     def f_test(self) -> Any:
         """Overall F test: R's F (classical), or the Wald F under a robust covariance."""
         from attnreg.linear.coefficients import slopes_wald
-        from attnreg.linear.results import FTest
+        from attnreg.linear.fitstats import FTest
 
         df1, df2 = self.df_model, self.df_resid
         nan = float("nan")
