@@ -44,6 +44,7 @@ def jarque_bera(fit: LinearFitContract) -> dict[str, Any]:
 
 
 def check_power(power: Any) -> tuple[int, ...]:
+    """RESET's powers of the fitted values, checked (integers of at least 2)."""
     try:
         out = tuple(int(p) for p in power)
         ok = all(int(p) == p and not isinstance(p, bool) for p in power)

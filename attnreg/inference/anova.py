@@ -155,6 +155,7 @@ def anova(*fits: Any, test: str | None = None, type: int = 1) -> AnovaTable:
 
 
 def type_name(obj: Any) -> str:
+    """The class name of ``obj``, for error messages."""
     return type(obj).__name__
 
 

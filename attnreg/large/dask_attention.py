@@ -11,7 +11,7 @@ one product (X_c − x̄) q, of shape (rows of the chunk, J). For ridge and PCR,
 Ω = D⁻¹ V diag(f / s²) V' D⁻¹ from the spectrum of the scaled R (f the filter); so also
 for OLS when columns are aliased.
 
-One pass over the chunks (a local :class:`~attnreg.large.sources.ChunkSource`, or the
+One pass over the chunks (a local :class:`~attnreg.large.source_base.ChunkSource`, or the
 partitions of a dask frame on their workers, merged in a tree) keeps per query the ``k``
 weights largest in |ω| (or in ω) with their rows' labels and responses, and the sums that
 give the diagnostics: the prediction Σ ω y, the weight sum, the negative mass, Σ ω²

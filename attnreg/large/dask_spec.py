@@ -51,7 +51,7 @@ import pandas as pd
 import patsy
 
 from attnreg.exceptions import DataError
-from attnreg.large.sources import ChunkSource
+from attnreg.large.source_base import ChunkSource
 
 __all__ = ["Pass1Part", "mergeable", "partition_summary", "portable_env", "spec_from_summary"]
 

@@ -46,7 +46,8 @@ from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.large.accumulate import Incomplete, RFactor, chunk_columns
 from attnreg.large.passes import GradientPart, centred_gradient_part, frames_of, gradient_part
 from attnreg.large.spec import ChunkSpec, learn_spec
-from attnreg.large.sources import ChunkSource, as_source, check_sep
+from attnreg.large.source_base import ChunkSource
+from attnreg.large.sources import as_source, check_sep
 
 __all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "check_request_rows",
            "check_residuals", "chunk_factor", "finish",
@@ -148,8 +149,9 @@ def spectrum_from_factor(factor: RFactor, method: str, *, standardize: bool,
     """
     from attnreg.linear.left_vectors import LeftVectors
     from attnreg.linear.scaling import column_norms, unit_weights
-    from attnreg.linear.spectral import (Spectrum, scaled_r as _scaled_r, scales as _scales,
-                                         small_svd as _small_svd)
+    from attnreg.linear.decompositions import (scaled_r as _scaled_r, scales as _scales,
+                                               small_svd as _small_svd)
+    from attnreg.linear.spectral import Spectrum
     from attnreg.methods import get_method
 
     rule = get_method(method).require_rule("the chunked fit")

@@ -19,6 +19,7 @@ __all__ = ["all_terms", "apply_se", "as_models", "check_compact", "check_digits"
 
 
 def as_models(fits: Any) -> list[Any]:
+    """The fits of ``etable(fits)`` as a list (one fit or a sequence of them), checked."""
     if hasattr(fits, "method") and hasattr(fits, "nobs"):
         fits = [fits]
     if isinstance(fits, (str, bytes, Mapping)) or not isinstance(fits, Sequence):
@@ -34,6 +35,7 @@ def as_models(fits: Any) -> list[Any]:
 
 
 def check_names(names: Any, models: list[Any]) -> list[str]:
+    """The column names of the models, checked: one per model (or none: numbered)."""
     if names is None:
         return []
     if isinstance(names, str) or not isinstance(names, Sequence):
@@ -45,6 +47,7 @@ def check_names(names: Any, models: list[Any]) -> list[str]:
 
 
 def check_compact(**is_default: bool) -> None:
+    """Refuse the options the compact layout does not take."""
     given = [name for name, default in is_default.items() if not default]
     if given:
         raise OptionError(f"style='compact' has fixed rows and formats, however "
@@ -53,6 +56,7 @@ def check_compact(**is_default: bool) -> None:
 
 
 def check_digits(digits: Any) -> int:
+    """Significant digits, checked (a positive integer)."""
     if (not isinstance(digits, (int, np.integer)) or isinstance(digits, bool)
             or not 0 <= digits <= 15):
         raise OptionError(f"digits must be an integer from 0 to 15, however: {digits=}")
@@ -60,6 +64,7 @@ def check_digits(digits: Any) -> int:
 
 
 def check_stars(stars: Any) -> dict[str, float]:
+    """Significance stars and their cutoffs (True: the default ones; False: none)."""
     if stars is True:
         return dict(DEFAULT_STARS)
     if stars is False or stars is None:
@@ -73,6 +78,7 @@ def check_stars(stars: Any) -> dict[str, float]:
 
 
 def check_stats(stats: Any) -> list[str]:
+    """The statistics rows asked for, each a name registered in STATISTICS."""
     if isinstance(stats, str):
         stats = [stats]
     if stats is None:
@@ -87,6 +93,7 @@ def check_stats(stats: Any) -> list[str]:
 
 
 def apply_se(models: list[Any], se: Any) -> list[Any]:
+    """The fits under the covariance ``se=`` asks for (one for all, or one per fit)."""
     if se is None:
         return models
     if isinstance(se, (str, Mapping)):
@@ -108,6 +115,7 @@ def apply_se(models: list[Any], se: Any) -> list[Any]:
 
 
 def with_vcov(fit: Any, se: Any, i: int) -> Any:
+    """Fit ``i`` under the covariance ``se`` names."""
     try:
         if isinstance(se, str):
             return fit.with_vcov(se)
@@ -123,6 +131,7 @@ def with_vcov(fit: Any, se: Any, i: int) -> Any:
 
 
 def all_terms(models: list[Any]) -> list[str]:
+    """Every coefficient name of the models, in order of first appearance."""
     terms: dict[str, None] = {}
     for m in models:
         coef = getattr(m, "coef", None)
@@ -132,6 +141,7 @@ def all_terms(models: list[Any]) -> list[str]:
 
 
 def term_patterns(spec: Any, what: str) -> list[str]:
+    """The patterns of ``keep=`` or ``drop=`` (``what``) as a list of strings."""
     if spec is None:
         return []
     if isinstance(spec, str):
@@ -148,6 +158,7 @@ def unspaced(text: str) -> str:
 
 
 def matches(pattern: str, term: str) -> bool:
+    """Whether ``term`` matches ``pattern`` (a regular expression, or the name spaces aside)."""
     if pattern == term or unspaced(pattern) == unspaced(term):
         return True
     try:
@@ -157,6 +168,7 @@ def matches(pattern: str, term: str) -> bool:
 
 
 def select_terms(terms: list[str], spec: Any, what: str, *, keep: bool) -> list[str]:
+    """The terms kept by (``keep=True``) or left after (``keep=False``) the patterns."""
     patterns = term_patterns(spec, what)
     if not patterns:
         return terms
@@ -196,6 +208,7 @@ def rename_terms(terms: list[str], rename: Any, models: list[Any]
 
 
 def check_notes(notes: Any) -> list[str]:
+    """The notes under the table, checked: a string or a list of strings."""
     if notes is None:
         return []
     if isinstance(notes, str):

@@ -75,6 +75,7 @@ class Statistic:
 
 
 def f_statistic(fit: Any) -> float | None:
+    """A fit's overall F statistic, or None when it has none."""
     return getattr(getattr(fit, "f_test", None), "statistic", None)
 
 
@@ -205,6 +206,7 @@ def cluster_values(spec: Any) -> list[Any]:
 
 
 def variable_name(value: Any) -> str:
+    """The name of a cluster variable as the table shows it."""
     names = getattr(value, "names", value)
     if isinstance(names, str):
         return names
