@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from attnreg.api import attnreg
 from attnreg.datasets import load_dataset
-from attnreg.linear.anova import anova
+from attnreg.inference.anova import anova
 from attnreg.report import compare
 from attnreg.report.etable import etable
 from attnreg.timeseries.compare import compare_forecasts

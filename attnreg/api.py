@@ -144,7 +144,7 @@ def attnreg(formula: str, data: Any, method: str = "ols", *, weights: Any = None
     """
     _check_argument_order(formula, data)
     estimator = get_method(method)
-    env = _capture_env(eval_env)
+    env = capture_env(eval_env)
     given = front_door_options(lam, k, standardize, vcov, maxlags, tol, **options)
     from attnreg.large import FitRequest, chunked_backend, to_memory
 
@@ -241,7 +241,8 @@ def _check_argument_order(formula: Any, data: Any) -> None:
             f"first); write attnreg({data!r}, data)")
 
 
-def _capture_env(eval_env: Any) -> Any:
+def capture_env(eval_env: Any) -> Any:
+    """The patsy environment of the caller ``eval_env`` frames up (or the one given)."""
     if isinstance(eval_env, patsy.EvalEnvironment):
         return eval_env
     if not isinstance(eval_env, int) or eval_env < 0:

@@ -22,17 +22,15 @@ import gzip
 import hashlib
 import io
 import os
-import re
 import tarfile
 import urllib.request
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from attnreg.dataset_files import CONVERTERS, unpack
 from attnreg.exceptions import DataError, OptionError
 
 __all__ = ["DATASETS", "SOURCES", "DatasetInfo", "Source", "dataset_info", "dataset_names",
@@ -247,65 +245,6 @@ def _offline_hint(info: DatasetInfo, cache: Path) -> str:
             "directory holding it (or its parent with a uci/ subfolder).")
 
 
-# --------------------------------------------------------------------------- converters
-def _rows(raw: bytes) -> list[list[str]]:
-    """Token rows of a delimited text table; lines whose last token is not a number are headers."""
-    out = []
-    for line in raw.decode("utf-8-sig").splitlines():
-        tokens = [t for t in re.split(r"[,\s]+", line.strip()) if t]
-        if not tokens:
-            continue
-        try:
-            float(tokens[-1])
-        except ValueError:
-            continue
-        out.append(tokens)
-    return out
-
-
-def _emit(info: DatasetInfo, rows: list[list[str]]) -> bytes:
-    lines = [",".join(info.columns), *(",".join(r) for r in rows)]
-    return ("\n".join(lines) + "\n").encode()
-
-
-
-
-def _conv_excel(raw: bytes, info: DatasetInfo) -> bytes:
-    engine = "xlrd" if raw[:4] == b"\xd0\xcf\x11\xe0" else "openpyxl"  # OLE2 (.xls) or zip (.xlsx)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sheet = pd.read_excel(io.BytesIO(raw), engine=engine)  # type: ignore[call-overload]
-    except ImportError as exc:
-        raise DataError(f"converting the Excel download needs the {engine} package "
-                        f"(pip install {engine})") from exc
-    sheet = sheet.dropna(how="all").dropna(axis=1, how="all").iloc[:, : len(info.columns)]
-    sheet.columns = list(info.columns)
-    return sheet.to_csv(index=False, lineterminator="\n").encode()
-
-
-def _conv_cal_housing(raw: bytes, info: DatasetInfo) -> bytes:
-    a = np.array(_rows(raw), dtype=float)
-    lon, lat, age, rooms, beds, pop, hh, inc, val = a.T
-    cols = (inc, age, rooms / hh, beds / hh, pop, pop / hh, lat, lon, val / 100000)
-    return _emit(info, [[repr(float(c[i])) for c in cols] for i in range(len(a))])
-
-
-_CONVERTERS: dict[str, Callable[[bytes, DatasetInfo], bytes]] = {
-    "table": lambda raw, info: _emit(info, _rows(raw)),
-    "first_to_last": lambda raw, info: _emit(info, [r[1:] + r[:1] for r in _rows(raw)]),
-    "excel": _conv_excel, "cal_housing": _conv_cal_housing,
-}
-
-
-def _unpack(raw: bytes, member: str | None) -> bytes:
-    if member is not None:
-        with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as tar:
-            f = tar.extractfile(member)  # KeyError when absent
-            return b"" if f is None else f.read()
-    return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-
-
 def _fetch(src: Source, info: DatasetInfo, timeout: float) -> bytes:
     """Download ``src`` and return the verified benchmark CSV text."""
     req = urllib.request.Request(src.url, headers={"User-Agent": "attnreg"})
@@ -313,7 +252,7 @@ def _fetch(src: Source, info: DatasetInfo, timeout: float) -> bytes:
         raw = resp.read()
     if src.sha256 is not None and _sha(raw) != src.sha256:
         raise DataError(f"checksum mismatch: sha256 {_sha(raw)}, expected {src.sha256}")
-    text = _CONVERTERS[src.fmt](_unpack(raw, src.member), info)
+    text = CONVERTERS[src.fmt](unpack(raw, src.member), info)
     if _sha(text) != info.csv_sha256:
         raise DataError(f"checksum mismatch after conversion: sha256 {_sha(text)}, "
                         f"expected {info.csv_sha256}")

@@ -31,7 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from attnreg import adapters as fam
 from attnreg._typing import FloatArray
+from attnreg.adapters import SPECTRAL_KEYWORDS
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
 from attnreg.linear.rules import RULES, SpectralRule
@@ -41,8 +43,6 @@ __all__ = ["DEFAULT_METHOD", "METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Es
 
 #: The method ``attnreg()`` fits when none is named (not shown in the call string).
 DEFAULT_METHOD = next(iter(RULES))
-#: The front door's keywords for the spectral family (``attnreg(..., lam=, k=, ...)``).
-SPECTRAL_KEYWORDS = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
 
 
 @dataclass(frozen=True)
@@ -269,201 +269,71 @@ def call_string(formula: str, method: str, options: Mapping[str, Any], *,
 
 # ------------------------------------------------------------------------------ spectral
 
-def _check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.linear.registration import check_spectral_options
-
-    return check_spectral_options(name, options)
-
-
-def _fit_spectral(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.linear.registration import fit_spectral_options
-
-    return fit_spectral_options(name, design, options, call)
-
-
-def _predict_spectral(result: Any, X: FloatArray) -> FloatArray:
-    return X @ np.nan_to_num(result.filtered.coef)
-
-
 for _rule in RULES.values():  # the spectral family: one entry per method in linear/rules.py
     register(Estimator(_rule.name, "spectral", _rule.title,
                        Capabilities(weights=True, wide=_rule.penalized, vcov=True, rolling=True,
                                     updating=_rule.updating, linear=True, attention=True),
-                       _check_spectral, _fit_spectral, _predict_spectral, tuning=_rule.tuning,
+                       fam.check_spectral, fam.fit_spectral, fam.predict_spectral, tuning=_rule.tuning,
                        call_options=() if _rule.tuning is None else (_rule.tuning,), rule=_rule))
 
 
 # ------------------------------------------------------------------------------ softmax
 
-def _check_softmax(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.softmax.results import _check_softmax_options
-
-    given = [k for k in SPECTRAL_KEYWORDS if k != "lam" and k in options]
-    if given:
-        raise OptionError(f"option(s) {', '.join(given)} do not apply to method {name!r}")
-    _check_softmax_options(options)
-    return options
-
-
-def _fit_softmax(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.softmax.fit import fit_softmax
-    from attnreg.softmax.results import SoftmaxResults
-
-    fit = fit_softmax(design.predictor_matrix(name), design.y, **options)
-    kept = {k: v for k, v in options.items() if k not in ("warm_start", "progress")}  # for refits
-    return SoftmaxResults(design=design, fit=fit, call=call, options=kept)
-
-
-def _drop_intercept(result: Any, X: FloatArray) -> FloatArray:
-    return X[:, 1:] if result.design.intercept else X
-
-
-def _predict_softmax(result: Any, X: FloatArray) -> FloatArray:
-    return result.fit.predict(np.ascontiguousarray(_drop_intercept(result, X)))
-
-
 register(Estimator("softmax", "softmax", "softmax attention regression (L-BFGS)",
                    Capabilities(torch=True, attention=True, intercept_free=True),
-                   _check_softmax, _fit_softmax, _predict_softmax,
+                   fam.check_softmax, fam.fit_softmax, fam.predict_softmax,
                    warm=lambda result: {"warm_start": result.fit}))
 
 
 # ------------------------------------------------------------------------------ networks
 
-def _check_network(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.nn.results import resolve_network_options
-
-    if any(k in options for k in SPECTRAL_KEYWORDS):
-        raise OptionError(f"lam, k, standardize, vcov and maxlags do not apply to method {name!r}")
-    variant = options.get("variant")
-    config, fit_options = resolve_network_options(name, options)
-    return {"config": config, "fit_options": fit_options, "variant": variant}
-
-
-def _fit_network(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.nn.results import NetworkResults
-    from attnreg.nn.fit import fit_network
-
-    fit = fit_network(design.predictor_matrix(name), design.y, config=options["config"],
-                      **options["fit_options"])
-    return NetworkResults(design=design, fit=fit, call=call, method=name,
-                          variant=options["variant"])
-
-
-def _predict_network(result: Any, X: FloatArray) -> FloatArray:
-    return result.fit.predict(np.ascontiguousarray(_drop_intercept(result, X)))
-
-
 register(Estimator("block", "network", "the paper's Regression Block (torch)",
-                   Capabilities(torch=True), _check_network, _fit_network, _predict_network,
+                   Capabilities(torch=True), fam.check_network, fam.fit_network, fam.predict_network,
                    call_options=("variant",)))
 register(Estimator("ftt", "network", "FT-Transformer baseline (torch)",
-                   Capabilities(torch=True), _check_network, _fit_network, _predict_network,
+                   Capabilities(torch=True), fam.check_network, fam.fit_network, fam.predict_network,
                    call_options=("variant",)))
 
 
 # ------------------------------------------------------------------------------ glm
 
-def _check_glm(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.glm.registration import check_glm_options
-
-    return check_glm_options(name, options)
-
-
-def _fit_glm(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.glm.registration import fit_glm_design
-
-    return fit_glm_design(name, design, options, call)
-
-
-def _predict_glm(result: Any, X: FloatArray) -> FloatArray:
-    return result.predict_matrix(X)
-
-
-def _fit_glm_fixed_effects(request: Any, parts: Any, call: str) -> Any:
-    from attnreg.glm.fe_fit import fit_fe_glm
-
-    return fit_fe_glm(request, parts, call)
-
-
-def _fit_glm_chunks(request: Any, chunk: dict[str, Any], call: str) -> Any:
-    from attnreg.glm.chunked_results import fit_glm_chunks
-
-    return fit_glm_chunks(request, chunk, call)
-
-
 _GLM = Capabilities(weights=True, binomial_counts=True)  # attnreg/glm: R's glm(), and three shortcuts
-register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, _check_glm,
-                   _fit_glm, _predict_glm, call_options=("family", "link", "offset"),
-                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
+register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, fam.check_glm,
+                   fam.fit_glm, fam.predict_glm, call_options=("family", "link", "offset"),
+                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
 register(Estimator("logit", "glm", "logistic regression (binomial, logit link)", _GLM,
-                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",),
-                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
+                   fam.check_glm, fam.fit_glm, fam.predict_glm, call_options=("offset",),
+                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
 register(Estimator("probit", "glm", "probit regression (binomial, probit link)", _GLM,
-                   _check_glm, _fit_glm, _predict_glm, call_options=("offset",),
-                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
+                   fam.check_glm, fam.fit_glm, fam.predict_glm, call_options=("offset",),
+                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
 register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _GLM,
-                   _check_glm, _fit_glm, _predict_glm, call_options=("link", "offset"),
-                   fit_chunks=_fit_glm_chunks, fit_fixed_effects=_fit_glm_fixed_effects))
+                   fam.check_glm, fam.fit_glm, fam.predict_glm, call_options=("link", "offset"),
+                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
 
 
 # ------------------------------------------------------------------------------ quantile regression
 
-def _check_quantreg(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.quantreg.options import check_quantreg_options
-
-    return check_quantreg_options(name, options)
-
-
-def _fit_quantreg(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.quantreg.results import fit_quantreg_design
-
-    return fit_quantreg_design(design, options, call)
-
-
-def _predict_quantreg(result: Any, X: FloatArray) -> FloatArray:
-    from attnreg.quantreg.results import predict_quantreg
-
-    return predict_quantreg(result, X)
-
-
 register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
-                   Capabilities(weights=True, quantiles=True), _check_quantreg, _fit_quantreg,
-                   _predict_quantreg, call_options=("tau", "se"),
+                   Capabilities(weights=True, quantiles=True), fam.check_quantreg, fam.fit_quantreg,
+                   fam.predict_quantreg, call_options=("tau", "se"),
                    warm=lambda result: {"warm_start": np.column_stack([f.coef for f in result.fits])}))
 
 
 
 # ------------------------------------------------------------------------------ instrumental variables
 
-def _check_iv(name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from attnreg.iv.options import check_iv_options
-
-    return check_iv_options(name, options)
-
-
-def _fit_iv(name: str, design: Design, options: dict[str, Any], call: str) -> Any:
-    from attnreg.exceptions import FormulaError
-
-    raise FormulaError(f"method {name!r} needs a formula with an instrumental-variable part, "
-                       f"'y ~ x | d ~ z' (endogenous ~ instruments), however: {design.formula!r}")
-
-
-def _predict_iv(result: Any, X: FloatArray) -> FloatArray:
-    return X @ result.fit.coef
-
-
 # attnreg/iv: fitted from formulas with an IV part only ("y ~ x | d ~ z"; attnreg.iv.formula)
 _IV = Capabilities(weights=True, vcov=True)
-register(Estimator("tsls", "iv", "two-stage least squares (IV formula)", _IV, _check_iv, _fit_iv,
-                   _predict_iv))
+register(Estimator("tsls", "iv", "two-stage least squares (IV formula)", _IV, fam.check_iv, fam.fit_iv,
+                   fam.predict_iv))
 register(Estimator("2sls", "iv", "two-stage least squares (IV formula; as 'tsls')", _IV,
-                   _check_iv, _fit_iv, _predict_iv))
+                   fam.check_iv, fam.fit_iv, fam.predict_iv))
 register(Estimator("liml", "iv", "limited-information maximum likelihood (IV formula)", _IV,
-                   _check_iv, _fit_iv, _predict_iv))
-register(Estimator("fuller", "iv", "Fuller's modified LIML (IV formula)", _IV, _check_iv,
-                   _fit_iv, _predict_iv, call_options=("alpha",)))
-register(Estimator("gmm", "iv", "two-step efficient GMM (IV formula)", _IV, _check_iv, _fit_iv,
-                   _predict_iv))
-register(Estimator("cue", "iv", "continuously updated GMM (IV formula)", _IV, _check_iv, _fit_iv,
-                   _predict_iv))
+                   fam.check_iv, fam.fit_iv, fam.predict_iv))
+register(Estimator("fuller", "iv", "Fuller's modified LIML (IV formula)", _IV, fam.check_iv,
+                   fam.fit_iv, fam.predict_iv, call_options=("alpha",)))
+register(Estimator("gmm", "iv", "two-step efficient GMM (IV formula)", _IV, fam.check_iv, fam.fit_iv,
+                   fam.predict_iv))
+register(Estimator("cue", "iv", "continuously updated GMM (IV formula)", _IV, fam.check_iv, fam.fit_iv,
+                   fam.predict_iv))

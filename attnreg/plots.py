@@ -371,15 +371,15 @@ def plot_dual_view(fit: Any, newdata: Any, i: int = 0, top: int = 8, axes: Any =
 
 
 # ------------------------------------------------------------------ R's plot.lm panels
-# (in attnreg.linear.diagplots, which fit.plot() uses without importing this module)
-from attnreg.linear.diagplots import (  # noqa: E402
+# (in attnreg.diagnostics.plots, which fit.plot() uses without importing this module)
+from attnreg.diagnostics.plots import (  # noqa: E402
     LM_PANELS,
     added_variable,
     lowess_xy,
     plot_added_variable,
     plot_lm,
 )
-from attnreg.linear.eventstudy import plot_event_study  # noqa: E402  (fixest's iplot)
+from attnreg.views.eventstudy import plot_event_study  # noqa: E402  (fixest's iplot)
 
 __all__ = ["LM_PANELS", "added_variable", "coefficient_contributions", "lowess_xy",
            "plot_added_variable", "plot_attention_heatmap", "plot_coef_paths",

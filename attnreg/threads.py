@@ -192,7 +192,7 @@ def row_workers() -> int:
     """Threads that work on row blocks in parallel: the user's cap, else the usable cores.
 
     Row blocks are factorised by LAPACK calls that release the GIL
-    (:mod:`attnreg.linear._lapack`), each on one BLAS thread, so a few Python threads use
+    (:mod:`attnreg.linear.lapack`), each on one BLAS thread, so a few Python threads use
     the cores where one multi-threaded BLAS call on a narrow block would not.
 
     Examples
@@ -255,7 +255,7 @@ def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int | None =
 
     The results come back in the order of ``items`` and do not depend on the number of
     workers (each item is one task, whoever runs it). ``fn`` should spend its time in code
-    that releases the GIL (LAPACK through :mod:`attnreg.linear._lapack`, numpy's array
+    that releases the GIL (LAPACK through :mod:`attnreg.linear.lapack`, numpy's array
     operations). Called from inside a worker, the items run inline (no nested pools).
 
     Examples

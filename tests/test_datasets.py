@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnreg import dataset_files
 from attnreg import datasets as ds
 from attnreg.exceptions import DataError, OptionError
 
@@ -111,9 +112,9 @@ def test_converters_reproduce_reference(name: str, raw_file: str, needs: str | N
     if not path.exists():
         pytest.skip(f"{path} not available")
     src, info = ds.SOURCES[name][-1], ds.DATASETS[name]
-    raw = ds._unpack(path.read_bytes(), None)
+    raw = dataset_files.unpack(path.read_bytes(), None)
     assert _sha(raw) == src.sha256
-    assert _sha(ds._CONVERTERS[src.fmt](raw, info)) == info.csv_sha256
+    assert _sha(dataset_files.CONVERTERS[src.fmt](raw, info)) == info.csv_sha256
 
 
 def test_corrupt_local_file_is_an_error(uci_dir: Path, tmp_path: Path) -> None:

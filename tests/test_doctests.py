@@ -107,12 +107,13 @@ def test_public_names_have_examples(name: str) -> None:
 
 
 def _result_classes() -> list[type]:
-    from attnreg.attention import AttentionWeights, Embedding
+    from attnreg.views.attention import AttentionWeights, Embedding
     from attnreg.iv.results import IVResults
-    from attnreg.linear.anova import AnovaTable
-    from attnreg.linear.bootstrap import BootstrapResults, BootstrapTest
-    from attnreg.linear.diagtests import DiagnosticTable, OutlierTest
-    from attnreg.linear.hypotheses import TTest, WaldTest
+    from attnreg.inference.anova_table import AnovaTable
+    from attnreg.inference.bootstrap_results import BootstrapResults, BootstrapTest
+    from attnreg.diagnostics.battery import DiagnosticTable
+    from attnreg.diagnostics.outliers import OutlierTest
+    from attnreg.inference.hypothesis_results import TTest, WaldTest
     from attnreg.nn.results import NetworkResults
     from attnreg.report import Comparison, Summary
     from attnreg.report.etable import ETable

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.attention import AttentionWeights
+from attnreg.views.attention import AttentionWeights
 from attnreg.fe.predict import query_rows
 from attnreg.fe.robust import prediction_weights
 
@@ -54,7 +54,7 @@ class _FixedEffectsWeights:
 @dataclass(frozen=True)
 class FixedEffectsAttention(AttentionWeights):
     """Attention weights of a fixed-effects fit (the dummy-variable fit's), with
-    :meth:`by_group`; everything else as :class:`attnreg.attention.AttentionWeights`.
+    :meth:`by_group`; everything else as :class:`attnreg.views.attention.AttentionWeights`.
 
     Attributes
     ----------

@@ -28,7 +28,7 @@ from attnreg._typing import BoolArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.fe.chunk_sums import LevelSums
 from attnreg.formula.parts import FixedEffectTerm
-from attnreg.large.columns import ChunkColumns, _Piece, chunk_columns, chunk_design
+from attnreg.large.columns import ChunkColumns, Piece, chunk_columns, chunk_design
 from attnreg.large.spec import ChunkSpec
 
 __all__ = ["AbsorbedSpec", "KeySet", "cluster_codes", "key_columns_of", "key_part", "key_values",
@@ -182,7 +182,7 @@ class AbsorbedSpec(ChunkSpec):
         take = rows[ok]
         p = len(self.slopes)
         return ChunkColumns(
-            pieces=(_Piece(0, p, X, raw=False),) if p else (), n_coef=p, y=y,
+            pieces=(Piece(0, p, X, raw=False),) if p else (), n_coef=p, y=y,
             weights=None if columns.weights is None else columns.weights[ok],
             take=None if take.size == columns.index.size else take, index=columns.index,
             names=list(self.slope_names), response_name=columns.response_name,

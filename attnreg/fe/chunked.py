@@ -39,8 +39,8 @@ from attnreg.fe.chunk_sums import LevelSums, drop_singleton_combinations, merge_
 from attnreg.fe.chunked_results import NEEDS_FE_LEVERAGE, ChunkedAbsorbed, ChunkedFixedEffectsResults
 from attnreg.fe.demean import demean
 from attnreg.fe.effects import redundant_levels
+from attnreg.large.covariance import check_vcov_chunked
 from attnreg.large.fit import (
-    _check_vcov_chunked,
     accumulate_factor,
     check_chunk_options,
     check_request_rows,
@@ -175,7 +175,7 @@ def _check_options(request: Any, backend: str, options: dict[str, Any]
     if vcov in NEEDS_FE_LEVERAGE:
         raise OptionError(f"vcov={vcov!r} needs each row's leverage on the fixed effects, which "
                           "a chunked fit does not compute: use 'HC1' or 'HC0', or fit in memory")
-    _check_vcov_chunked(checked)
+    check_vcov_chunked(checked)
     check_request_rows(request)
     options.update(dask_own)
     return chunk, checked

@@ -29,7 +29,7 @@ __all__ = ["predict_chunked_fe"]
 def _regressors(fit: ChunkedFixedEffectsResults, frame: pd.DataFrame) -> FloatArray:
     """The new rows' regressors (NaN rows where a variable is missing), shape (m, n_coef)."""
     from attnreg.formula.builder import design_rows
-    from attnreg.formula.design import _translate_patsy_error
+    from attnreg.formula.checks import translate_patsy_error
     from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
     from attnreg.formula.parse import check_names
 
@@ -42,7 +42,7 @@ def _regressors(fit: ChunkedFixedEffectsResults, frame: pd.DataFrame) -> FloatAr
     try:
         mat, rows = design_rows(spec.x_info, prepared)
     except patsy.PatsyError as exc:
-        raise _translate_patsy_error(exc, "newdata") from None
+        raise translate_patsy_error(exc, "newdata") from None
     X = np.full((frame.shape[0], len(spec.x_info.column_names)), np.nan)
     X[rows] = mat
     return np.asarray(X[:, list(spec.slopes)])

@@ -147,7 +147,7 @@ class ChunkedFixedEffectsResults(ChunkedResults):
         Wald F (as the in-memory fit)."""
         from scipy import stats
 
-        from attnreg.linear.results import FTest
+        from attnreg.linear.fitstats import FTest
 
         df1, df2 = self.df_model, self.df_resid
         if df1 <= 0 or not self._df_ok or not self.vcov_spec.estimator.classical:

@@ -123,7 +123,7 @@ def _evaluate(infos: tuple[Any, ...], frame: pd.DataFrame,
         for factor_info in info.factor_infos.values():
             if factor_info in values:
                 continue
-            value, is_na, value_index = _eval_factor(factor_info, frame, na)
+            value, is_na, value_index = eval_factor(factor_info, frame, na)
             name, origin = factor_info.factor.name(), factor_info.factor.origin
             rows_checker.check(value.shape[0], name, origin)
             if value_index is not None:
@@ -156,7 +156,7 @@ def design_rows(info: Any, frame: pd.DataFrame) -> tuple[FloatArray, IntArray]:
     return _design_matrix(info, values, rows.size), rows
 
 
-def _eval_factor(factor_info: Any, frame: pd.DataFrame, na: Any, *,
+def eval_factor(factor_info: Any, frame: pd.DataFrame, na: Any, *,
                  find_na: bool = True) -> tuple[Any, BoolArray | None, pd.Index | None]:
     """patsy's factor evaluation, numeric factors without the DataFrame round trip.
 
@@ -235,7 +235,7 @@ def _design_matrix(info: Any, values: dict[Any, Any], n_rows: int) -> FloatArray
         else:
             check_codes(subterm, info.factor_infos, by_factor)
             built.append((start, stop, subterm))
-    plain = _merge_adjacent_columns(plain)
+    plain = merge_adjacent_columns(plain)
     block = max(1, _BUILD_BLOCK_BYTES // max(8 * out.shape[1], 1))
 
     def fill(bounds: tuple[int, int]) -> None:
@@ -277,7 +277,7 @@ def _column_of(value: Any) -> tuple[Any, int] | None:
     return base, offset // step
 
 
-def _merge_adjacent_columns(plain: list[tuple[int, int, Any]]) -> list[tuple[int, int, Any]]:
+def merge_adjacent_columns(plain: list[tuple[int, int, Any]]) -> list[tuple[int, int, Any]]:
     """Join runs of plain design columns that are consecutive columns of one 2-d array."""
     out: list[tuple[int, int, Any]] = []
     run: tuple[int, int, Any, int, int] | None = None  # (start, stop, base, j0, j1)

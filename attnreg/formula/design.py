@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -16,6 +14,16 @@ import patsy
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.formula.builder import check_finite, design_rows
+from attnreg.formula.checks import (
+    as_frame,
+    check_factor_levels,
+    check_response_columns,
+    check_weights,
+    na_message,
+    subset_mask,
+    translate_patsy_error,
+    weights_vector,
+)
 from attnreg.formula.counts import counts_code, counts_response
 from attnreg.formula.builder import model_arrays as _model_arrays
 from attnreg.formula.builder import model_arrays_public as _model_arrays_public  # noqa: F401
@@ -23,9 +31,7 @@ from attnreg.formula.kept import kept_frame, kept_names, names_of
 from attnreg.formula.parse import check_names, expand_dot, parse
 from attnreg.formula.poly import r_column_names
 from attnreg.formula.frame import (
-    align_to_rows,
     check_factor_code,
-    names_in,
     numeric_columns,
     prepare_frame,
     string_labels,
@@ -147,7 +153,7 @@ class Design:
         X_new : ndarray, shape (n_new, n_coef)
         labels : pandas.Index
         """
-        frame = string_labels(_as_frame(newdata, "newdata", scalars=True), "newdata")
+        frame = string_labels(as_frame(newdata, "newdata", scalars=True), "newdata")
         factors = list(self.design_info.factor_infos.keys())
         check_names(factors, frame, self.eval_env, "newdata")
         uses = {name: name in self.numeric_columns for f in factors
@@ -156,7 +162,7 @@ class Design:
         try:  # rows with a missing value (numeric or factor) are built apart, then NaN rows,
             mat, rows = design_rows(self.design_info, frame)  # as R's predict(na.pass)
         except patsy.PatsyError as exc:
-            raise _translate_patsy_error(exc, "newdata") from None
+            raise translate_patsy_error(exc, "newdata") from None
         X_new = np.full((frame.shape[0], len(self.column_names)), np.nan)
         X_new[rows] = mat
         check_finite(X_new[rows], self.column_names, frame.index[rows], "newdata")
@@ -262,14 +268,14 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
         raise OptionError(f"na_action must be one of 'drop', 'raise', however: {na_action=}")
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
-    given = _as_frame(data, "data")
+    given = as_frame(data, "data")
     frame = string_labels(given, "data")
     if frame.shape[0] == 0:
         raise DataError("data has no rows")
     env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)
     if extra_names:
         env = env.with_outer_namespace(dict(extra_names))
-    w_all = _weights_vector(weights, frame)
+    w_all = weights_vector(weights, frame)
     formula = expand_dot(formula, frame, exclude=[weights] if isinstance(weights, str) else [])
     desc = parse(formula)
     if not desc.lhs_termlist:
@@ -281,14 +287,14 @@ def build_design(formula: str, data: pd.DataFrame | Mapping[str, Any], *,
     check_names(factors, frame, env, "data")
     codes = [f.code for f in factors]
     if uses_time_operator(codes):  # lag() shifts rows: rows must be periods in time order
-        from attnreg.formula.lags import check_time_index
+        from attnreg.formula.time_index import check_time_index
 
         check_time_index(frame.index)
     uses: dict[str, bool] = {}
     for code in codes:
         for name, outside in variable_uses(code).items():
             uses[name] = uses.get(name, False) or outside
-    keep = _subset_mask(frame, subset)
+    keep = subset_mask(frame, subset)
     frame = prepare_frame(frame, uses, "data")
     named = set(uses).union(keep_columns, *(names_of(a) for a in (weights, subset)
                                             if isinstance(a, str)))
@@ -303,7 +309,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     try:
         built = _model_arrays(desc, frame, env)
     except patsy.PatsyError as exc:
-        raise _translate_patsy_error(exc, "data") from None
+        raise translate_patsy_error(exc, "data") from None
     design_info = built.x_info
     y_mat, X, labels, rows = built.y, built.X, built.labels, built.rows
     n_excluded = 0
@@ -319,11 +325,11 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
             y_mat, X, labels, rows = y_mat[w_ok], X[w_ok], labels[w_ok], rows[w_ok]
     counts = counts_code(desc, len(built.y_info.column_names), allow_counts)
     if counts is None:
-        _check_response_columns(built.y_info.column_names, desc, frame)
+        check_response_columns(built.y_info.column_names, desc, frame)
     dropped = frame.index.difference(labels, sort=False)
     if na_action == "raise" and len(dropped):
-        raise DataError(_na_message(frame, dropped, desc, w_all))
-    _check_factor_levels(design_info)
+        raise DataError(na_message(frame, dropped, desc, w_all))
+    check_factor_levels(design_info)
     if X.shape[0] == 0:
         codes = [f.code for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors]
         why = (f": the formula's lags and differences need more than the {frame.shape[0]} rows "
@@ -337,7 +343,7 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
     w, zero, trials = None, None, None
     if w_all is not None:
         w = np.asarray(w_all[rows], dtype=np.float64)
-        _check_weights(w, labels)
+        check_weights(w, labels)
     if counts is not None:  # cbind(successes, failures): R's proportion, weights × trials
         response = counts
         y, w, trials = counts_response(response, y_mat, w, labels)
@@ -353,138 +359,3 @@ def _build(formula: str, desc: Any, frame: pd.DataFrame, w_all: FloatArray | Non
                   intercept=intercept, dropped_labels=dropped, n_subset_excluded=n_excluded,
                   design_info=design_info, eval_env=env, zero_weight=zero,
                   data_rows=np.asarray(rows, dtype=np.int64), trials=trials)
-
-
-def _as_frame(data: Any, what: str, scalars: bool = False) -> pd.DataFrame:
-    if isinstance(data, pd.DataFrame):
-        return data
-    if isinstance(data, Mapping):
-        columns = dict(data)
-        if scalars and columns and all(np.ndim(v) == 0 for v in columns.values()):
-            columns = {k: [v] for k, v in columns.items()}  # a dict of scalars is one row
-        try:
-            return pd.DataFrame(columns)
-        except ValueError as exc:
-            raise DataError(f"{what} could not be made into a DataFrame: {exc}") from None
-    kind = type(data)
-    shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-    raise DataError(f"{what} must be a pandas DataFrame or a dict of columns, "
-                    f"however: type({what}) is {shown}")
-
-
-def _subset_mask(frame: pd.DataFrame, subset: Any) -> BoolArray | None:
-    """The rows ``subset`` selects (None: all), validated before any work."""
-    if subset is None:
-        return None
-    if isinstance(subset, str):
-        try:
-            value = frame.eval(subset)
-        except Exception as exc:
-            raise OptionError(f"subset expression {subset!r} could not be evaluated: {exc}") from None
-        what = f"subset expression {subset!r}"
-    else:
-        value = align_to_rows(subset, frame, "subset")
-        what = "subset"
-    if np.ndim(value) == 0:
-        raise OptionError(f"{what} must give one True/False per row, however it gives the "
-                          f"single value {value!r}")
-    if isinstance(value, (pd.Series, pd.Index)) and value.hasnans:
-        label = frame.index[int(np.argmax(pd.isna(np.asarray(value, dtype=object))))]
-        raise DataError(f"{what} is missing at row {label!r}; fill it first (e.g. "
-                        "mask.fillna(False)) to say whether such rows are used")
-    mask = np.asarray(value)
-    if mask.dtype != bool:
-        if mask.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in mask.ravel()):
-            mask = mask.astype(bool)
-        else:
-            raise OptionError(f"{what} must be True/False for each row (a boolean mask or a "
-                              f"comparison such as 'x > 0'), however it gives {mask.dtype} values")
-    if mask.shape != (frame.shape[0],):
-        raise OptionError(f"subset must have one entry per row of data ({frame.shape[0]}), "
-                          f"however it has shape {mask.shape}")
-    if not mask.any():
-        raise DataError("subset selects no rows")
-    return mask
-
-
-def _weights_vector(weights: Any, frame: pd.DataFrame) -> FloatArray | None:
-    if weights is None:
-        return None
-    if isinstance(weights, str):
-        if weights not in frame.columns:
-            close = difflib.get_close_matches(weights, [str(c) for c in frame.columns], n=3)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise FormulaError(f"data has no weights column {weights!r}{hint}")
-        values = frame[weights]
-    else:
-        values = align_to_rows(weights, frame, "weights")
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError("weights must be numeric") from None
-    if arr.shape != (frame.shape[0],):
-        raise DataError(f"weights must have one entry per row of data ({frame.shape[0]}), "
-                        f"however they have shape {arr.shape}")
-    return arr
-
-
-def _check_weights(w: FloatArray, labels: pd.Index) -> None:
-    bad = ~np.isfinite(w) | (w < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise DataError(f"weights must be finite and non-negative; row {labels[i]!r} has weight "
-                        f"{float(w[i])!r} (use subset= to exclude rows)")
-
-
-def _check_response_columns(columns: list[str], desc: Any, frame: pd.DataFrame) -> None:
-    if len(columns) == 1:
-        return
-    name = desc.lhs_termlist[0].factors[0].code if desc.lhs_termlist else "?"
-    dtype = frame[name].dtype if name in frame.columns else "non-numeric"
-    raise DataError(f"the response {name!r} must be numeric, however it is {dtype} "
-                    f"(patsy made {len(columns)} indicator columns from it)")
-
-
-def _check_factor_levels(info: Any) -> None:
-    """A factor needs two or more levels (R: contrasts apply only to such factors)."""
-    for factor_info in info.factor_infos.values():
-        if factor_info.type == "categorical" and len(factor_info.categories) < 2:
-            levels = ", ".join(map(repr, factor_info.categories)) or "none"
-            raise DataError(f"factor {factor_info.factor.code!r} has one level ({levels}) in the "
-                            "rows used: a factor needs two or more levels; leave it out of the "
-                            "formula")
-
-
-def _na_message(frame: pd.DataFrame, dropped: pd.Index, desc: Any,
-                weights: FloatArray | None = None) -> str:
-    used = {n for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors
-            for n in names_in(f.code) if n in frame.columns}
-    first = dropped[0]
-    row = frame.loc[first]
-    cols = [c for c in frame.columns if c in used and bool(pd.isna(row[c]))]
-    position = frame.index.get_loc(first)
-    if cols:
-        where = f"column {cols[0]!r}"
-    elif weights is not None and isinstance(position, int) and np.isnan(weights[position]):
-        where = "weights"
-    else:
-        where = "a term (e.g. a lag) that evaluated to NaN"
-    return (f"na_action='raise': {len(dropped)} rows have missing values; the first is row "
-            f"{first!r} in {where}")
-
-
-_LEVEL = re.compile(r"observation with value (.+?) does not match any of the expected levels "
-                    r"\(expected: (.*)\)")
-
-
-def _translate_patsy_error(exc: patsy.PatsyError, what: str) -> Exception:
-    msg = str(exc.message) if hasattr(exc, "message") else str(exc)
-    origin = getattr(exc, "origin", None)
-    term = origin.relevant_code() if origin is not None else "?"
-    match = _LEVEL.search(msg)
-    if match:
-        return DataError(f"{what}: factor {term!r} has level {match.group(1)} not seen when "
-                         f"fitting (levels: {match.group(2)})")
-    if "NameError" in msg:
-        return FormulaError(f"{what}: {msg.splitlines()[0]} (in term {term!r})")
-    return FormulaError(f"{what}: {exc}")

@@ -57,7 +57,7 @@ def _exponent(size: np.ndarray) -> np.ndarray:
     return np.where(size > 0, e, _NO_SPREAD)
 
 
-class _Moments:
+class MomentTransform:
     """Running count, mean and sum of squared deviations per column, NaN ignored (Chan).
 
     The sum of squares is kept as ``m2_scaled`` · 4^``exponent`` (an integer exponent per
@@ -136,14 +136,14 @@ class _Moments:
         return np.where(self.n > 0, self.mean, np.nan)
 
 
-class _Center(_Moments):
+class _Center(MomentTransform):
     """center(x): subtract the mean of the observed training values."""
 
     def transform(self, x: Any) -> Any:
         return self._reshape(x, _as_2d(x) - self._mean())
 
 
-class _Standardize(_Moments):
+class _Standardize(MomentTransform):
     """standardize(x, center=True, rescale=True, ddof=0)."""
 
     def transform(self, x: Any, center: bool = True, rescale: bool = True, ddof: int = 0) -> Any:
@@ -157,7 +157,7 @@ class _Standardize(_Moments):
         return self._reshape(x, out)
 
 
-class _Scale(_Moments):
+class _Scale(MomentTransform):
     """scale(x, center=True, scale=True), as R's ``scale()``."""
 
     def transform(self, x: Any, center: Any = True, scale: Any = True) -> Any:

@@ -22,7 +22,7 @@ from scipy import stats
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
 from attnreg.glm.irls import irls
-from attnreg.linear.anova import AnovaTable
+from attnreg.inference.anova_table import AnovaTable
 
 if TYPE_CHECKING:
     from attnreg.glm.results import GlmResults

@@ -27,7 +27,7 @@ from attnreg.exceptions import DataError
 from attnreg.fe.demean import FixedEffects, demean
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
-from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.tallqr import streaming_r
 
 __all__ = ["FeIrlsFit", "fe_irls", "perfectly_fitted"]
 

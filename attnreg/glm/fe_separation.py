@@ -26,7 +26,7 @@ from scipy.linalg import solve_triangular
 
 from attnreg._typing import BoolArray, FloatArray
 from attnreg.fe.demean import FixedEffects, demean
-from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.tallqr import streaming_r
 
 __all__ = ["RectifierResult", "rectifier"]
 

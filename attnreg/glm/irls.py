@@ -16,7 +16,7 @@ import numpy as np
 from scipy.linalg import qr
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.tallqr import streaming_r
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
 from attnreg.glm.optimum import irls_optimum

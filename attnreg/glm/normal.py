@@ -8,7 +8,7 @@ temporaries stay in cache and its weighted rows go to a reusable buffer
 the linear predictor and the means, which go to buffers the caller owns. (On a million rows
 a fresh 160 MB product costs more in page faults than the product itself.)
 
-The segments of rows are the tall QR's (:func:`attnreg.linear._tallqr.segments`, fixed by the
+The segments of rows are the tall QR's (:func:`attnreg.linear.tallqr.segments`, fixed by the
 shape) and their sums are added in row order, so the result is the same bit for bit on any
 number of threads.
 
@@ -31,7 +31,7 @@ import numpy as np
 from attnreg._typing import FloatArray
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
-from attnreg.linear._tallqr import segments
+from attnreg.linear.tallqr import segments
 from attnreg.threads import parallel_map, scratch
 
 __all__ = ["LEAF_ROWS", "PassResult", "RowPass", "weighted_gram"]

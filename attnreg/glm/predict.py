@@ -28,7 +28,7 @@ from scipy import stats
 from scipy.linalg import solve_triangular
 
 from attnreg._typing import FloatArray
-from attnreg.attention import AttentionWeights, linear_weight_fn
+from attnreg.views.attention import AttentionWeights, linear_weight_fn
 from attnreg.exceptions import OptionError
 from attnreg.glm.offset import evaluate_offset
 

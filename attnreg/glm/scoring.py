@@ -19,7 +19,7 @@ from attnreg.exceptions import DataError as ConvergenceError
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
 from attnreg.glm.normal import weighted_gram
-from attnreg.linear._tallqr import streaming_r
+from attnreg.linear.tallqr import streaming_r
 
 __all__ = ["EPS", "NORMAL_COND", "IrlsFit", "Problem", "solve_normal", "start"]
 

@@ -145,8 +145,8 @@ class IVChunks:
 
 def _merge(T: FloatArray, block: FloatArray, sqrt_w: FloatArray | None = None) -> FloatArray:
     """The R factor of ``[T; sqrt_w * block]``: the chunk's R by the package's cache-blocked
-    tall QR (:func:`attnreg.linear._tallqr.streaming_r`), then one small QR with ``T``."""
-    from attnreg.linear._tallqr import streaming_r
+    tall QR (:func:`attnreg.linear.tallqr.streaming_r`), then one small QR with ``T``."""
+    from attnreg.linear.tallqr import streaming_r
 
     k = block.shape[1]
     Rb = streaming_r(np.ascontiguousarray(block[:, :-1]), np.ascontiguousarray(block[:, -1]),

@@ -12,8 +12,8 @@ import scipy.linalg as sla
 from scipy import stats
 
 from attnreg.exceptions import OptionError
-from attnreg.linear._restrictions import parse_restrictions
-from attnreg.linear.hypotheses import WaldTest
+from attnreg.inference.restrictions import parse_restrictions
+from attnreg.inference.hypothesis_results import WaldTest
 
 if TYPE_CHECKING:
     from attnreg.iv.results import IVResults
@@ -39,7 +39,7 @@ def iv_wald_test(res: IVResults, hypothesis: str | list[str]) -> WaldTest:
     ----------
     res : IVResults
     hypothesis : str or list of str
-        Grammar of :func:`attnreg.linear._restrictions.parse_restrictions`.
+        Grammar of :func:`attnreg.inference.restrictions.parse_restrictions`.
 
     Returns
     -------

@@ -19,7 +19,7 @@ from scipy import stats
 
 from attnreg.report import Summary, render
 from attnreg.report.rformat import fmt_g, fmt_pvalue, format_c, r_format, r_signif
-from attnreg.report.rprint import SIGNIF_LEGEND, _quantiles, print_coefmat, print_named_vector
+from attnreg.report.rprint import SIGNIF_LEGEND, print_coefmat, print_named_vector, quantiles as _quantiles
 from attnreg.report.sections import Call, Coefficients, Lines
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from attnreg.exceptions import DataError, OptionError
 from attnreg.fe.demean import demean
 from attnreg.iv._design import group_sums
 from attnreg.iv.vcov_binding import diagnostic_kind
-from attnreg.linear.bootstrap import draw_weights
+from attnreg.inference.bootstrap_draws import draw_weights
 
 if TYPE_CHECKING:
     from attnreg.iv.results import IVResults
@@ -216,7 +216,7 @@ def wre_bootstrap(res: IVResults, null: float = 0.0, *, reps: int = 999, weights
     reps : int
         Bootstrap samples.
     weights : {"rademacher", "webb", "mammen", "normal"}
-        Multipliers, :func:`attnreg.linear.bootstrap.draw_weights` (shape (reps, n) per row,
+        Multipliers, :func:`attnreg.inference.bootstrap_draws.draw_weights` (shape (reps, n) per row,
         (reps, G) per cluster, clusters in sorted order).
     seed : int, Generator or None
         Seeds :func:`numpy.random.default_rng`.

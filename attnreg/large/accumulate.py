@@ -58,7 +58,7 @@ import scipy.linalg as sla
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.large.columns import ChunkColumns, ChunkDesign, _Piece, chunk_columns, chunk_design
+from attnreg.large.columns import ChunkColumns, ChunkDesign, Piece, chunk_columns, chunk_design
 from attnreg.large.spec import ChunkSpec
 
 __all__ = ["ChunkDesign", "Incomplete", "RFactor", "chunk_columns", "chunk_design"]
@@ -135,7 +135,7 @@ class RFactor:
         """
         has_int = spec.intercept if spec is not None else bool(intercept)
         p = chunk.X.shape[1]
-        columns = ChunkColumns(pieces=(_Piece(0, p, chunk.X, raw=False),) if p else (),
+        columns = ChunkColumns(pieces=(Piece(0, p, chunk.X, raw=False),) if p else (),
                                n_coef=p, y=chunk.y, weights=chunk.weights, take=None,
                                index=chunk.labels, names=[str(j) for j in range(p)],
                                n_dropped=chunk.n_dropped, n_excluded=chunk.n_excluded,
@@ -240,7 +240,7 @@ class RFactor:
     def centred_r(self) -> FloatArray:
         """R of the centred, weighted [X | y] without the intercept column, shape (k+1, k+1).
 
-        What :func:`attnreg.linear._tallqr.streaming_r` gives in memory (k = non-intercept
+        What :func:`attnreg.linear.tallqr.streaming_r` gives in memory (k = non-intercept
         columns). With R = [[r00, r01], [0, R11]] the R of [√w | √w (X − c)], R11ᵀR11 =
         ZᵀZ − r01ᵀr01 is the cross-product of the columns centred on their exact weighted
         means whatever the shift c: R11 is that R.
@@ -297,15 +297,15 @@ def _segment_factor(chunk: ChunkColumns, intercept: bool,
                     span: tuple[int, int]) -> tuple[FloatArray, FloatArray, Any, float, int]:
     """(R, shift, Σ w (row − shift) in extended precision, Σ w, rows) of rows ``span``.
 
-    The streaming QR of :func:`attnreg.linear._tallqr.streaming_r`, with the design's leaves
+    The streaming QR of :func:`attnreg.linear.tallqr.streaming_r`, with the design's leaves
     filled from the chunk's column pieces. With an intercept the columns are
     [√w | √w (X − c) | √w (y − c_y)], c the first leaf's (unweighted) column means: any shift
     near the means keeps the centred columns' digits (the module notes), and the leaf is in
     cache when c is taken. Non-finite values are found from the leaf's column sums (a NaN
     or an infinity makes a sum non-finite) and then named by :meth:`ChunkColumns.check_rows`.
     """
-    from attnreg.linear._lapack import geqrt, workspace
-    from attnreg.linear._tallqr import QR_NB, _leaf_rows
+    from attnreg.linear.lapack import geqrt, workspace
+    from attnreg.linear.tallqr import QR_NB, leaf_rows as _leaf_rows
     from attnreg.threads import scratch
 
     lo0, hi0 = span

@@ -43,7 +43,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.large.spec import ChunkSpec
 
-__all__ = ["ChunkColumns", "ChunkDesign", "chunk_columns", "chunk_design"]
+__all__ = ["ChunkColumns", "ChunkDesign", "Piece", "chunk_columns", "chunk_design"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class ChunkDesign:
 
 
 @dataclass(frozen=True)
-class _Piece:
+class Piece:
     """Design columns ``start:stop`` from ``value`` (None: the constant 1).
 
     ``value`` has one row per row of the chunk (``raw``: indexed by the kept rows' positions)
@@ -125,7 +125,7 @@ class ChunkColumns:
         ``assume_complete``; a NaN is then found only when the rows are assembled).
     """
 
-    pieces: tuple[_Piece, ...] = field(repr=False)
+    pieces: tuple[Piece, ...] = field(repr=False)
     n_coef: int
     y: FloatArray = field(repr=False)
     weights: FloatArray | None = field(repr=False)
@@ -205,7 +205,7 @@ def _evaluate(spec: ChunkSpec, frame: pd.DataFrame,
     """Every factor's values on the chunk (numeric: 2-d arrays, views of the data's columns
     where possible; categorical: 1-d codes) and the mask of rows without NA (None: all;
     ``find_na=False``: float factors are not searched)."""
-    from attnreg.formula.builder import _eval_factor
+    from attnreg.formula.builder import eval_factor
 
     na = patsy.NAAction("drop")
     n = frame.shape[0]
@@ -215,7 +215,7 @@ def _evaluate(spec: ChunkSpec, frame: pd.DataFrame,
         for factor_info in info.factor_infos.values():
             if factor_info in values:
                 continue
-            value, is_na, _ = _eval_factor(factor_info, frame, na, find_na=find_na)
+            value, is_na, _ = eval_factor(factor_info, frame, na, find_na=find_na)
             if value.shape[0] != n:
                 raise patsy.PatsyError(f"factor {factor_info.factor.name()} gave {value.shape[0]} "
                                        f"rows for a chunk of {n}", factor_info.factor)
@@ -226,15 +226,15 @@ def _evaluate(spec: ChunkSpec, frame: pd.DataFrame,
 
 
 def _pieces(info: Any, values: dict[Any, Any], take: IntArray | None,
-            n_kept: int) -> tuple[_Piece, ...]:
+            n_kept: int) -> tuple[Piece, ...]:
     """Where each design column of ``info`` comes from (patsy's ``_build_design_matrix``,
     plain numeric columns referenced rather than copied)."""
-    from attnreg.formula.builder import _merge_adjacent_columns, column_sources
+    from attnreg.formula.builder import merge_adjacent_columns, column_sources
     from attnreg.formula.factors import build_subterm
 
     by_factor = {fi.factor: values[fi] for fi in info.factor_infos.values()}
     plain: list[tuple[int, int, Any]] = []
-    built: list[_Piece] = []
+    built: list[Piece] = []
     for start, stop, value, subterm in column_sources(info, by_factor):
         if subterm is None:
             plain.append((start, stop, value))
@@ -243,8 +243,8 @@ def _pieces(info: Any, values: dict[Any, Any], take: IntArray | None,
         sub = {f: by_factor[f] if take is None else by_factor[f][take] for f in subterm.factors}
         out = np.empty((n_kept, stop - start))
         build_subterm(subterm, info.factor_infos, sub, out)
-        built.append(_Piece(start, stop, out, raw=False))
-    merged = [_Piece(a, b, v, raw=v is not None) for a, b, v in _merge_adjacent_columns(plain)]
+        built.append(Piece(start, stop, out, raw=False))
+    merged = [Piece(a, b, v, raw=v is not None) for a, b, v in merge_adjacent_columns(plain)]
     return tuple(sorted([*merged, *built], key=lambda p: p.start))
 
 
@@ -286,13 +286,13 @@ def chunk_columns(spec: ChunkSpec, frame: pd.DataFrame, *,
         row named). Non-finite design values are found when the rows are assembled
         (:meth:`ChunkColumns.design`, :meth:`ChunkColumns.check_rows`).
     """
-    from attnreg.formula.design import _subset_mask, _translate_patsy_error
+    from attnreg.formula.checks import subset_mask, translate_patsy_error
 
     n = frame.shape[0]
     try:
         values, good = _evaluate(spec, frame, find_na=not assume_complete)
     except patsy.PatsyError as exc:
-        raise _translate_patsy_error(exc, "data") from None
+        raise translate_patsy_error(exc, "data") from None
     rows = np.arange(n, dtype=np.int64) if good is None else np.flatnonzero(good)
     n_dropped = n - rows.size
     keep_mask = np.ones(rows.size, dtype=bool)
@@ -313,7 +313,7 @@ def chunk_columns(spec: ChunkSpec, frame: pd.DataFrame, *,
         raise DataError(f"na_action='raise': rows have missing values; the first is row {first!r}")
     n_excluded = 0
     if spec.subset is not None:
-        mask = _subset_mask(frame, spec.subset) if n else np.zeros(0, dtype=bool)
+        mask = subset_mask(frame, spec.subset) if n else np.zeros(0, dtype=bool)
         assert mask is not None
         n_excluded = int((~mask).sum())
         # rows excluded by subset are not counted as dropped for NA

@@ -34,7 +34,7 @@ from attnreg.large.passes import MeatPart, pass_plan, run_pass
 from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov, split_df
 from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
 
-__all__ = ["check_chunked_vcov", "chunked_vcov", "score_stats"]
+__all__ = ["check_chunked_vcov", "check_vcov_chunked", "chunked_vcov", "score_stats"]
 
 
 def check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
@@ -90,3 +90,11 @@ def chunked_vcov(res: Any, kind: str = "classical", *, maxlags: int | None = Non
     middle = estimator.middle_from_scores(spec, stats) if needs.cross or groups else None
     # df=np.inf: z and chi-squared tests, as the in-memory fit's (split_df)
     return base._with(vcov_spec=dataclasses.replace(spec, df=df), middle_robust=middle)
+
+
+def check_vcov_chunked(checked: dict[str, Any]) -> None:
+    """A covariance the chunk passes cannot compute (``checked``: a method's checked options),
+    refused before the first pass."""
+    vcov = checked.get("vcov", "classical")
+    check_chunked_vcov(get_vcov(vcov).name, check_vcov_options(
+        vcov, maxlags=checked.get("maxlags"), **checked.get("vcov_options", {})))

@@ -1,7 +1,7 @@
 """The attention view of a chunked fit, streamed: top contributors and diagnostics, never J×N.
 
 For a handful of query rows x*_j, the weight of training row i in the prediction for query j
-is (OLS and WLS; :mod:`attnreg.attention`)
+is (OLS and WLS; :mod:`attnreg.views.attention`)
 
     ω_ji = w_i (1/Σw + (x*_j − x̄)' Ω (x_i − x̄)),    Ω = (Z'Z)⁻¹,  Z = √w (X − x̄)
 
@@ -11,7 +11,7 @@ one product (X_c − x̄) q, of shape (rows of the chunk, J). For ridge and PCR,
 Ω = D⁻¹ V diag(f / s²) V' D⁻¹ from the spectrum of the scaled R (f the filter); so also
 for OLS when columns are aliased.
 
-One pass over the chunks (a local :class:`~attnreg.large.sources.ChunkSource`, or the
+One pass over the chunks (a local :class:`~attnreg.large.source_base.ChunkSource`, or the
 partitions of a dask frame on their workers, merged in a tree) keeps per query the ``k``
 weights largest in |ω| (or in ω) with their rows' labels and responses, and the sums that
 give the diagnostics: the prediction Σ ω y, the weight sum, the negative mass, Σ ω²
@@ -234,7 +234,7 @@ class StreamedAttention:
         Returns
         -------
         DataFrame
-            Long format, as :meth:`attnreg.attention.AttentionWeights.top_k`: ``query``,
+            Long format, as :meth:`attnreg.views.attention.AttentionWeights.top_k`: ``query``,
             ``rank``, ``train_label``, ``weight``, ``y``, ``contribution`` (ω y).
         """
         if by not in ("abs", "weight"):
@@ -256,7 +256,7 @@ class StreamedAttention:
     @property
     def diagnostics(self) -> pd.DataFrame:
         """Per query: ``prediction``, ``weight_sum``, ``negative_mass``, ``leverage`` (Σ ω²),
-        ``effective_neighbours``, ``entropy`` (as :class:`attnreg.attention.AttentionWeights`)
+        ``effective_neighbours``, ``entropy`` (as :class:`attnreg.views.attention.AttentionWeights`)
         and ``self_weight`` (the query's own leverage)."""
         part = self._part(self.plan.k, self.plan.by)
         pred, total, neg, sq, A, alog = part.sums.T

@@ -51,7 +51,7 @@ import pandas as pd
 import patsy
 
 from attnreg.exceptions import DataError
-from attnreg.large.sources import ChunkSource
+from attnreg.large.source_base import ChunkSource
 
 __all__ = ["Pass1Part", "mergeable", "partition_summary", "portable_env", "spec_from_summary"]
 
@@ -104,11 +104,11 @@ def _env(names: Mapping[str, Any]) -> Any:
 
 def _transform_moments(state: Mapping[str, Any]) -> dict[str, Moments] | None:
     """A factor's transforms as moments, or None when one of them is not attnreg's."""
-    from attnreg.formula.transforms import _Moments
+    from attnreg.formula.transforms import MomentTransform
 
     out: dict[str, Moments] = {}
     for key, obj in state.get("transforms", {}).items():
-        if not isinstance(obj, _Moments) or obj.n is None:
+        if not isinstance(obj, MomentTransform) or obj.n is None:
             return None
         assert obj.mean is not None and obj.m2 is not None
         out[key] = (np.array(obj.n, dtype=np.float64), np.array(obj.mean, dtype=np.float64),
@@ -236,7 +236,7 @@ def partition_summary(job: Mapping[str, Any], frame: pd.DataFrame) -> Pass1Part:
     -------
     Pass1Part
     """
-    from attnreg.formula.design import _translate_patsy_error
+    from attnreg.formula.checks import translate_patsy_error
     from attnreg.formula.parse import parse
     from attnreg.large.spec import _incr_dbuilders, formula_env
 
@@ -249,7 +249,7 @@ def partition_summary(job: Mapping[str, Any], frame: pd.DataFrame) -> Pass1Part:
         y_info, x_info = _incr_dbuilders(parse(job["formula"]), lambda: iter([frame]),
                                          formula_env(_env(job["names"])), patsy.NAAction("drop"))
     except patsy.PatsyError as exc:
-        raise _translate_patsy_error(exc, "data") from None
+        raise translate_patsy_error(exc, "data") from None
     spec = _Infos(y_info, x_info)
     ok = mergeable(spec)
     moments: dict[str, dict[str, Moments]] = {}

@@ -44,9 +44,11 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.large.accumulate import Incomplete, RFactor, chunk_columns
+from attnreg.large.covariance import check_vcov_chunked
 from attnreg.large.passes import GradientPart, centred_gradient_part, frames_of, gradient_part
 from attnreg.large.spec import ChunkSpec, learn_spec
-from attnreg.large.sources import ChunkSource, as_source, check_sep
+from attnreg.large.source_base import ChunkSource
+from attnreg.large.sources import as_source, check_sep
 
 __all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "check_request_rows",
            "check_residuals", "chunk_factor", "finish",
@@ -150,7 +152,9 @@ def spectrum_from_factor(factor: RFactor, method: str, *, standardize: bool,
     """
     from attnreg.linear.left_vectors import LeftVectors
     from attnreg.linear.scaling import column_norms, unit_weights
-    from attnreg.linear.spectral import Spectrum, _scales, _scaled_r, _small_svd
+    from attnreg.linear.decompositions import (scaled_r as _scaled_r, scales as _scales,
+                                               small_svd as _small_svd)
+    from attnreg.linear.spectral import Spectrum
     from attnreg.methods import get_method
 
     rule = get_method(method).require_rule("the chunked fit")
@@ -307,7 +311,8 @@ def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
     A source with ``map_reduce`` (dask partitions) computes each step's gradient on the
     workers.
     """
-    from attnreg.linear.refinement import _PATIENCE, _ROUNDING, _SHRINK, REFINE_MAX_STEPS
+    from attnreg.linear.refinement import (PATIENCE as _PATIENCE, REFINE_MAX_STEPS,
+                                           ROUNDING as _ROUNDING, SHRINK as _SHRINK)
 
     steps = REFINE_MAX_STEPS if max_steps is None else max_steps
     cols = refinement_columns(res)
@@ -401,7 +406,7 @@ def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | 
     if vcov != "classical":
         given["vcov"] = vcov
     checked = estimator.check_options(given)
-    _check_vcov_chunked(checked)
+    check_vcov_chunked(checked)
     check_residuals(residuals)
     source = as_source(data, chunk_rows=chunk_rows, sep=sep)
     if weights is not None and not isinstance(weights, str):
@@ -448,16 +453,6 @@ def check_request_rows(request: Any) -> None:
                           f"na_action={request.na_action!r}")
 
 
-def _check_vcov_chunked(checked: dict[str, Any]) -> None:
-    """A covariance the chunk passes cannot compute, refused before the first pass."""
-    from attnreg.large.covariance import check_chunked_vcov
-    from attnreg.linear.inference import check_vcov_options, get_vcov
-
-    vcov = checked.get("vcov", "classical")
-    check_chunked_vcov(get_vcov(vcov).name, check_vcov_options(
-        vcov, maxlags=checked.get("maxlags"), **checked.get("vcov_options", {})))
-
-
 def fit_request(request: Any) -> Any:
     """The local chunked backend of :func:`attnreg.attnreg` (a :class:`attnreg.large.FitRequest`).
 
@@ -478,7 +473,7 @@ def fit_request(request: Any) -> Any:
                           "declares no spectral rule (Estimator(rule=...)) for the chunk passes "
                           f"to apply; chunked fits are {', '.join(map(repr, method_names('rule')))}")
     checked = estimator.check_options(options)
-    _check_vcov_chunked(checked)
+    check_vcov_chunked(checked)
     weights, subset = request.weights, request.subset
     check_request_rows(request)
     source = as_source(request.data, chunk_rows=chunk["chunk_rows"], sep=chunk["sep"])

@@ -3,12 +3,12 @@
 :class:`ChunkedHypotheses` is a mixin of :class:`~attnreg.large.results.ChunkedResults`. The
 tests of linear restrictions read only the coefficients, their covariance (in its exactly
 rescaled form) and the formula's terms, so ``wald_test`` and ``t_test`` are those of
-:class:`~attnreg.linear.hypotheses.Hypotheses`. The analysis of variance tables of one fit
-(:mod:`attnreg.linear.anova`: sequential, type II and III) need the R factors of
+:class:`~attnreg.inference.hypotheses.Hypotheses`. The analysis of variance tables of one fit
+(:mod:`attnreg.inference.anova`: sequential, type II and III) need the R factors of
 sub-designs with the response, and the accumulated R factor gives them all
 (:meth:`ChunkedHypotheses.sub_design_r`: RᵀR is the cross-product of √w [X | y]);
 :func:`attnreg.anova` compares nested chunked fits (and in-memory ones) by their residual
-sums of squares (:mod:`attnreg.linear.anova_rss`). ``augment``, which needs each row
+sums of squares (:mod:`attnreg.inference.anova_rss`). ``augment``, which needs each row
 again, is refused with a message saying why and what to do instead.
 
 Examples
@@ -35,7 +35,7 @@ import scipy.linalg as sla
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
-from attnreg.linear.hypotheses import Hypotheses
+from attnreg.inference.hypotheses import Hypotheses
 
 __all__ = ["ChunkedHypotheses"]
 

@@ -28,7 +28,7 @@ def design_of_frame(spec: Any, frame: pd.DataFrame) -> FloatArray:
         NaN rows for rows with a missing value.
     """
     from attnreg.formula.builder import design_rows
-    from attnreg.formula.design import _translate_patsy_error
+    from attnreg.formula.checks import translate_patsy_error
     from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
     from attnreg.formula.parse import check_names
 
@@ -40,7 +40,7 @@ def design_of_frame(spec: Any, frame: pd.DataFrame) -> FloatArray:
     try:  # patsy's build_design_matrices, factors encoded per distinct value
         mat, rows = design_rows(spec.x_info, frame)
     except patsy.PatsyError as exc:
-        raise _translate_patsy_error(exc, "newdata") from None
+        raise translate_patsy_error(exc, "newdata") from None
     X = np.full((frame.shape[0], len(spec.column_names)), np.nan)
     X[rows] = mat
     return X

@@ -51,9 +51,9 @@ from attnreg.exceptions import DataError
 from attnreg.formula.builder import check_finite
 from attnreg.large.accumulate import ChunkDesign, Incomplete, chunk_columns, chunk_design
 from attnreg.large.columns import ChunkColumns
-from attnreg.linear._tallqr import column_span
+from attnreg.linear.tallqr import column_span
 from attnreg.linear.scorestats import residual_scale
-from attnreg.large.sources import ChunkSource
+from attnreg.large.source_base import ChunkSource
 from attnreg.large.spec import ChunkSpec
 
 __all__ = ["RESERVOIR_SIZE", "GradientPart", "MeatPart", "PassPlan", "centred_gradient_part",

@@ -39,6 +39,7 @@ import patsy
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
+from attnreg.inference.tstats import f_sf
 from attnreg.exceptions import InferenceWarning
 from attnreg.large.accumulate import RFactor
 from attnreg.large.hypotheses import ChunkedHypotheses
@@ -46,8 +47,8 @@ from attnreg.large.passes import MeatPart
 from attnreg.large.spec import ChunkSpec
 from attnreg.linear.cluster_columns import ClusterCounts
 from attnreg.linear.scorestats import ScoreStats
-from attnreg.linear.tidy import TidyGlance
-from attnreg.linear.tstats import StudentInference
+from attnreg.inference.glance import TidyGlance
+from attnreg.inference.tstats import StudentInference
 from attnreg.linear.rules import SpectralRule
 from attnreg.methods import get_method
 
@@ -63,7 +64,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
 
     ``tidy()`` and ``glance()`` are those of the in-memory fit
-    (:class:`~attnreg.linear.tidy.TidyGlance`), and :func:`attnreg.etable` takes it as a
+    (:class:`~attnreg.inference.glance.TidyGlance`), and :func:`attnreg.etable` takes it as a
     column; ``wald_test()`` and ``t_test()`` are the in-memory fit's
     (:class:`~attnreg.large.hypotheses.ChunkedHypotheses`), and :func:`attnreg.anova`
     compares nested chunked fits; ``augment()``, which needs the rows, is refused.
@@ -343,8 +344,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     def f_test(self) -> Any:
         """Overall F test: R's F (classical), or the Wald F under a robust covariance."""
         from attnreg.linear.coefficients import slopes_wald
-        from attnreg.linear.results import FTest
-        from attnreg.linear.tstats import f_sf
+        from attnreg.linear.fitstats import FTest
 
         df1, df2 = self.df_model, self.df_resid
         nan = float("nan")
@@ -358,8 +358,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
             dfi = self.df_inference  # df_resid, or inf under df=np.inf (χ²(df1) of df1 F)
             return FTest(float(stat), float(df1), float(dfi), f_sf(stat, df1, dfi))
         stat, q = slopes_wald(self)  # the in-memory fit's Wald F of the slopes
-        df2 = self.df_inference
-        return FTest(stat, float(q), float(df2), f_sf(stat, q, df2))
+        return FTest(stat, float(q), float(self.df_inference), f_sf(stat, q, self.df_inference))
 
     # ------------------------------------------------------------ covariances
     def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
@@ -415,7 +414,7 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
     # ------------------------------------------------------------ prediction
     def _design_of(self, frame: pd.DataFrame) -> FloatArray:
         from attnreg.formula.builder import design_rows
-        from attnreg.formula.design import _translate_patsy_error
+        from attnreg.formula.checks import translate_patsy_error as _translate_patsy_error
         from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
         from attnreg.formula.parse import check_names
 
@@ -537,8 +536,8 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
 
     def event_study(self, term: str | None = None, level: float = 0.95) -> pd.DataFrame:
         """The coefficients of an ``i()`` term over its levels, the reference level(s) at 0
-        (:func:`attnreg.linear.eventstudy.event_study`)."""
-        from attnreg.linear.eventstudy import event_study
+        (:func:`attnreg.views.eventstudy.event_study`)."""
+        from attnreg.views.eventstudy import event_study
 
         return event_study(self, term=term, level=level)
 

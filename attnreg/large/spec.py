@@ -35,7 +35,6 @@ Examples
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,24 +42,13 @@ import pandas as pd
 import patsy
 
 from attnreg.exceptions import DataError, FormulaError
+from attnreg.large.chunkwise import check_chunkwise
 from attnreg.formula.frame import check_factor_code, variable_uses
 from attnreg.formula.parse import check_names, expand_dot, parse
 
-__all__ = ["NOT_CHUNKWISE", "ChunkSpec", "formula_env", "learn_spec"]
+__all__ = ["ChunkSpec", "formula_env", "learn_spec"]
 
 #: Formula functions that cannot be evaluated chunk by chunk in one pass, and why.
-NOT_CHUNKWISE = {
-    "bs": "a spline basis learns its knots from quantiles of all the data (patsy keeps every "
-          "value in memory)",
-    "cr": "a spline basis learns its knots from quantiles of all the data",
-    "cc": "a spline basis learns its knots from quantiles of all the data",
-    "te": "a tensor spline learns its knots from quantiles of all the data",
-    "lag": "a lag needs the rows of the previous chunk",
-    "lags": "a lag needs the rows of the previous chunk",
-    "diff": "a difference needs the rows of the previous chunk",
-}
-
-
 @dataclass(frozen=True)
 class ChunkSpec:
     """What a chunked fit learned from pass 1: the design of every chunk, as patsy builds it.
@@ -205,39 +193,6 @@ def formula_env(eval_env: Any = None) -> Any:
                                      "poly": poly, "i": i})
 
 
-def _called(code: str) -> set[str]:
-    try:
-        tree = ast.parse(code.strip(), mode="eval")
-    except SyntaxError:
-        return set()
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            out.add(func.id if isinstance(func, ast.Name)
-                    else func.attr if isinstance(func, ast.Attribute) else "")
-    return out
-
-
-def check_chunkwise(codes: list[str]) -> None:
-    """FormulaError naming the first term that cannot be evaluated chunk by chunk.
-
-    Examples
-    --------
-    >>> check_chunkwise(["x", "np.log(x)", "center(x)"])
-    >>> check_chunkwise(["bs(x, df=4)"])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    attnreg.exceptions.FormulaError: the term 'bs(x, df=4)' cannot be evaluated chunk by chunk: ...
-    """
-    for code in codes:
-        bad = sorted(_called(code) & NOT_CHUNKWISE.keys())
-        if bad:
-            raise FormulaError(
-                f"the term {code!r} cannot be evaluated chunk by chunk: {NOT_CHUNKWISE[bad[0]]}. "
-                "Compute it as a column of the data first, or fit a sample in memory")
-
-
 def _open_columns(desc: Any, env: Any, frame: pd.DataFrame, na: Any) -> tuple[str, ...]:
     """Columns of the factors whose spec needs rows past the first chunk, told from it.
 
@@ -311,6 +266,41 @@ def _skip_rows(frames: Any, skip: int) -> Any:
         skip = 0
 
 
+def _parse_for_source(formula: Any, source: Any, env: Any,
+                      weights: str | None) -> tuple[str, Any, dict[str, bool], tuple[str, ...]]:
+    """Pass 1's checks before any row is read: (the formula with ``.`` expanded, its patsy
+    description, the variables it uses (True: also outside a column's own call), the source
+    columns it needs)."""
+    if not isinstance(formula, str) or "~" not in formula:
+        raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
+    empty = pd.DataFrame(columns=list(source.columns))
+    formula = expand_dot(formula, empty, exclude=[weights] if weights else [])
+    desc = parse(formula)
+    if not desc.lhs_termlist:
+        raise FormulaError(f"the formula {formula!r} has no response left of '~'")
+    factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
+    codes = [f.code for f in factors]
+    for factor in factors:
+        check_factor_code(factor.code, source.columns)
+    check_chunkwise(codes)
+    try:
+        check_names(factors, empty, env, "data")
+    except FormulaError:  # the source may know why (a file of a glob, a partition key)
+        scope = getattr(env, "namespace", {})
+        for name in variable_uses(" + ".join(codes)):
+            if name not in source.columns and name not in scope:
+                getattr(source, "explain_absent", lambda _: None)(name)
+        raise
+    if weights is not None and weights not in source.columns:
+        raise FormulaError(f"data ({source.description}) has no weights column {weights!r}")
+    uses: dict[str, bool] = {}
+    for code in codes:
+        for name, outside in variable_uses(code).items():
+            uses[name] = uses.get(name, False) or outside
+    needed = tuple(n for n in uses if n in source.columns)
+    return formula, desc, uses, needed
+
+
 def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str | None = None,
                subset: str | None = None, na_action: str = "drop",
                progress: bool = False) -> ChunkSpec:
@@ -357,36 +347,11 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     (['(Intercept)', 'scale(x)'], 4)
     """
     from attnreg._progress import Progress
-    from attnreg.formula.design import _check_factor_levels, _translate_patsy_error
+    from attnreg.formula.checks import (check_factor_levels as _check_factor_levels,
+                                        translate_patsy_error as _translate_patsy_error)
 
-    if not isinstance(formula, str) or "~" not in formula:
-        raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
     env = formula_env(eval_env)
-    empty = pd.DataFrame(columns=list(source.columns))
-    formula = expand_dot(formula, empty, exclude=[weights] if weights else [])
-    desc = parse(formula)
-    if not desc.lhs_termlist:
-        raise FormulaError(f"the formula {formula!r} has no response left of '~'")
-    factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
-    codes = [f.code for f in factors]
-    for factor in factors:
-        check_factor_code(factor.code, source.columns)
-    check_chunkwise(codes)
-    try:
-        check_names(factors, empty, env, "data")
-    except FormulaError:  # the source may know why (a file of a glob, a partition key)
-        scope = getattr(env, "namespace", {})
-        for name in variable_uses(" + ".join(codes)):
-            if name not in source.columns and name not in scope:
-                getattr(source, "explain_absent", lambda _: None)(name)
-        raise
-    if weights is not None and weights not in source.columns:
-        raise FormulaError(f"data ({source.description}) has no weights column {weights!r}")
-    uses: dict[str, bool] = {}
-    for code in codes:
-        for name, outside in variable_uses(code).items():
-            uses[name] = uses.get(name, False) or outside
-    needed = tuple(n for n in uses if n in source.columns)
+    formula, desc, uses, needed = _parse_for_source(formula, source, env, weights)
     seen = {"rows": 0, "passes": 0}
     opened: list[Any] = []
     later: list[tuple[str, ...] | None] = [None]  # columns of the chunks after the first

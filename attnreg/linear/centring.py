@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._tallqr import column_span, take_columns
+from attnreg.linear.tallqr import column_span, take_columns
 from attnreg.linear.scaling import row_block, weighted_means
 
 __all__ = ["centred_residuals", "intercept", "needs_centred_residuals", "offset_columns",

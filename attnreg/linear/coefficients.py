@@ -3,7 +3,7 @@
 :class:`CoefficientInference` is a mixin of :class:`~attnreg.linear.results.LinearResults`:
 the covariance matrix (any registered covariance), standard errors and ``with_vcov`` to
 change the covariance; t and p values, intervals, AIC and BIC come from
-:class:`~attnreg.linear.tstats.StudentInference`, shared with the chunked results. Computed in exactly
+:class:`~attnreg.inference.tstats.StudentInference`, shared with the chunked results. Computed in exactly
 rescaled coordinates, so the numbers are right at any scale of the data.
 """
 
@@ -19,8 +19,8 @@ import pandas as pd
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ScaleWarning
-from attnreg.linear._contract import LinearFitContract
-from attnreg.linear.tstats import StudentInference
+from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.tstats import StudentInference
 from attnreg.linear.cluster import wald_from_vcov
 from attnreg.linear.inference import (
     make_vcov_spec,

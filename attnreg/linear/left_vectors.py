@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._tallqr import column_span, take_columns
+from attnreg.linear.tallqr import column_span, take_columns
 from attnreg.linear.scaling import LAZY_BLOCK_BYTES, row_block
 
 __all__ = ["LeftVectors"]

@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from attnreg.linear._tallqr import column_span, take_columns
+from attnreg.linear.tallqr import column_span, take_columns
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.centring import intercept
 from attnreg.linear.spectral import Spectrum
@@ -43,9 +43,9 @@ REFINE_MAX_SIZE = 20_000
 #: one pass over the design with three extended-precision products (A dc, A c, A'r)
 REFINE_MAX_STEPS = 10
 _REFINE_WHOLE_BYTES = 16 * 200_000  # refine_ols converts X once up to this size
-_ROUNDING = 2.0 ** -53  # unit roundoff of float64: a smaller relative correction changes nothing
-_SHRINK = 0.5  # a correction "shrinks" when it is at most this times the smallest before it
-_PATIENCE = 2  # corrections in a row that do not shrink before the refinement stops
+ROUNDING = 2.0 ** -53  # unit roundoff of float64: a smaller relative correction changes nothing
+SHRINK = 0.5  # a correction "shrinks" when it is at most this times the smallest before it
+PATIENCE = 2  # corrections in a row that do not shrink before the refinement stops
 
 Stop = Literal["converged", "stalled", "max_steps"]
 _LongArray = npt.NDArray[np.longdouble]
@@ -170,14 +170,14 @@ def refine_ols_trace(sp: Spectrum, X: FloatArray, y: FloatArray, coef: FloatArra
         dc = _solve_augmented(sp, f, g, res.g_exponents, shift.rest)
         size = _relative_size(dc, np.maximum(np.abs(res.c), mag))
         sizes.append(size)
-        misses = 0 if size <= _SHRINK * best_size else misses + 1
+        misses = 0 if size <= SHRINK * best_size else misses + 1
         if size < best_size:
             best, best_size = res.c, size
-        if size <= _ROUNDING or misses == _PATIENCE or len(sizes) == max_steps:
+        if size <= ROUNDING or misses == PATIENCE or len(sizes) == max_steps:
             break
         f, g = res.residuals(dc)
-    stop: Stop = ("converged" if size <= _ROUNDING
-                  else "stalled" if misses == _PATIENCE else "max_steps")
+    stop: Stop = ("converged" if size <= ROUNDING
+                  else "stalled" if misses == PATIENCE else "max_steps")
     # the last correction is applied unless it failed to shrink: then the iterate with the
     # smallest correction is the best estimate the refinement has
     applied = stop == "converged" or misses == 0

@@ -161,7 +161,7 @@ def htz_test(fit: Any, C: FloatArray, wald: float) -> tuple[float, float, float,
 
 def wald_reference(fit: Any, R: FloatArray, wald: float) -> tuple[float, float, FloatArray]:
     """(F, df2, df of each restriction alone) of the HTZ test of R b = r, shape of the last
-    (q,): what :meth:`~attnreg.linear.hypotheses.Hypotheses.wald_test` reports under
+    (q,): what :meth:`~attnreg.inference.hypotheses.Hypotheses.wald_test` reports under
     ``df="satterthwaite"``."""
     C = restriction_contrasts(fit, R)
     F, _, df2, _ = htz_test(fit, C, wald)

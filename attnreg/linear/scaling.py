@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._tallqr import column_span, take_columns
+from attnreg.linear.tallqr import column_span, take_columns
 
 __all__ = ["binary_exponents", "column_norms", "out_of_range", "unit_weights"]
 

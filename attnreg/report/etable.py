@@ -10,258 +10,39 @@ Markdown, LaTeX with booktabs, HTML) are in :mod:`attnreg.report.etable_render`.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import OptionError
 from attnreg.report import compact as _compact
 from attnreg.report import etable_render as _render
+from attnreg.report.etable_options import (
+    all_terms,
+    apply_se,
+    as_models,
+    check_compact,
+    check_digits,
+    check_names,
+    check_notes,
+    check_stars,
+    check_stats,
+    frame_of,
+    rename_terms,
+    select_terms,
+)
+from attnreg.report.etable_stats import (
+    DEFAULT_STATS,
+    STATISTICS,
+    covariance_name,
+    format_number,
+)
 
-__all__ = ["DEFAULT_STARS", "STATISTICS", "ETable", "Statistic", "covariance_name", "etable",
-           "format_number", "register_statistic"]
-
-#: significance stars: each mark for p-values below its cutoff (the economics convention)
-DEFAULT_STARS: dict[str, float] = {"***": 0.01, "**": 0.05, "*": 0.1}
-
+__all__ = ["ETable", "etable"]
 _METHODS = {"ols": "OLS", "pcr": "PCR"}
-#: covariance-option names that carry a cluster variable's name (checked in this order)
-_CLUSTER_OPTIONS = ("cluster_name", "cluster_names", "cluster_label", "cluster", "clusters",
-                    "groups", "time")
-
-
-#: the statistics rows of :func:`etable` by default (with ``within_r2`` when a fit absorbed
-#: fixed effects)
-_DEFAULT_STATS = ("nobs", "r2", "adj_r2", "sigma")
-
-
-@dataclass(frozen=True)
-class Statistic:
-    """A fit statistic :func:`etable` can show in its bottom rows.
-
-    Attributes
-    ----------
-    label : str
-        Row label in text, Markdown and HTML.
-    latex : str
-        Row label in LaTeX.
-    value : callable
-        fit -> float, str (shown as it is) or None (None or NaN: a blank cell, e.g. λ of an
-        OLS fit).
-    kind : {"int", "fixed", "general", "df"}
-        Formatting: an integer; ``digits`` decimals; ``digits`` significant digits; an
-        integer when it is one, else two decimals (effective degrees of freedom).
-    rows : callable, optional
-        fit -> {name: value}: a statistic with one row per name (``"<label>, <name>"``), as
-        the first-stage F of each endogenous regressor; a fit without it (an
-        ``AttributeError``) or without that name leaves its cell blank. ``value`` is then
-        unused.
-    """
-
-    label: str
-    latex: str
-    value: Callable[[Any], float | str | None]
-    kind: str = "fixed"
-    rows: Callable[[Any], Mapping[str, Any]] | None = None
-
-    def expand(self, models: Sequence[Any]) -> list[tuple[str, str, Statistic]]:
-        """The rows of this statistic for ``models``: (label, LaTeX label, one-row statistic)."""
-        if self.rows is None:
-            return [(self.label, self.latex, self)]
-        names: dict[str, None] = {}
-        for m in models:
-            with contextlib.suppress(AttributeError, NotImplementedError, TypeError):
-                names.update(dict.fromkeys(self.rows(m)))
-        return [(f"{self.label}, {n}", f"{self.latex}, {_render.latex_escape(n)}",
-                 Statistic(self.label, self.latex, _row_value(self.rows, n), self.kind))
-                for n in names]
-
-    def format(self, fit: Any, digits: int) -> str:
-        """The cell of ``fit`` (empty when the fit does not have this statistic)."""
-        try:
-            v = self.value(fit)
-        except (AttributeError, NotImplementedError, TypeError):
-            return ""
-        if isinstance(v, str):
-            return v
-        if v is None or not isinstance(v, (int, float, np.integer, np.floating)):
-            return ""
-        v = float(v)
-        if math.isnan(v):
-            return ""
-        if self.kind == "int" or (self.kind == "df" and v == round(v)):
-            return str(round(v))
-        if self.kind == "df":
-            return f"{v:.2f}"
-        if self.kind == "general":
-            return f"{v:.{max(digits, 1)}g}"
-        return format_number(v, digits)
-
-
-def _f_statistic(fit: Any) -> float | None:
-    return getattr(getattr(fit, "f_test", None), "statistic", None)
-
-
-def _row_value(rows: Callable[[Any], Mapping[str, Any]], name: str) -> Callable[[Any], Any]:
-    """fit -> ``rows(fit)[name]`` (None when the fit has no such row)."""
-    return lambda fit: rows(fit).get(name)
-
-
-def _first_stage(column: str) -> Callable[[Any], Mapping[str, Any]]:
-    """fit -> {endogenous regressor: its first-stage statistic ``column``} (IV fits)."""
-    return lambda fit: fit.first_stage_f()[column].to_dict()
-
-
-def _effective_f(fit: Any) -> float | None:
-    eff = fit.first_stage_f()["effective_f"]
-    return float(eff.iloc[0]) if eff.shape[0] == 1 else None
-
-
-def _clusters(fit: Any) -> str | None:
-    """The number of clusters (per dimension, ``12 x 8``) of a clustered covariance."""
-    counts = getattr(fit, "n_clusters", None)
-    if counts is None:
-        for value in _cluster_values(getattr(fit, "vcov_spec", None)):
-            counts = getattr(value, "n_clusters", None)
-            if counts is not None:
-                break
-    if isinstance(counts, (int, np.integer)):
-        return str(int(counts))
-    if isinstance(counts, (tuple, list)) and counts and all(
-            isinstance(c, (int, np.integer)) for c in counts):
-        return " x ".join(str(int(c)) for c in counts)
-    return None
-
-
-#: The statistics :func:`etable` knows by name (``stats=``); add one with
-#: :func:`register_statistic`.
-STATISTICS: dict[str, Statistic] = {
-    "nobs": Statistic("Observations", "Observations", lambda f: f.nobs, "int"),
-    "r2": Statistic("R2", "$R^2$", lambda f: f.r_squared),
-    "adj_r2": Statistic("Adj. R2", "Adjusted $R^2$", lambda f: f.adj_r_squared),
-    "sigma": Statistic("Residual std. error", "Residual std.\\ error", lambda f: f.sigma),
-    "f": Statistic("F statistic", "$F$ statistic", _f_statistic),
-    "aic": Statistic("AIC", "AIC", lambda f: f.aic),
-    "bic": Statistic("BIC", "BIC", lambda f: f.bic),
-    "loglik": Statistic("Log likelihood", "Log likelihood", lambda f: f.loglik),
-    "df_resid": Statistic("Residual df", "Residual df", lambda f: f.df_resid, "df"),
-    "lam": Statistic("lambda", "$\\lambda$", lambda f: f.lam, "general"),
-    "k": Statistic("Components k", "Components $k$", lambda f: f.k, "int"),
-    "clusters": Statistic("Clusters", "Clusters", _clusters, "int"),  # periods for DK
-    "within_r2": Statistic("Within R2", "Within $R^2$", lambda f: f.within_r_squared),
-    # IV fits (fixest's ivf, ivwald): one row per endogenous regressor
-    "ivf": Statistic("F-test (1st stage)", "$F$-test (1st stage)", lambda f: None,
-                     rows=_first_stage("ivf")),
-    "ivwald": Statistic("Wald (1st stage)", "Wald (1st stage)", lambda f: None,
-                        rows=_first_stage("ivwald")),
-    "effective_f": Statistic("Effective F", "Effective $F$", _effective_f),
-}
-
-
-def register_statistic(name: str, statistic: Statistic) -> Statistic:
-    """Make ``statistic`` available to ``etable(stats=[..., name])``.
-
-    Examples
-    --------
-    >>> from attnreg.report.etable import STATISTICS, Statistic, register_statistic
-    >>> _ = register_statistic("edf", Statistic("Effective df", "Effective df",
-    ...                                         lambda f: f.edf, "df"))
-    >>> "edf" in STATISTICS
-    True
-    """
-    if not isinstance(name, str) or not name:
-        raise OptionError(f"a statistic needs a name, however: {name=}")
-    if not isinstance(statistic, Statistic):
-        raise OptionError(f"statistic must be a Statistic, however: {type(statistic).__name__}")
-    STATISTICS[name] = statistic
-    return statistic
-
-
-def format_number(x: float, digits: int) -> str:
-    """``x`` rounded to ``digits`` decimals; a nonzero value that would round to zero is
-    given to ``digits`` significant digits in scientific notation instead.
-
-    Examples
-    --------
-    >>> from attnreg.report.etable import format_number
-    >>> format_number(-1.97206, 3), format_number(1829.1514, 3), format_number(3.2e-5, 3)
-    ('-1.972', '1829.151', '3.20e-05')
-    """
-    if math.isnan(x):
-        return "NA"
-    if math.isinf(x):
-        return "Inf" if x > 0 else "-Inf"
-    if x != 0.0 and abs(x) < 0.5 * 10.0 ** (-digits):
-        return f"{x:.{max(digits - 1, 0)}e}"
-    return f"{x:.{digits}f}"
-
-
-def covariance_name(fit: Any) -> str:
-    """The short name of a fit's covariance for the table's "Covariance" row.
-
-    ``"classical"``, the estimator's kind (``"HC1"``), ``"HAC (4 lags)"``, and for a
-    covariance with a cluster (or time) variable ``"<kind> (<variable>)"``:
-    ``"cluster (firm)"``, ``"cluster (firm + year)"``, ``"DK (year, 2 lags)"``. It reads
-    only ``fit.vcov_spec``: its ``kind``, its ``maxlags``, and a variable's name among its
-    attributes or options (``cluster_name``, ``cluster_names``, ``cluster_label``,
-    ``cluster``, ``clusters``, ``groups``, ``time``) given as a string, a list of strings or
-    an object with ``names`` (the cluster ids); so an estimator registered later is named
-    by its kind without a change here. The estimator's full description,
-    ``vcov_spec.label()``, is in ``ETable.models``. An empty string for a fit without a
-    covariance (softmax, networks).
-
-    Examples
-    --------
-    >>> import attnreg as ar
-    >>> from statsmodels.datasets import longley
-    >>> from attnreg.report.etable import covariance_name
-    >>> fit = ar.attnreg("TOTEMP ~ GNP + UNEMP", data=longley.load_pandas().data)
-    >>> covariance_name(fit), covariance_name(fit.with_vcov("HC1"))
-    ('classical', 'HC1')
-    >>> covariance_name(fit.with_vcov("HAC", maxlags=2))
-    'HAC (2 lags)'
-    """
-    spec = getattr(fit, "vcov_spec", None)
-    if spec is None:
-        return ""
-    kind = str(getattr(spec, "kind", "") or "")
-    details = []
-    variable = next((v for v in map(_variable_name, _cluster_values(spec)) if v), "")
-    if variable and variable != kind:
-        details.append(variable)
-    lags = getattr(spec, "maxlags", None)
-    if isinstance(lags, (int, np.integer)) and not isinstance(lags, bool):
-        details.append(f"{int(lags)} lag{'' if lags == 1 else 's'}")
-    return f"{kind} ({', '.join(details)})" if details else kind
-
-
-def _cluster_values(spec: Any) -> list[Any]:
-    """The values of the spec's cluster-like attributes and options, in the search order."""
-    if spec is None:
-        return []
-    option = getattr(spec, "option", None)
-    values = []
-    for name in _CLUSTER_OPTIONS:
-        values.append(getattr(spec, name, None))
-        if callable(option):
-            with contextlib.suppress(Exception):  # an option reader that does not know it
-                values.append(option(name))
-    return [v for v in values if v is not None]
-
-
-def _variable_name(value: Any) -> str:
-    names = getattr(value, "names", value)
-    if isinstance(names, str):
-        return names
-    if isinstance(names, (list, tuple)) and names and all(isinstance(v, str) for v in names):
-        return " + ".join(names)
-    return ""
 
 
 @dataclass(frozen=True)
@@ -431,25 +212,25 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
     >>> t.table.loc[("UNEMP", "se"), "(1)"]
     '(0.155)'
     """
-    models = _as_models(fits)
-    names = _check_names(names, models)
+    models = as_models(fits)
+    names = check_names(names, models)
     if style == "compact":
-        _check_compact(rename=rename is None, digits=digits == 3, stars=stars is True,
+        check_compact(rename=rename is None, digits=digits == 3, stars=stars is True,
                        stats=tuple(stats) == ("nobs", "r2", "adj_r2", "sigma"),
                        notes=notes is None, show=show == "se", default_note=default_note)
-        return _compact_etable(_apply_se(models, se), keep, drop, names)
+        return _compact_etable(apply_se(models, se), keep, drop, names)
     if style != "publication":
         raise OptionError(f"style must be 'publication' or 'compact', however: {style=}")
-    digits = _check_digits(digits)
+    digits = check_digits(digits)
     if show not in ("se", "t"):
         raise OptionError(f"show must be 'se' or 't', however: {show=}")
-    marks = _check_stars(stars)
-    chosen = _check_stats(stats)
-    models = _apply_se(models, se)
-    terms = _terms(models)
-    terms = _select(terms, keep, "keep", keep=True)
-    terms = _select(terms, drop, "drop", keep=False)
-    rows, display = _rename(terms, rename, models)
+    marks = check_stars(stars)
+    chosen = check_stats(stats)
+    models = apply_se(models, se)
+    terms = all_terms(models)
+    terms = select_terms(terms, keep, "keep", keep=True)
+    terms = select_terms(terms, drop, "drop", keep=False)
+    rows, display = rename_terms(terms, rename, models)
 
     columns = names or [f"({i + 1})" for i in range(len(models))]
     index: list[tuple[str, str]] = [("Dependent var.", "header"), ("Method", "header")]
@@ -465,9 +246,9 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
         cells.append(["Yes" if name in names else "No" for names in absorbed])
     index.append(("Covariance", "covariance"))
     cells.append([covariance_name(m) for m in models])
-    if any(absorbed) and "within_r2" not in chosen and tuple(stats or ()) == _DEFAULT_STATS:
+    if any(absorbed) and "within_r2" not in chosen and tuple(stats or ()) == DEFAULT_STATS:
         chosen = [*chosen, "within_r2"]
-    if tuple(stats or ()) == _DEFAULT_STATS:
+    if tuple(stats or ()) == DEFAULT_STATS:
         chosen = [*chosen, *_iv_defaults(models)]
     rows_shown = [row for name in chosen for row in STATISTICS[name].expand(models)]
     for label, _, stat in rows_shown:
@@ -481,7 +262,7 @@ def etable(fits: Any, se: Any = None, *, keep: str | Sequence[str] | None = None
                          "covariance_label": [_covariance_label(m) for m in models]},
                         index=columns)
     lines = _default_note(models, show, marks) if default_note else []
-    lines += _notes(notes)
+    lines += check_notes(notes)
     labels = tuple((label, latex) for label, latex, _ in rows_shown)
     return ETable(table=table, notes=tuple(lines), models=info, statistic_labels=labels)
 
@@ -506,7 +287,7 @@ def _compact_etable(models: list[Any], keep: Any, drop: Any, names: list[str]) -
     terms: dict[str, None] = {}
     for m in models:
         terms.update(dict.fromkeys(getattr(m, "names", [])))
-    kept = _select(_select(list(terms), keep, "keep", keep=True), drop, "drop", keep=False)
+    kept = select_terms(select_terms(list(terms), keep, "keep", keep=True), drop, "drop", keep=False)
     columns = names or [f"({i + 1}) {m.method}" for i, m in enumerate(models)]
     info = pd.DataFrame({"dependent": [_dependent(m) for m in models],
                          "method": [_method(m) for m in models],
@@ -516,207 +297,11 @@ def _compact_etable(models: list[Any], keep: Any, drop: Any, names: list[str]) -
     return ETable(table=_compact.compact_table(models, columns, kept), notes=(), models=info,
                   style="compact")
 
-
-# ------------------------------------------------------------------------------ validation
-
-def _as_models(fits: Any) -> list[Any]:
-    if hasattr(fits, "method") and hasattr(fits, "nobs"):
-        fits = [fits]
-    if isinstance(fits, (str, bytes, Mapping)) or not isinstance(fits, Sequence):
-        raise OptionError(f"fits must be a list of fitted models (results of attnreg()), "
-                          f"however: {type(fits).__name__}")
-    if not fits:
-        raise OptionError("etable() needs at least one fit, however: fits is empty")
-    for i, fit in enumerate(fits):
-        if not all(hasattr(fit, a) for a in ("method", "nobs")) or _frame_of(fit) is None:
-            raise OptionError(f"etable() takes fitted models (results of attnreg()), however "
-                              f"fits[{i}] is {type(fit).__name__}")
-    return list(fits)
-
-
-def _check_names(names: Any, models: list[Any]) -> list[str]:
-    if names is None:
-        return []
-    if isinstance(names, str) or not isinstance(names, Sequence):
-        raise OptionError(f"names must be a list of column titles, however: {names=}")
-    if len(names) != len(models):
-        raise OptionError(f"names must have one entry per fit ({len(models)}), however: "
-                          f"{len(names)=}")
-    return [str(n) for n in names]
-
-
-def _check_compact(**is_default: bool) -> None:
-    given = [name for name, default in is_default.items() if not default]
-    if given:
-        raise OptionError(f"style='compact' has fixed rows and formats, however "
-                          f"{', '.join(given)} {'was' if len(given) == 1 else 'were'} given; "
-                          "leave them out or use style='publication'")
-
-
-def _check_digits(digits: Any) -> int:
-    if (not isinstance(digits, (int, np.integer)) or isinstance(digits, bool)
-            or not 0 <= digits <= 15):
-        raise OptionError(f"digits must be an integer from 0 to 15, however: {digits=}")
-    return int(digits)
-
-
-def _check_stars(stars: Any) -> dict[str, float]:
-    if stars is True:
-        return dict(DEFAULT_STARS)
-    if stars is False or stars is None:
-        return {}
-    if isinstance(stars, Mapping) and all(
-            isinstance(k, str) and k and isinstance(v, (int, float)) and 0 < v < 1
-            for k, v in stars.items()):
-        return dict(sorted(stars.items(), key=lambda kv: kv[1]))
-    raise OptionError(f"stars must be True, False or a dict of mark -> p-value cutoff in "
-                      f"(0, 1), however: {stars=}")
-
-
-def _check_stats(stats: Any) -> list[str]:
-    if isinstance(stats, str):
-        stats = [stats]
-    if stats is None:
-        return []
-    if not isinstance(stats, Sequence) or not all(isinstance(s, str) for s in stats):
-        raise OptionError(f"stats must be a list of statistic names, however: {stats=}")
-    unknown = [s for s in stats if s not in STATISTICS]
-    if unknown:
-        raise OptionError(f"stats: unknown statistic(s) {', '.join(map(repr, unknown))}; "
-                          f"known: {', '.join(STATISTICS)}")
-    return list(stats)
-
-
-def _apply_se(models: list[Any], se: Any) -> list[Any]:
-    if se is None:
-        return models
-    if isinstance(se, (str, Mapping)):
-        return [_with_vcov(m, se, i) if hasattr(m, "with_vcov") else m
-                for i, m in enumerate(models)]
-    if isinstance(se, Sequence) and not isinstance(se, (str, bytes)):
-        if len(se) != len(models):
-            raise OptionError(f"se must have one entry per model ({len(models)}), however it "
-                              f"has {len(se)}")
-        out = []
-        for i, (m, s) in enumerate(zip(models, se, strict=True)):
-            if s is not None and not hasattr(m, "with_vcov"):
-                raise OptionError(f"se[{i}]: model ({i + 1}) is a {m.method} fit, which has no "
-                                  f"covariance to choose; use None for it, however: {s!r}")
-            out.append(m if s is None else _with_vcov(m, s, i))
-        return out
-    raise OptionError(f"se must be a covariance kind, a dict of with_vcov arguments or a list "
-                      f"of those, however: {type(se).__name__}")
-
-
-def _with_vcov(fit: Any, se: Any, i: int) -> Any:
-    try:
-        if isinstance(se, str):
-            return fit.with_vcov(se)
-        if isinstance(se, Mapping):
-            return fit.with_vcov(**dict(se))
-    except OptionError as exc:
-        raise OptionError(f"se for model ({i + 1}): {exc}") from None
-    except TypeError as exc:
-        raise OptionError(f"se for model ({i + 1}): with_vcov does not take {dict(se)!r} "
-                          f"({exc})") from None
-    raise OptionError(f"se for model ({i + 1}) must be a covariance kind or a dict of "
-                      f"with_vcov arguments, however: {se!r}")
-
-
-def _terms(models: list[Any]) -> list[str]:
-    terms: dict[str, None] = {}
-    for m in models:
-        coef = getattr(m, "coef", None)
-        if isinstance(coef, pd.Series):
-            terms.update(dict.fromkeys(map(str, coef.index)))
-    return list(terms)
-
-
-def _patterns(spec: Any, what: str) -> list[str]:
-    if spec is None:
-        return []
-    if isinstance(spec, str):
-        return [spec]
-    if isinstance(spec, Sequence) and all(isinstance(s, str) for s in spec):
-        return list(spec)
-    raise OptionError(f"{what} must be a name or regular expression, or a list of them, "
-                      f"however: {what}={spec!r}")
-
-
-def _unspaced(text: str) -> str:
-    """A coefficient name without whitespace: ``I(x**2)`` and patsy's ``I(x ** 2)`` agree."""
-    return "".join(text.split())
-
-
-def _matches(pattern: str, term: str) -> bool:
-    if pattern == term or _unspaced(pattern) == _unspaced(term):
-        return True
-    try:
-        return re.search(pattern, term) is not None
-    except re.error:
-        return False
-
-
-def _select(terms: list[str], spec: Any, what: str, *, keep: bool) -> list[str]:
-    patterns = _patterns(spec, what)
-    if not patterns:
-        return terms
-    idle = [p for p in patterns if not any(_matches(p, t) for t in terms)]
-    if idle:
-        raise OptionError(f"{what}: {', '.join(map(repr, idle))} match(es) no coefficient; "
-                          f"the coefficients are {', '.join(terms)}")
-    return [t for t in terms if any(_matches(p, t) for p in patterns) == keep]
-
-
-def _rename(terms: list[str], rename: Any, models: list[Any]
-            ) -> tuple[dict[str, list[str]], list[str]]:
-    """Display label -> the terms it shows (in order of first appearance)."""
-    if rename is None:
-        rename = {}
-    if not isinstance(rename, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in rename.items()):
-        raise OptionError(f"rename must be a dict of coefficient name -> display name, "
-                          f"however: {rename=}")
-    spelled = {_unspaced(t): t for t in terms}  # names match whatever their spacing
-    rename = {spelled.get(_unspaced(k), k): v for k, v in rename.items()}
-    unknown = [k for k in rename if k not in terms]
-    if unknown:
-        raise OptionError(f"rename: {', '.join(map(repr, unknown))} is not a coefficient in "
-                          f"the table; the coefficients are {', '.join(terms)}")
-    rows: dict[str, list[str]] = {}
-    for t in terms:
-        rows.setdefault(rename.get(t, t), []).append(t)
-    for label, group in rows.items():
-        for i, m in enumerate(models):
-            coef = getattr(m, "coef", None)
-            both = [t for t in group if isinstance(coef, pd.Series) and t in coef.index]
-            if len(both) > 1:
-                raise OptionError(f"rename: model ({i + 1}) has both {both[0]!r} and "
-                                  f"{both[1]!r}, which would share the row {label!r}")
-    return rows, list(rows)
-
-
-def _notes(notes: Any) -> list[str]:
-    if notes is None:
-        return []
-    if isinstance(notes, str):
-        return [notes]
-    if isinstance(notes, Sequence) and all(isinstance(n, str) for n in notes):
-        return list(notes)
-    raise OptionError(f"notes must be a string or a list of strings, however: {notes=}")
-
-
 # ------------------------------------------------------------------------------ cells
-
-def _frame_of(fit: Any) -> Any:
-    """What a fit knows of its model frame: the design of an in-memory fit, the spec of a
-    chunked one (both have ``response_name`` and ``weights``, None when unweighted)."""
-    design = getattr(fit, "design", None)
-    return design if design is not None else getattr(fit, "spec", None)
 
 
 def _dependent(fit: Any) -> str:
-    return str(getattr(_frame_of(fit), "response_name", ""))
+    return str(getattr(frame_of(fit), "response_name", ""))
 
 
 def _method(fit: Any) -> str:
@@ -724,7 +309,7 @@ def _method(fit: Any) -> str:
     rule = getattr(fit, "rule", None)  # what a linear fit declares: least squares or penalised
     if rule is None:
         return _METHODS.get(method, method)
-    if rule.least_squares and getattr(_frame_of(fit), "weights", None) is not None:
+    if rule.least_squares and getattr(frame_of(fit), "weights", None) is not None:
         return "WLS"
     return str(rule.label)
 

@@ -141,7 +141,7 @@ def _coef_lines(table: pd.DataFrame, stars: bool) -> tuple[list[str], bool]:
                              [cols[k] for k in names]), starred
 
 
-def _quantiles(x: np.ndarray) -> np.ndarray:
+def quantiles(x: np.ndarray) -> np.ndarray:
     """R's ``quantile(x)`` (type 7) at 0, 1/4, 1/2, 3/4 and 1."""
     xs = np.sort(np.asarray(x, dtype=float))
     n = xs.size
@@ -190,7 +190,7 @@ def residual_lines(resid: np.ndarray, weighted: bool, df_resid: float | None = N
     resid = np.asarray(resid, dtype=float)
     rdf = resid.size if df_resid is None else df_resid
     if rdf > 5:
-        q = _zapsmall(_quantiles(resid), 5)
+        q = _zapsmall(quantiles(resid), 5)
         return [label, *print_named_vector(q, ["Min", "1Q", "Median", "3Q", "Max"], 4)]
     if rdf > 0:
         names = [str(i + 1) for i in range(resid.size)] if labels is None else [

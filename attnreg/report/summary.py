@@ -11,7 +11,7 @@ import pandas as pd
 
 from attnreg.report import render
 from attnreg.report.figures import Figures
-from attnreg.report.rprint import _quantiles
+from attnreg.report.rprint import quantiles
 from attnreg.report.sections import (
     AttentionSummary,
     Coefficients,
@@ -88,7 +88,7 @@ class Summary:
                 out.update(dataclasses.asdict(section))
             elif isinstance(section, Residuals) and section.values.size:
                 out["residual_quantiles"] = pd.Series(
-                    _quantiles(section.values), index=["Min", "1Q", "Median", "3Q", "Max"])
+                    quantiles(section.values), index=["Min", "1Q", "Median", "3Q", "Max"])
         return out
 
     def __str__(self) -> str:

@@ -15,13 +15,13 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import ConvergenceWarning, OptionError
 from attnreg.threads import get_threads
 from attnreg.linear.filters import apply_filter
-from attnreg.linear.scaling import binary_exponents, column_norms, is_safe
 from attnreg.linear.selection import loo_scores
 from attnreg.linear.spectral import decompose
 from attnreg.softmax.fused import ChunkRunner, chunk_runner
 from attnreg.softmax.insample import in_sample
 from attnreg.softmax.landmarks import build_landmarks, metric_map
 from attnreg.softmax.model import LAM_GRID, SoftmaxFit, ridge_base
+from attnreg.softmax.standardise import StandardData, standardise
 from attnreg.softmax.topk import Neighbours
 from attnreg.softmax.options import (
     KEY_BLOCK,
@@ -50,48 +50,6 @@ _INIT_RIDGE = 1e-6  # jitter of the warm start √n·chol((X'X + jitter·n·I)�
 Init = tuple[torch.Tensor, "torch.Tensor | None"]
 
 
-@dataclass(frozen=True)
-class _Data:
-    """Standardised training data and its scales."""
-
-    z: FloatArray  # (N, P)
-    ys: FloatArray  # (N,)
-    x_mean: FloatArray
-    x_scale: FloatArray
-    y_mean: float
-    y_scale: float
-
-
-def _standardise(x: FloatArray, y: FloatArray) -> _Data:
-    z, x_mean, x_scale = _standard_columns(x)
-    ys, y_mean, y_scale = _standard_columns(y[:, None])
-    return _Data(z, ys[:, 0], x_mean, x_scale, float(y_mean[0]), float(y_scale[0]))
-
-
-def _standard_columns(x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(x − mean) / sd by column, with the mean and the (population) sd; sd 0 becomes 1.
-
-    A column whose squares would overflow or underflow (values near 1e±154 and beyond: a
-    column multiplied by 1e300 gave sd = inf and a constant z, one multiplied by 1e-300
-    sd = 0) is standardised after division by a power of two near its largest value
-    (exact), so its z equals that of the unscaled column to rounding.
-    """
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        mean, sd = x.mean(axis=0), x.std(axis=0)
-    bad = (~is_safe(sd) | ~np.isfinite(mean)) & (np.abs(x).max(axis=0, initial=0.0) > 0)
-    z = (x - np.where(bad, 0.0, mean)) / np.where((sd > 0) & ~bad, sd, 1.0)
-    if bad.any():
-        e = binary_exponents(np.abs(x[:, bad]).max(axis=0))
-        xs = np.ldexp(x[:, bad], -e)  # |xs| < 1: nothing below can overflow
-        m = xs.mean(axis=0)
-        c = xs - m
-        s = column_norms(c) / np.sqrt(x.shape[0])
-        s = np.where(s > 0, s, 1.0)
-        z[:, bad] = c / s
-        mean[bad], sd[bad] = np.ldexp(m, e), np.ldexp(s, e)
-    return z, mean, np.where(sd > 0, sd, 1.0)
-
-
 #: penalties the ridge base chooses from by closed-form leave-one-out: n · 10^-8 … n · 10^2
 RIDGE_BASE_GRID = np.logspace(-8, 2, 31)
 
@@ -116,7 +74,7 @@ def _base(z: FloatArray, ys: FloatArray, value: str) -> tuple[FloatArray | None,
     return np.where(np.isnan(coef), 0.0, coef), float(lams[best])  # a constant column: slope 0
 
 
-def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.device,
+def _problem(d: StandardData, tr: IntArray, va: IntArray, opts: Options, dev: torch.device,
              runner: ChunkRunner, metric: FloatArray | None = None) -> Problem:
     """Tensors of the train-part / validation-part problem; the base is fitted on ``tr``;
     landmarks clustered in ``metric`` (:func:`~attnreg.softmax.landmarks.metric_map`)."""
@@ -142,7 +100,7 @@ def _problem(d: _Data, tr: IntArray, va: IntArray, opts: Options, dev: torch.dev
     )
 
 
-def _warm_init(warm: SoftmaxFit, d: _Data, opts: Options, dev: torch.device) -> Init:
+def _warm_init(warm: SoftmaxFit, d: StandardData, opts: Options, dev: torch.device) -> Init:
     f = np.asarray(warm.factors, dtype=np.float64)
     p = d.z.shape[1]
     if f.shape != (opts.heads, p, opts.rank or p):
@@ -196,7 +154,7 @@ def run_fit(
     if opts.rank is not None and opts.rank > p:
         raise OptionError(f"rank must be at most the number of predictors ({p}); got {opts.rank}")
     n_tr, _ = split_sizes(n, p, opts)
-    d = _standardise(x, y)
+    d = standardise(x, y)
     perm = np.random.default_rng(opts.seed).permutation(n)
     tr, va = np.sort(perm[:n_tr]), np.sort(perm[n_tr:])
     dev = torch_device(opts.device)
@@ -224,7 +182,7 @@ def _metric(theta: torch.Tensor, logits: torch.Tensor, prob: Problem, opts: Opti
     return metric_map(theta * prob.tril, torch.softmax(logits, dim=0)) if refreshed else None
 
 
-def _refresh(d: _Data, split: tuple[IntArray, IntArray], prob: Problem, best: RunResult,
+def _refresh(d: StandardData, split: tuple[IntArray, IntArray], prob: Problem, best: RunResult,
              runs: list[RunResult], opts: Options, runner: ChunkRunner,
              report: Callable[[FitStep], None] | None) -> tuple[Problem, RunResult, list[RunResult]]:
     """``landmark_refresh`` rounds: re-cluster the landmarks in the metric learned so far and
@@ -253,7 +211,7 @@ class _StepLine:
 
 
 def _final_state(
-    d: _Data, prob: Problem, best: RunResult, opts: Options, dev: torch.device,
+    d: StandardData, prob: Problem, best: RunResult, opts: Options, dev: torch.device,
     warm: SoftmaxFit | None,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Selected (factors, logits) — re-run on all rows when ``refit`` — and the extra evaluations."""
@@ -273,7 +231,7 @@ def _final_state(
 
 
 def _assemble(
-    d: _Data, prob: Problem, best: RunResult, runs: list[RunResult],
+    d: StandardData, prob: Problem, best: RunResult, runs: list[RunResult],
     path: list[tuple[float, float]], opts: Options, dev: torch.device, warm: SoftmaxFit | None,
 ) -> SoftmaxFit:
     theta, logits, extra_evals = _final_state(d, prob, best, opts, dev, warm)

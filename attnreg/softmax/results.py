@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
-from attnreg.attention import AttentionWeights
+from attnreg.views.attention import AttentionWeights
 from attnreg.formula.design import Design
 from attnreg.results_base import PredictorResults
 from attnreg.exceptions import OptionError
@@ -44,7 +44,7 @@ def _check_softmax_options(options: dict[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class SoftmaxWeights:
-    """``weight_fn`` of :class:`~attnreg.attention.AttentionWeights` for a softmax fit.
+    """``weight_fn`` of :class:`~attnreg.views.attention.AttentionWeights` for a softmax fit.
 
     A class rather than a closure, so that attention weights pickle.
 
@@ -231,7 +231,7 @@ class SoftmaxResults(PredictorResults):
         >>> fit.partial_dependence("x1", grid=[-1.0, 0.0, 1.0]).shape
         (3, 2)
         """
-        from attnreg.linear.views import check_level
+        from attnreg.views.linear import check_level
         from attnreg.softmax.jackknife import INTERVALS, interval_frame
 
         if interval not in INTERVALS:

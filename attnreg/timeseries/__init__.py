@@ -20,15 +20,16 @@ from attnreg.timeseries.evaluation import (
     oos_r2,
     rmse,
 )
+from attnreg.formula.time_index import check_time_index
 from attnreg.formula.lags import (
-    check_time_index,
     diff,
     lag,
     lag_column_names,
     lags,
     min_lag,
 )
-from attnreg.timeseries.updating import RecursiveFit, recursive_ls
+from attnreg.timeseries.recursive_fit import RecursiveFit
+from attnreg.timeseries.updating import recursive_ls
 
 __all__ = [
     "ClarkWestResult",

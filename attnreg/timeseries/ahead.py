@@ -56,13 +56,13 @@ def future_labels(index: pd.Index, n: int) -> pd.Index:
     >>> future_labels(pd.RangeIndex(0, 10, 2), 2).tolist()
     [10, 12]
     """
-    from attnreg.formula.lags import _infer_offset
+    from attnreg.formula.time_index import infer_offset
 
     last, steps = index[-1], np.arange(1, n + 1)
     if isinstance(index, pd.PeriodIndex):
         return pd.PeriodIndex([last + int(k) for k in steps], freq=index.freq)
     if isinstance(index, pd.DatetimeIndex):
-        offset = _infer_offset(index)
+        offset = infer_offset(index)
         if offset is None:
             raise DataError("ahead() cannot continue the data's dates: its DatetimeIndex has no "
                             "frequency and none can be inferred; give it one (e.g. "

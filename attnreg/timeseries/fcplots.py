@@ -8,7 +8,7 @@ components chosen at each origin) and ``"attention"`` (a heat-map of the share o
 on past period buckets over origins, :func:`attnreg.timeseries.views.attention_over_time`),
 ``"pit"`` (PIT histogram), ``"fan"`` (nested central intervals, :mod:`.fanchart`) and
 ``"coverage"`` (rolling hit rate of the intervals, :mod:`.coverage_plot`).
-``"cumulative"`` and ``"oos_r2"`` also take a :class:`~attnreg.timeseries.compare.ForecastComparison`
+``"cumulative"`` and ``"oos_r2"`` also take a :class:`~attnreg.timeseries.comparison.ForecastComparison`
 (one line per model against its benchmark).
 
 Every function draws on ``ax`` (or a new figure) and returns the Axes. matplotlib is imported

@@ -172,7 +172,7 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     1               79.0     0.734
     4               76.0     0.605
     """
-    from attnreg.api import _capture_env, formula_namespace
+    from attnreg.api import capture_env as _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
     if by is not None:  # many series: attnreg.timeseries.panel
@@ -236,7 +236,7 @@ def _real_time(formula: str, data: Any, method: str, *, horizon: Any, strategy: 
                refit_every: int, interval: str | None, level: float, min_errors: int,
                aci_gamma: float, eval_env: Any, **kw: Any) -> Any:
     """Real-time forecasts (:mod:`attnreg.timeseries.realtime`), arguments checked."""
-    from attnreg.api import _capture_env, formula_namespace
+    from attnreg.api import capture_env as _capture_env, formula_namespace
     from attnreg.timeseries.conformal import check_aci_gamma
     from attnreg.timeseries.realtime import forecast_real_time
 

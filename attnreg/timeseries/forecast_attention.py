@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from attnreg.attention import AttentionWeights
+from attnreg.views.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.timeseries.quantile_votes import quantile_vote
 from attnreg.timeseries.views import attention_shares, forecast_attention

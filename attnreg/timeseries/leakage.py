@@ -28,7 +28,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
-from attnreg.linear.dual import scaled_metric
+from attnreg.views.dual import scaled_metric
 from attnreg.report.fcfigures import LeakageFigures
 from attnreg.report.summary import Summary
 from attnreg.methods import get_method

@@ -18,7 +18,8 @@ import pandas as pd
 from attnreg._typing import IntArray
 from attnreg.exceptions import DataError, LeakageError, OptionError
 from attnreg.formula.design import Design, build_design
-from attnreg.formula.lags import check_time_index, min_lag
+from attnreg.formula.lags import min_lag
+from attnreg.formula.time_index import check_time_index
 from attnreg.timeseries import lookahead as lk
 from attnreg.timeseries.arlags import ar_lags
 from attnreg.timeseries.fcargs import at_horizon, check_choice, positive_int

@@ -4,7 +4,7 @@ A linear quantile regression solution is a vertex of its linear programme: it in
 training rows h, ``b = X_h⁻¹ y_h``, so the τ-quantile forecast at ``x0`` is
 ``x0'b = w'y_h`` with ``w = X_h⁻ᵀ x0``: signed weights on those p rows, zero on every other
 row. ``fc.attention(target, tau=0.5)`` returns them as
-:class:`~attnreg.attention.AttentionWeights` (``kind="linear"``), for the τ as fitted (before
+:class:`~attnreg.views.attention.AttentionWeights` (``kind="linear"``), for the τ as fitted (before
 any rearrangement of crossing quantiles). A fit that is not a verified vertex (a degenerate
 problem) is refused.
 """
@@ -18,7 +18,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from attnreg._typing import FloatArray
-from attnreg.attention import AttentionWeights
+from attnreg.views.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.quantreg.solver import vertex_rows
 from attnreg.timeseries.views import last_refit, model_at

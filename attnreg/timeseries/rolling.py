@@ -12,7 +12,7 @@ import pandas as pd
 from attnreg._progress import Progress
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, NotComputedError, OptionError, RankDeficiencyWarning
-from attnreg.formula.lags import check_time_index
+from attnreg.formula.time_index import check_time_index
 from attnreg.threads import small_lapack, user_threads
 
 
@@ -152,7 +152,7 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
     >>> ar.rolling("infl ~ unemp", macro, window=40, params_only=True)
     <attnreg rolling (40 rows) ols fit: 164 windows, coefficients only>
     """
-    from attnreg.api import _capture_env, formula_namespace
+    from attnreg.api import capture_env, formula_namespace
     from attnreg.formula.design import build_design
     from attnreg.methods import get_method, method_names
 
@@ -167,7 +167,7 @@ def rolling(formula: str, data: Any, window: int, *, expanding: bool = False,
     checked = estimator.check_options(options)
     if isinstance(data, pd.DataFrame):  # windows are periods: rows must be in time order
         check_time_index(data.index)
-    design = build_design(formula, data, eval_env=_capture_env(eval_env),
+    design = build_design(formula, data, eval_env=capture_env(eval_env),
                           extra_names=formula_namespace())
     if window <= design.n_coef:
         raise DataError(f"window ({window}) must exceed the number of coefficients "

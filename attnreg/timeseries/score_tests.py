@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnreg.timeseries.compare import GiacominiWhiteResult, giacomini_white
+from attnreg.timeseries.predictive_ability import GiacominiWhiteResult, giacomini_white
 from attnreg.timeseries.scores import score_differential
 
 __all__ = ["giacomini_white_scores"]

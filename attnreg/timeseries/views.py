@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.attention import AttentionWeights
+from attnreg.views.attention import AttentionWeights
 from attnreg.exceptions import OptionError
 from attnreg.methods import get_method
 from attnreg.timeseries.plan import fit_window

@@ -14,8 +14,8 @@ from numpy.testing import assert_array_equal
 
 from attnreg.exceptions import DataError, FormulaError, OptionError
 from attnreg.formula import lags as transforms
+from attnreg.formula.time_index import check_time_index
 from attnreg.formula.lags import (
-    check_time_index,
     diff,
     lag,
     lag_column_names,

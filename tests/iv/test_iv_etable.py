@@ -11,7 +11,7 @@ import statsmodels.api as sm
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.report.etable import format_number
+from attnreg.report.etable_stats import format_number
 from tests.conftest import RTOL_SM
 
 SM_COV = {"classical": {}, "HC1": {"cov_type": "HC1"},

@@ -15,14 +15,13 @@ import attnreg as ar  # noqa: E402
 from attnreg.exceptions import DataError, FormulaError, OptionError  # noqa: E402
 from attnreg.linear.selection import LOG_LAMBDA_XATOL  # noqa: E402
 from attnreg.large.dask import (  # noqa: E402
-    DaskRunner,
     DistributedSource,
     fit_dask,
     is_dask_frame,
     learn_dask_spec,
     predict_dask,
-    resolve_client,
 )
+from attnreg.large.dask_runner import DaskRunner, resolve_client  # noqa: E402
 
 RTOL = 1e-10  # the chunked fit against the in-memory fit of the same rows
 
@@ -268,7 +267,7 @@ def test_attention_top_k_equals_the_in_memory_view(client, frame, ddf, engine) -
                                             ("cluster", {"cluster": "firm"})])
 def test_with_vcov_of_a_dask_fit_runs_on_the_workers(client, frame, ddf, monkeypatch,
                                                      kind, opts) -> None:
-    from attnreg.large.dask import DaskRunner, DaskSource
+    from attnreg.large.dask_runner import DaskRunner, DaskSource
 
     formula = "y ~ x1 + np.log(x2) + C(g)"
     fit = ar.attnreg(formula, data=ddf)

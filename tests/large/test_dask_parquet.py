@@ -19,7 +19,8 @@ from packaging.version import Version  # noqa: E402
 import attnreg as ar  # noqa: E402
 import attnreg.large.dask_parquet as dp  # noqa: E402
 from attnreg.exceptions import DataError  # noqa: E402
-from attnreg.large.dask import DaskRunner, fit_dask  # noqa: E402
+from attnreg.large.dask import fit_dask  # noqa: E402
+from attnreg.large.dask_runner import DaskRunner  # noqa: E402
 
 #: dask's query planner (dask-expr, part of dask since 2025.1), whose plan is read
 PLANNED = Version(dask.__version__) >= Version("2025.1")

@@ -24,7 +24,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import attnreg as ar
-from attnreg.linear import spectral
+from attnreg.linear import decompositions
 from attnreg.exceptions import (
     DegenerateInferenceWarning,
     EstimabilityWarning,
@@ -205,7 +205,7 @@ def test_one_value_near_the_float64_maximum(frame, monkeypatch, strict) -> None:
     se1 = np.sqrt(sub.scale + x0 @ sub.cov_params().to_numpy() @ x0) / 1e308
     tss = float(((data["y"] - data["y"].mean()) ** 2).sum())
     for lazy in (False, True):
-        monkeypatch.setattr(spectral, "LAZY_U_MIN_CELLS", 0 if lazy else 200_000)
+        monkeypatch.setattr(decompositions, "LAZY_U_MIN_CELLS", 0 if lazy else 200_000)
         fit = _fit(data, "ols", {})
         assert fit.aliased == [] and fit.spectrum.U.is_stored != lazy
         coef = fit.coef

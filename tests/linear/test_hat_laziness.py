@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose
 
 import attnreg as ar
 import attnreg.linear.results as results_module
-from attnreg.linear import filters, spectral
+from attnreg.linear import decompositions, filters
 from tests.conftest import ATOL_IDENTITY, RTOL_SM
 
 FORMULA = "y ~ x1 + x2 + C(g)"
@@ -92,7 +92,7 @@ def test_query_pass_equals_the_full_pass(big_frame: pd.DataFrame, monkeypatch: p
                                          u_mode: str, method: str, options: dict[str, Any],
                                          weights: str | None) -> None:
     if u_mode == "lazy":
-        monkeypatch.setattr(spectral, "LAZY_U_MIN_CELLS", 0)
+        monkeypatch.setattr(decompositions, "LAZY_U_MIN_CELLS", 0)
     fit = ar.attnreg(FORMULA, big_frame, method=method, weights=weights, **options)
     assert fit.spectrum.U.is_stored == (u_mode == "stored")
     rows = np.array([0, 5, 17, 1000, 2999])

@@ -9,7 +9,7 @@ import statsmodels.formula.api as smf
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.linear import filters, spectral
+from attnreg.linear import decompositions, filters, spectral
 from tests.conftest import RTOL_SM
 
 FORMULA = "y ~ x1 + np.log(x2) + C(g)"
@@ -19,7 +19,7 @@ FORMULA = "y ~ x1 + np.log(x2) + C(g)"
 def u_mode(request, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run with U stored (small designs' default) and recomputed from X (large designs')."""
     if request.param == "lazy":
-        monkeypatch.setattr(spectral, "LAZY_U_MIN_CELLS", 0)
+        monkeypatch.setattr(decompositions, "LAZY_U_MIN_CELLS", 0)
     return request.param
 
 

@@ -12,7 +12,8 @@ import scipy.linalg.lapack as lapack
 
 import attnreg as ar
 from attnreg import threads
-from attnreg.linear import _lapack, _tallqr, filters, spectral
+from attnreg.linear import filters, spectral, tallqr
+from attnreg.linear import lapack as qr_lapack
 
 
 @pytest.fixture(autouse=True)
@@ -30,16 +31,16 @@ def test_geqrt_equals_scipys_wrapper_bit_for_bit(m, n, nb) -> None:
     v, _, info = lapack.dgeqrt(min(nb, m, n), A.copy(order="F"))
     assert info == 0
     B = A.copy(order="F")
-    _lapack.geqrt(B, nb, *_lapack.workspace(n, nb))
+    qr_lapack.geqrt(B, nb, *qr_lapack.workspace(n, nb))
     assert np.array_equal(v, B)
 
 
 def test_geqrt_refuses_what_lapack_would_misread() -> None:
-    t, work = _lapack.workspace(3, 3)
+    t, work = qr_lapack.workspace(3, 3)
     with pytest.raises(ValueError, match="Fortran-ordered"):
-        _lapack.geqrt(np.zeros((5, 3)), 3, t, work)  # C order
+        qr_lapack.geqrt(np.zeros((5, 3)), 3, t, work)  # C order
     with pytest.raises(ValueError, match="workspace"):
-        _lapack.geqrt(np.zeros((5, 6), order="F"), 3, t, work)  # too wide for the workspace
+        qr_lapack.geqrt(np.zeros((5, 6), order="F"), 3, t, work)  # too wide for the workspace
 
 
 def _ticks_during(factorise) -> int:
@@ -66,12 +67,12 @@ def _ticks_during(factorise) -> int:
     return sum(start + quarter < x < stop - quarter for x in ticks)
 
 
-@pytest.mark.skipif(not _lapack.releases_gil(), reason="scipy without cython_lapack")
+@pytest.mark.skipif(not qr_lapack.releases_gil(), reason="scipy without cython_lapack")
 def test_geqrt_releases_the_gil() -> None:
     """While one thread factorises, another runs Python code (holding the GIL it could not:
     scipy's own wrapper gives 0 ticks here)."""
-    t, work = _lapack.workspace(40, 32)
-    assert _ticks_during(lambda A: _lapack.geqrt(A, 32, t, work)) > 1000
+    t, work = qr_lapack.workspace(40, 32)
+    assert _ticks_during(lambda A: qr_lapack.geqrt(A, 32, t, work)) > 1000
 
 
 def test_parallel_map_keeps_order_and_runs_nested_calls_inline() -> None:
@@ -107,11 +108,11 @@ def test_streaming_r_is_the_same_on_any_number_of_threads(weighted) -> None:
     cols = np.arange(1, p)
     center = X.mean(axis=0)
     sqrt_w = np.sqrt(np.random.default_rng(1).uniform(0.5, 2.0, n)) if weighted else None
-    assert len(_tallqr.segments(n, cols.size)) > 2
+    assert len(tallqr.segments(n, cols.size)) > 2
     out = []
     for workers in (1, 2, 3):
         ar.set_threads(workers)
-        out.append(_tallqr.streaming_r(X, y, cols, center, sqrt_w, float(y.mean())))
+        out.append(tallqr.streaming_r(X, y, cols, center, sqrt_w, float(y.mean())))
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
     # and it is the R of the centred, weighted [X | y]: R'R equals the cross-product
     Z = np.column_stack([X[:, cols] - center[cols], y - y.mean()])
@@ -127,17 +128,17 @@ def test_one_segment_is_the_sequential_stream() -> None:
     X, y = _design(3000, 6)
     cols = np.arange(1, 6)
     center = X.mean(axis=0)
-    assert len(_tallqr.segments(3000, 5)) == 1
-    job = _tallqr._LeafJob(X, y, cols, center[cols], _tallqr.column_span(cols), None, 0.5, None)
-    assert np.array_equal(_tallqr.streaming_r(X, y, cols, center, None, 0.5), job.segment_r((0, 3000)))
+    assert len(tallqr.segments(3000, 5)) == 1
+    job = tallqr._LeafJob(X, y, cols, center[cols], tallqr.column_span(cols), None, 0.5, None)
+    assert np.array_equal(tallqr.streaming_r(X, y, cols, center, None, 0.5), job.segment_r((0, 3000)))
 
 
 def test_fill_columns_equals_a_plain_take() -> None:
     X = np.random.default_rng(3).normal(size=(3000, 9))
     for cols in (np.arange(2, 7), np.array([0, 4, 2])):
-        span = _tallqr.column_span(cols)
+        span = tallqr.column_span(cols)
         dest = np.zeros((2100, cols.size), order="F")
-        _tallqr.fill_columns(dest, X, 700, 2800, cols, span)
+        tallqr.fill_columns(dest, X, 700, 2800, cols, span)
         assert np.array_equal(dest, X[700:2800][:, cols])
 
 

@@ -142,11 +142,11 @@ def test_ridge_summary_states_conditional_inference(longley: pd.DataFrame) -> No
 def test_selection_is_the_same_with_u_recomputed(mixed_frame: pd.DataFrame, method: str,
                                                  criterion: str, monkeypatch) -> None:
     """Large designs recompute U from X instead of storing it: the same λ / k and scores."""
-    from attnreg.linear import spectral
+    from attnreg.linear import decompositions
 
     option = {"lam": criterion} if method == "ridge" else {"k": criterion}
     stored = ar.attnreg("y ~ x1 + x2 + C(g)", data=mixed_frame, method=method, **option)
-    monkeypatch.setattr(spectral, "LAZY_U_MIN_CELLS", 0)
+    monkeypatch.setattr(decompositions, "LAZY_U_MIN_CELLS", 0)
     lazy = ar.attnreg("y ~ x1 + x2 + C(g)", data=mixed_frame, method=method, **option)
     assert stored.spectrum.U.is_stored and not lazy.spectrum.U.is_stored
     assert_allclose(lazy.selection.scores, stored.selection.scores, rtol=1e-10)

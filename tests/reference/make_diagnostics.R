@@ -1,8 +1,8 @@
 #!/usr/bin/env Rscript
 # Reference values for attnreg's regression diagnostics: lmtest's bptest, dwtest, bgtest and
 # resettest, car's vif and outlierTest, stats' influence.measures, rstandard and rstudent,
-# tseries' jarque.bera.test and kappa(exact = TRUE). Checked by tests/linear/test_diagnostics.py
-# and tests/linear/test_influence.py.
+# tseries' jarque.bera.test and kappa(exact = TRUE). Checked by tests/diagnostics/test_diagnostics.py
+# and tests/diagnostics/test_influence.py.
 #
 # Regenerate from the repository root (needs r-cran-lmtest, r-cran-car, r-cran-tseries and
 # r-cran-jsonlite):

@@ -1,5 +1,5 @@
 #!/usr/bin/env Rscript
-# R's answers for tests/linear/test_hypotheses.py and tests/linear/test_anova.py:
+# R's answers for tests/inference/test_hypotheses.py and tests/inference/test_anova.py:
 # car::linearHypothesis (F and Chisq, classical and sandwich::vcovHC HC1/HC3 covariances,
 # cluster-robust sandwich::vcovCL),
 # single-restriction t tests, anova(lm) sequential tables, anova(m1, m2, m3) nested

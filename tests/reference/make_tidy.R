@@ -1,5 +1,5 @@
 #!/usr/bin/env Rscript
-# broom's tidy(), glance() and augment() of lm fits: the reference for tests/linear/test_tidy.py.
+# broom's tidy(), glance() and augment() of lm fits: the reference for tests/inference/test_tidy.py.
 # Each case embeds its data (rounded to 6 decimals, so R and Python fit the same doubles) and
 # the newdata rows. Factor coefficients are named as patsy names them (factor(g)b is
 # C(g)[T.b]); the test matches terms by name.

@@ -19,7 +19,8 @@ import pytest
 
 import attnreg as ar
 from attnreg.exceptions import ConvergenceWarning, OptionError
-from attnreg.report.etable import STATISTICS, ETable, covariance_name
+from attnreg.report.etable import ETable
+from attnreg.report.etable_stats import STATISTICS, covariance_name
 
 LONGLEY = "TOTEMP ~ GNPDEFL + GNP + UNEMP + ARMED + POP + YEAR"
 

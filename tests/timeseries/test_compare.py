@@ -19,13 +19,9 @@ from statsmodels.tsa.stattools import diebold_mariano_test
 
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
-from attnreg.timeseries.compare import (
-    ForecastComparison,
-    bootstrap_indices,
-    encompassing_test,
-    giacomini_white,
-    model_confidence_set,
-)
+from attnreg.timeseries.comparison import ForecastComparison
+from attnreg.timeseries.mcs import bootstrap_indices, model_confidence_set
+from attnreg.timeseries.predictive_ability import encompassing_test, giacomini_white
 from tests.conftest import RTOL_EXACT, RTOL_SM
 
 BIG = "y ~ lag(y, 1) + lag(x, 1) + lag(z, 2)"
@@ -357,7 +353,7 @@ def test_gw_refuses_no_more_differentials_than_instruments(d) -> None:
 
 def test_gw_small_sample_warns_below_the_documented_minimum() -> None:
     from attnreg.exceptions import InferenceWarning
-    from attnreg.timeseries.compare import GW_MIN_OBS
+    from attnreg.timeseries.predictive_ability import GW_MIN_OBS
 
     d = np.random.default_rng(3).normal(size=GW_MIN_OBS + 1)
     with pytest.warns(InferenceWarning, match=f"uses {GW_MIN_OBS - 1} loss differentials, "
