@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv.arset import ARSet
 from attnreg.iv.chunked_stats import ChunkedIVStats
+from attnreg.iv.coeftests import IVCoefTests
 from attnreg.iv.estimators import IVFit
 from attnreg.iv.results import IVVcovSpec
 from attnreg.iv.results_reports import IVReports
@@ -73,7 +73,7 @@ class ChunkedIVFrame:
 
 
 @dataclass(frozen=True)
-class ChunkedIVResults(IVReports):
+class ChunkedIVResults(IVCoefTests, IVReports):
     """A 2SLS, LIML or Fuller fit of data read chunk by chunk (the in-memory
     :class:`attnreg.iv.results.IVResults`' numbers, summary, tidy and glance).
 
@@ -153,37 +153,6 @@ class ChunkedIVResults(IVReports):
         """Covariance of the coefficients under :attr:`vcov_kind`, shape (k, k)."""
         return pd.DataFrame(self.stats.vcov(), index=self.names, columns=self.names)
 
-    @cached_property
-    def std_err(self) -> pd.Series:
-        """Standard errors, shape (k,)."""
-        return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.names, name="std_err")
-
-    @cached_property
-    def t_value(self) -> pd.Series:
-        """coef / std_err."""
-        return (self.coef / self.std_err).rename("t_value")
-
-    @cached_property
-    def p_value(self) -> pd.Series:
-        """Two-sided p-values from Student's t on :attr:`df_resid` df (as AER)."""
-        p = 2 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_resid)
-        return pd.Series(p, index=self.names, name="p_value")
-
-    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
-        """Confidence intervals ``coef ± t_{(1+level)/2} std_err``, shape (k, 2)."""
-        if not 0 < level < 1:
-            raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
-        q = stats.t.ppf((1 + level) / 2, self.df_resid)
-        lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
-        pct = [f"{100 * (1 - level) / 2:.3g} %", f"{100 * (1 + level) / 2:.3g} %"]
-        return pd.DataFrame({pct[0]: lo, pct[1]: hi})
-
-    def wald_test(self, hypothesis: str | list[str]) -> Any:
-        """Joint Wald F test of linear restrictions (:meth:`attnreg.iv.results.IVResults.wald_test`)."""
-        from attnreg.iv.hypotheses import iv_wald_test
-
-        return iv_wald_test(self, hypothesis)  # type: ignore[arg-type]
-
     def predict(self, newdata: Any = None) -> pd.Series:
         """``[X, D] coef`` for the rows of ``newdata`` (a pandas DataFrame holding the
         regressors' variables, exogenous and endogenous), with the fit's factor levels and
@@ -246,17 +215,6 @@ class ChunkedIVResults(IVReports):
     def adj_r_squared(self) -> float:
         """1 − (1 − R²)(n − 1)/(n − k) (n rather than n − 1 without an intercept)."""
         return 1 - (1 - self.r_squared) * (self.nobs - int(self.frame.intercept)) / self.df_resid
-
-    @cached_property
-    def f_test(self) -> pd.Series:
-        """AER's Wald test: every coefficient but the intercept is zero."""
-        keep = [j for j, n in enumerate(self.names) if n != "(Intercept)"]
-        b = self.fit.coef[keep]
-        V = self.vcov.to_numpy()[np.ix_(keep, keep)]
-        f = float(b @ np.linalg.solve(V, b)) / len(keep)
-        p = float(stats.f.sf(f, len(keep), self.df_resid))
-        return pd.Series({"statistic": f, "p_value": p, "df1": float(len(keep)),
-                          "df2": float(self.df_resid)}, name="f_test")
 
     # ------------------------------------------------------------ weak instruments
     def diagnostics(self) -> pd.DataFrame:

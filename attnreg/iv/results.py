@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv.arset import ARSet, anderson_rubin_set
+from attnreg.iv.coeftests import IVCoefTests
 from attnreg.iv.covariance import iv_hat, score_design
 from attnreg.iv.diagnostics import iv_diagnostics
 from attnreg.iv.estimators import IVFit
@@ -71,7 +71,7 @@ class IVVcovSpec:
 
 
 @dataclass(frozen=True)
-class IVResults(IVViews, IVReports):
+class IVResults(IVCoefTests, IVViews, IVReports):
     """A fitted instrumental-variable regression. Immutable; derived quantities are cached.
 
     Attributes
@@ -195,39 +195,6 @@ class IVResults(IVViews, IVReports):
         V = score_vcov(self._score_design, self._vcov_bound)
         return pd.DataFrame(V, index=self.names, columns=self.names)
 
-    @cached_property
-    def std_err(self) -> pd.Series:
-        """Standard errors, shape (k,)."""
-        return pd.Series(np.sqrt(np.diag(self.vcov.to_numpy())), index=self.names, name="std_err")
-
-    @cached_property
-    def t_value(self) -> pd.Series:
-        """coef / std_err."""
-        return (self.coef / self.std_err).rename("t_value")
-
-    @cached_property
-    def p_value(self) -> pd.Series:
-        """Two-sided p-values from Student's t on :attr:`df_resid` df (as AER)."""
-        p = 2 * stats.t.sf(np.abs(self.t_value.to_numpy()), self.df_resid)
-        return pd.Series(p, index=self.names, name="p_value")
-
-    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
-        """Confidence intervals ``coef ± t_{(1+level)/2} std_err``, shape (k, 2) (R's ``confint``)."""
-        if not 0 < level < 1:
-            raise OptionError(f"level must be strictly between 0 and 1, however: {level=}")
-        q = stats.t.ppf((1 + level) / 2, self.df_resid)
-        lo, hi = self.coef - q * self.std_err, self.coef + q * self.std_err
-        pct = [f"{100 * (1 - level) / 2:.3g} %", f"{100 * (1 + level) / 2:.3g} %"]
-        return pd.DataFrame({pct[0]: lo, pct[1]: hi})
-
-    def wald_test(self, hypothesis: str | list[str]) -> Any:
-        """Joint Wald F test of linear restrictions under the covariance in use, on
-        (q, :attr:`df_resid`) df (``car::linearHypothesis(ivreg_fit, ..., test = "F")``);
-        see :func:`attnreg.iv.hypotheses.iv_wald_test`. Returns a ``WaldTest``."""
-        from attnreg.iv.hypotheses import iv_wald_test
-
-        return iv_wald_test(self, hypothesis)
-
     def bootstrap(self, kind: str = "wre", reps: int = 999, *, null: float = 0.0,
                   weights: str = "rademacher", seed: Any = None, level: float = 0.95,
                   interval: bool = True) -> Any:
@@ -306,18 +273,6 @@ class IVResults(IVViews, IVReports):
         """1 − (1 − R²)(n − 1)/(n − k) (n rather than n − 1 without an intercept)."""
         centred = self.frame.intercept or bool(self.frame.fixed_effects)
         return 1 - (1 - self.r_squared) * (self.nobs - int(centred)) / self.df_resid
-
-    @cached_property
-    def f_test(self) -> pd.Series:
-        """The overall test (AER's "Wald test"): every coefficient but the intercept is zero
-        (the fixed effects are not tested); ``statistic`` (F), ``p_value``, ``df1``, ``df2``."""
-        keep = [j for j, n in enumerate(self.names) if n != "(Intercept)"]
-        b = self.fit.coef[keep]
-        V = self.vcov.to_numpy()[np.ix_(keep, keep)]
-        f = float(b @ np.linalg.solve(V, b)) / len(keep)
-        p = float(stats.f.sf(f, len(keep), self.df_resid))
-        return pd.Series({"statistic": f, "p_value": p, "df1": float(len(keep)),
-                          "df2": float(self.df_resid)}, name="f_test")
 
     # ------------------------------------------------------------ weak instruments
     @cached_property

@@ -6,13 +6,56 @@ scores, calibration and quantile evaluation; :func:`plot_results` is their ``plo
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
 
+from attnreg.exceptions import OptionError
 from attnreg.methods import get_method
 
-__all__ = ["DensityScoring", "plot_results", "tuning_label"]
+__all__ = ["ByHorizon", "DensityScoring", "plot_results", "tuning_label"]
+
+
+class ByHorizon:
+    """What forecasts of several horizons share (their ``parts``, one per horizon, and the
+    ``horizons`` they are for): one horizon's part, and the tables of every horizon."""
+
+    parts: tuple[Any, ...]
+
+    @property
+    def horizons(self) -> list[int]:  # pragma: no cover - each class says where h is kept
+        raise NotImplementedError
+
+    def at_horizon(self, h: int) -> Any:
+        """The forecasts of horizon ``h`` (indexed by target date).
+
+        Examples
+        --------
+        >>> import attnreg as ar
+        >>> from statsmodels.datasets import macrodata
+        >>> macro = macrodata.load_pandas().data
+        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+        >>> fh = ar.forecast("infl ~ lag(infl, h)", macro, start="2000Q1", horizon=[1, 2])
+        >>> fh.at_horizon(2)
+        <attnreg forecasts: ols, recursive, h=2, 39 forecasts, OOS R²=-0.2450>
+        """
+        for horizon, part in zip(self.horizons, self.parts, strict=True):
+            if horizon == h:
+                return part
+        raise OptionError(f"horizon={h!r} was not forecast; horizons: {self.horizons}")
+
+    @cached_property
+    def forecasts(self) -> pd.DataFrame:
+        """Every horizon's forecasts table, indexed by (horizon, target)."""
+        return pd.concat([p.forecasts for p in self.parts], keys=self.horizons,
+                         names=["horizon", "target"])
+
+    @cached_property
+    def evaluation(self) -> pd.DataFrame:
+        """Every horizon's evaluation, one row per horizon."""
+        return pd.DataFrame([p.evaluation for p in self.parts],
+                            index=pd.Index(self.horizons, name="horizon"))
 
 
 class DensityScoring:

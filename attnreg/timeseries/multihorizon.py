@@ -7,14 +7,12 @@ ForecastResults` per horizon and indexes their tables by (horizon, target date).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from attnreg.exceptions import OptionError
 from attnreg.report import Summary
-from attnreg.timeseries.forecast_common import DensityScoring, plot_results
+from attnreg.timeseries.forecast_common import ByHorizon, DensityScoring, plot_results
 
 if TYPE_CHECKING:
     from attnreg.timeseries.forecast_results import ForecastResults
@@ -23,7 +21,7 @@ __all__ = ["MultiHorizonForecasts"]
 
 
 @dataclass(frozen=True)
-class MultiHorizonForecasts(DensityScoring):
+class MultiHorizonForecasts(ByHorizon, DensityScoring):
     """Forecasts of several horizons from the same origins, indexed by (horizon, target date).
 
     Attributes
@@ -64,36 +62,6 @@ class MultiHorizonForecasts(DensityScoring):
     def strategy(self) -> str:
         """``"direct"`` or ``"iterated"``."""
         return self.parts[0].plan.strategy
-
-    def at_horizon(self, h: int) -> ForecastResults:
-        """The :class:`ForecastResults` of horizon ``h`` (indexed by target date).
-
-        Examples
-        --------
-        >>> import attnreg as ar
-        >>> from statsmodels.datasets import macrodata
-        >>> macro = macrodata.load_pandas().data
-        >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
-        >>> fh = ar.forecast("infl ~ lag(infl, h)", macro, start="2000Q1", horizon=[1, 2])
-        >>> fh.at_horizon(2)
-        <attnreg forecasts: ols, recursive, h=2, 39 forecasts, OOS R²=-0.2450>
-        """
-        for part in self.parts:
-            if part.plan.horizon == h:
-                return part
-        raise OptionError(f"horizon={h!r} was not forecast; horizons: {self.horizons}")
-
-    @cached_property
-    def forecasts(self) -> pd.DataFrame:
-        """Every horizon's :attr:`ForecastResults.forecasts`, indexed by (horizon, target)."""
-        return pd.concat([p.forecasts for p in self.parts], keys=self.horizons,
-                         names=["horizon", "target"])
-
-    @cached_property
-    def evaluation(self) -> pd.DataFrame:
-        """:attr:`ForecastResults.evaluation` of every horizon, one row per horizon."""
-        return pd.DataFrame([p.evaluation for p in self.parts],
-                            index=pd.Index(self.horizons, name="horizon"))
 
     @property
     def coef_path_frame(self) -> pd.DataFrame | None:

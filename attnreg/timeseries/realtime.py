@@ -9,19 +9,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import pandas as pd
 
-from attnreg.exceptions import OptionError
+from attnreg.timeseries.forecast_common import ByHorizon
 from attnreg.timeseries.vintages import RealTimeForecasts, forecast_vintages
 
 __all__ = ["RealTimeHorizons", "forecast_real_time"]
 
 
 @dataclass(frozen=True)
-class RealTimeHorizons:
+class RealTimeHorizons(ByHorizon):
     """Real-time forecasts of several horizons from the same vintages.
 
     Attributes
@@ -39,25 +38,6 @@ class RealTimeHorizons:
     def horizons(self) -> list[int]:
         """The horizons, increasing."""
         return [p.horizon for p in self.parts]
-
-    def at_horizon(self, h: int) -> RealTimeForecasts:
-        """The :class:`RealTimeForecasts` of horizon ``h``."""
-        for part in self.parts:
-            if part.horizon == h:
-                return part
-        raise OptionError(f"horizon={h!r} was not forecast; horizons: {self.horizons}")
-
-    @cached_property
-    def forecasts(self) -> pd.DataFrame:
-        """Every horizon's forecasts table, indexed by (horizon, target)."""
-        return pd.concat([p.forecasts for p in self.parts], keys=self.horizons,
-                         names=["horizon", "target"])
-
-    @cached_property
-    def evaluation(self) -> pd.DataFrame:
-        """:attr:`RealTimeForecasts.evaluation` of every horizon, one row per horizon."""
-        return pd.DataFrame([p.evaluation for p in self.parts],
-                            index=pd.Index(self.horizons, name="horizon"))
 
     def leakage_audit(self) -> pd.DataFrame:
         """:meth:`RealTimeForecasts.leakage_audit` of every horizon, one row per horizon."""
