@@ -22,9 +22,13 @@ __all__ = ["FAMILIES", "Family", "counts_aic", "family_names"]
 Arr = FloatArray
 
 def _ylogy(y: Arr, mu: Arr) -> Arr:
-    """y log(y/μ), 0 where y is 0 (R's ``y_log_y``)."""
-    safe = np.where(y > 0, y, 1.0)
-    return np.where(y > 0, y * np.log(safe / mu), 0.0)
+    """y log(y/μ), 0 where y is 0 (R's ``y_log_y``); the logarithm only where y > 0 (half
+    the rows of a 0/1 response)."""
+    pos = y > 0
+    out = np.zeros(np.broadcast_shapes(np.shape(y), np.shape(mu)))
+    np.divide(y, mu, out=out, where=pos)
+    np.log(out, out=out, where=pos)
+    return np.multiply(out, y, out=out)
 
 def _binomial_dev(y: Arr, mu: Arr, wt: Arr) -> Arr:
     return 2 * wt * (_ylogy(y, mu) + _ylogy(1 - y, 1 - mu))
