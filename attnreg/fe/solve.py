@@ -86,15 +86,29 @@ class _Schur:
 
     @cached_property
     def cross(self) -> sp.csr_matrix:
-        """B = D_big' W D_rest, shape (n_big, n_small)."""
-        rows = sp.csr_matrix((self.w, (self.big, np.arange(self.big.size))),
-                             shape=(self.n_big, self.big.size))
-        return sp.csr_matrix(rows @ self.rest)
+        """B = D_big' W D_rest, shape (n_big, n_small): the weights summed per (big level,
+        rest level) pair (duplicates summed by the conversion; no sparse product)."""
+        per_row = np.diff(self.rest.indptr)  # rest levels per row (one per other fixed effect)
+        return sp.csr_matrix((np.repeat(self.w, per_row), (np.repeat(self.big, per_row),
+                                                           self.rest.indices)),
+                             shape=(self.n_big, self.n_small))
 
     @cached_property
     def share(self) -> sp.csr_matrix:
         """R = W_big⁻¹ B, each big level's weighted share in each rest level."""
-        return sp.csr_matrix(sp.diags(1.0 / self.w_big) @ self.cross)
+        out = self.cross.copy()
+        out.data = out.data / np.repeat(self.w_big, np.diff(out.indptr))
+        return out
+
+    def _own(self) -> sp.csc_matrix:
+        """D_rest' W D_rest: the weights summed per pair of rest levels of a row (diagonal
+        for one other fixed effect)."""
+        cols = self.rest.indices.reshape(self.big.size, -1)  # (n_obs, m), m levels per row
+        m = cols.shape[1]
+        i = np.repeat(cols, m, axis=1).ravel()
+        j = np.tile(cols, (1, m)).ravel()
+        return sp.csc_matrix((np.repeat(self.w, m * m), (i, j)),
+                             shape=(self.n_small, self.n_small))
 
     @cached_property
     def free(self) -> IntArray:
@@ -106,8 +120,7 @@ class _Schur:
         """Sparse LU of S on the free levels, or None if there are none."""
         if not self.free.size:
             return None
-        own = self.rest.T @ sp.diags(self.w) @ self.rest  # D_rest' W D_rest
-        S = sp.csc_matrix(own - self.cross.T @ self.share)[self.free][:, self.free]
+        S = sp.csc_matrix(self._own() - self.cross.T @ self.share)[self.free][:, self.free]
         S = sp.csc_matrix((S + S.T) * 0.5)
         return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                          options={"SymmetricMode": True})

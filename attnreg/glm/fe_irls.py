@@ -133,7 +133,7 @@ class _Steps:
         d = self.link.mu_eta(eta)
         z = eta - self.offset + (self.y - mu) / d
         W = self.wt * d ** 2 / var
-        dm = demean(np.column_stack([z, self.X[:, self.kept]]), self.fe, W)
+        dm = demean(np.column_stack([z, self.X[:, self.kept]]), self.fe, W, method="auto")
         self.demeaned = self.demeaned and dm.converged
         zt, Xt = dm.resid[:, 0], np.ascontiguousarray(dm.resid[:, 1:])
         k = self.kept.size
@@ -166,7 +166,7 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     FeIrlsFit
     """
     s = _Steps(X, y, wt, offset, fe, family, link)
-    Xd = demean(X, fe, wt).resid if X.shape[1] else X
+    Xd = demean(X, fe, wt, method="auto").resid if X.shape[1] else X
     aliased = _aliased(Xd, X, np.sqrt(wt), tol) if X.shape[1] else np.zeros(0, dtype=np.intp)
     s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
     eta = link.linkfun(family.initialize(y, wt, link.name))
