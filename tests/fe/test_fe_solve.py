@@ -181,3 +181,23 @@ def test_nested_fixed_effects_fall_back_to_conjugate_gradients() -> None:
         np.testing.assert_allclose(half[0], half[1], rtol=RTOL_EXACT, err_msg=kind)
     plain = ar.attnreg("y ~ x1 + x2 | worker + firm + year", df)
     assert plain._level_solver.exact  # the further fixed effect shares only a constant
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["crossed", "nested"])
+def test_three_way_demeaning_by_the_schur_solve(nested: bool) -> None:
+    """Three fixed effects: the Schur complement on all but the largest's levels solves the
+    demeaning exactly (no CGLS iteration) and equals the dense dummy-variable least squares;
+    with firms nested in industries it is singular and the solve still reaches the floor."""
+    df = big_movers(n_workers=400, n_firms=60).assign(year=lambda d: d.index % 4)
+    third = (df.firm % 6) if nested else df.year
+    fe = FixedEffects.from_columns([df.worker, df.firm, third], ["worker", "firm", "third"])
+    w = df.w.to_numpy()
+    V = df[["y", "x1", "x2"]].to_numpy()
+    out = demean(V, fe, w, method="auto")
+    assert out.converged and np.all(out.orthogonality <= 16 * out.floor)
+    if not nested:
+        assert out.iterations == 0
+    D = fe.dummies.toarray()
+    root = np.sqrt(w)[:, None]
+    coef = np.linalg.lstsq(root * D, root * V, rcond=None)[0]
+    np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
