@@ -284,8 +284,17 @@ class ForecastResults(DensityScoring, ForecastAttention):
 
         return forecast_ahead([self], interval, level)
 
-    def summary(self) -> Summary:
+    def summary(self, benchmark: Any = None) -> Summary:
         """Report: the setting, the accuracy of the forecasts and the tests against the benchmark.
+
+        With intervals or quantile forecasts, also the density scores (CRPS, log, interval,
+        pinball) and the calibration tests (Kupiec, Christoffersen, Berkowitz).
+
+        Parameters
+        ----------
+        benchmark : forecasts of the same target, optional
+            Forecasts with intervals (or quantile forecasts) to test the CRPS against
+            (Diebold-Mariano, :func:`~attnreg.timeseries.scores.diebold_mariano_scores`).
 
         Examples
         --------
@@ -304,7 +313,7 @@ class ForecastResults(DensityScoring, ForecastAttention):
         """
         from attnreg.timeseries.fcsummary import forecast_summary
 
-        return forecast_summary(self)
+        return forecast_summary(self, benchmark)
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.
