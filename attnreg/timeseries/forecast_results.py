@@ -120,6 +120,11 @@ class ForecastResults(DensityScoring, ForecastAttention):
         return self
 
     @property
+    def method(self) -> str:
+        """The method's name (``plan.method``)."""
+        return self.plan.method
+
+    @property
     def strategy(self) -> str:
         """``"direct"`` or ``"iterated"``."""
         return self.plan.strategy
@@ -283,6 +288,13 @@ class ForecastResults(DensityScoring, ForecastAttention):
         from attnreg.timeseries.ahead import forecast_ahead
 
         return forecast_ahead([self], interval, level)
+
+    def score_inputs(self) -> Any:
+        """The predictive distributions and intervals the scores start from
+        (:func:`attnreg.timeseries.score_inputs.forecast_inputs`)."""
+        from attnreg.timeseries.score_inputs import forecast_inputs
+
+        return forecast_inputs(self)
 
     def summary(self, benchmark: Any = None) -> Summary:
         """Report: the setting, the accuracy of the forecasts and the tests against the benchmark.
