@@ -38,8 +38,9 @@ _DENSITY_COLUMNS = ("CRPS", "Pr(uc)", "Pr(cc)")
 
 def density_figures(res: ForecastResults) -> dict[str, float]:
     """Mean CRPS and the Kupiec (uc) and Christoffersen (cc) p-values of one horizon's
-    intervals, as the summaries show them; NaN where they cannot be computed (fewer than 4
-    intervals).
+    intervals (three of the numbers of the summaries' density table,
+    :func:`attnreg.timeseries.density_summary.density_numbers`); NaN where they cannot be
+    computed (fewer than 4 intervals).
 
     Examples
     --------
