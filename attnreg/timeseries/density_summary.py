@@ -71,6 +71,17 @@ def density_numbers(res: Any, benchmark: Any = None) -> dict[str, float] | None:
         p-values of :func:`~attnreg.timeseries.calibration.calibration` (``uc_lr``, ``uc_p``,
         ``ind_lr``, ..., ``berkowitz_p``; without intervals Berkowitz alone, on the PIT) and
         the DM test when a benchmark is given.
+
+    Examples
+    --------
+    >>> import attnreg as ar
+    >>> from statsmodels.datasets import macrodata
+    >>> macro = macrodata.load_pandas().data
+    >>> macro.index = pd.period_range("1959Q1", periods=len(macro), freq="Q")
+    >>> fc = ar.forecast("infl ~ lag(infl, 1)", macro, start="1990Q1", interval="gaussian")
+    >>> numbers = density_numbers(fc)
+    >>> {k: round(numbers[k], 3) for k in ("crps", "log", "uc_p", "berkowitz_p")}
+    {'crps': 1.301, 'log': 2.354, 'uc_p': 0.731, 'berkowitz_p': 0.002}
     """
     from attnreg.timeseries.scores import diebold_mariano_scores, evaluate_scores
 

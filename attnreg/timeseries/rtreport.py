@@ -119,6 +119,23 @@ def plot_real_time(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
     Returns
     -------
     matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import attnreg as ar
+    >>> rng = np.random.default_rng(0)
+    >>> final = pd.DataFrame({"y": rng.standard_normal(60)})
+    >>> vintages = pd.concat([final.iloc[: v + 1].assign(vintage=v) for v in range(20, 60)])
+    >>> rt = ar.forecast("y ~ lag(y, 1)", vintages, vintage="vintage", start=40,
+    ...                  interval="empirical", min_errors=5)
+    >>> [line.get_label() for line in plot_real_time(rt, "forecast").lines]
+    ['actual', 'forecast', 'prevailing mean']
+    >>> print(rt.summary().tables[-1].loc[["CRPS", "Kupiec LR uc, chi2(1)"]].round(3))
+                           Estimate  p-value
+    CRPS                      0.637      NaN
+    Kupiec LR uc, chi2(1)     1.332    0.248
     """
     if kind not in KINDS:
         raise OptionError(f"kind must be one of {KINDS}, however: {kind=}")

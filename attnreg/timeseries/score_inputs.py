@@ -75,6 +75,22 @@ def real_time_inputs(rt: RealTimeForecasts) -> ScoreInputs:
     intervals: the forecast plus each first-release error known at the origin (those the
     intervals are made of, :func:`~attnreg.timeseries.vintages.real_time_bounds`); quantile
     forecasts: the quantile density of their τ.
+
+    Examples
+    --------
+    Vintages that are never revised give the scores of the final data's forecasts:
+
+    >>> import attnreg as ar
+    >>> rng = np.random.default_rng(0)
+    >>> final = pd.DataFrame({"y": rng.standard_normal(60)})
+    >>> vintages = pd.concat([final.iloc[: v + 1].assign(vintage=v) for v in range(20, 60)])
+    >>> rt = ar.forecast("y ~ lag(y, 1)", vintages, vintage="vintage", start=40,
+    ...                  interval="gaussian")
+    >>> fc = ar.forecast("y ~ lag(y, 1)", final, start=40, interval="gaussian")
+    >>> bool(np.allclose(rt.evaluate(), fc.evaluate()))
+    True
+    >>> real_time_inputs(rt).predictive.kind  # h = 1: the t of the prediction interval
+    't'
     """
     f = rt.forecasts
     keep = f["actual"].notna().to_numpy()
