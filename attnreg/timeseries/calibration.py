@@ -235,18 +235,20 @@ def _row(table: pd.DataFrame, level: float) -> tuple[dict[str, float], FloatArra
 
 
 def calibration(fc: Any) -> Calibration:
-    """:class:`Calibration` of forecasts made with ``interval=`` (one or several horizons)."""
-    from attnreg.timeseries.scores import forecast_scores
+    """:class:`Calibration` of forecasts made with ``interval=`` (one or several horizons;
+    ordinary or real-time forecasts, through their ``score_inputs()``)."""
+    from attnreg.timeseries.scores import score_table
 
-    rows, pits = [], {}
+    rows, pits, interval = [], {}, ""
     for h in fc.horizons:
-        part = fc.at_horizon(h)
-        table = forecast_scores(part)
+        inputs = fc.at_horizon(h).score_inputs()
+        table = score_table(inputs)
         n = int(table["miss"].notna().sum())
         if n < 4:
             raise DataError(f"horizon {h} has {n} forecasts with an interval; calibration needs "
                             "at least 4: start earlier or lower min_errors=")
-        row, pits[h] = _row(table, part.plan.level)
+        row, pits[h] = _row(table, inputs.level)
         rows.append(row)
+        interval = interval or inputs.interval
     table = pd.DataFrame(rows, index=pd.Index(fc.horizons, name="horizon"))
-    return Calibration(table, pits, str(fc.at_horizon(fc.horizons[0]).plan.interval))
+    return Calibration(table, pits, interval)

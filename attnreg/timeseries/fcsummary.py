@@ -16,6 +16,7 @@ from attnreg.report import Summary
 from attnreg.methods import get_method
 from attnreg.report.fcfigures import ForecastSetup, HorizonsSetup, IntervalMethod, TuningRange
 from attnreg.report.sections import Coefficients, Lines
+from attnreg.timeseries.density_summary import density_sections, horizons_density_sections
 from attnreg.timeseries.forecast_common import tuning_label
 
 if TYPE_CHECKING:
@@ -31,18 +32,15 @@ _COLUMNS = (("n_forecasts", "n"), ("msfe", "MSFE"), ("oos_r2", "OOS R2"),
             ("cw_statistic", "CW"), ("cw_p_value", "Pr(CW)"))
 _INTERVAL_COLUMNS = (("n_intervals", "n int."), ("coverage", "Coverage"),
                      ("mean_width", "Mean width"))
-_DENSITY_NOTE = ("CRPS: mean over the forecasts with an interval, of the predictive "
-                 "distribution the interval implies; Pr(uc), Pr(cc): p-values of Kupiec's "
-                 "unconditional and Christoffersen's conditional coverage tests of the misses "
-                 "(fc.calibration()).")
 #: density-score and calibration columns of the interval tables (heading, source)
 _DENSITY_COLUMNS = ("CRPS", "Pr(uc)", "Pr(cc)")
 
 
 def density_figures(res: ForecastResults) -> dict[str, float]:
     """Mean CRPS and the Kupiec (uc) and Christoffersen (cc) p-values of one horizon's
-    intervals, as the summaries show them; NaN where they cannot be computed (fewer than 4
-    intervals).
+    intervals (three of the numbers of the summaries' density table,
+    :func:`attnreg.timeseries.density_summary.density_numbers`); NaN where they cannot be
+    computed (fewer than 4 intervals).
 
     Examples
     --------
@@ -100,9 +98,12 @@ def interval_note(res: ForecastResults) -> list[str]:
     return [f"{pct} Gaussian intervals, sigma from the fit at each origin: {how}."]
 
 
-def forecast_summary(res: ForecastResults) -> Summary:
+def forecast_summary(res: ForecastResults, benchmark: Any = None) -> Summary:
     """The report of :meth:`ForecastResults.summary`: the setting, the accuracy of the
-    forecasts, the tests against the benchmark and the intervals' coverage."""
+    forecasts, the tests against the benchmark, the intervals' coverage, and the density
+    scores and calibration tests (:mod:`attnreg.timeseries.density_summary`; the
+    Diebold-Mariano test of the CRPS against ``benchmark``, forecasts of the same target with
+    a predictive distribution, when given)."""
     p, e = res.plan, res.evaluation
     f = res.forecasts
     refits = np.flatnonzero(p.refit)
@@ -121,8 +122,7 @@ def forecast_summary(res: ForecastResults) -> Summary:
     intervals: tuple[Any, ...] = ()
     if p.interval is not None:
         rows = pd.DataFrame({"Nominal": [p.level], "Coverage": [e.coverage],
-                             "Mean width": [e.mean_width], "n": [e.n_intervals],
-                             **{k: [v] for k, v in density_figures(res).items()}},
+                             "Mean width": [e.mean_width], "n": [e.n_intervals]},
                             index=[f"{p.interval} intervals"])
         intervals = (Lines(("", "Forecast intervals:")),
                      Coefficients(rows, stars=False, heading=False))
@@ -137,8 +137,6 @@ def forecast_summary(res: ForecastResults) -> Summary:
         footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
                       f"{p.horizon} time(s).")
     footer += interval_note(res)
-    if p.interval is not None:
-        footer.append(_DENSITY_NOTE)
     if res.quantile_path is not None:
         from attnreg.timeseries.quantile_scores import crossing_note
 
@@ -150,7 +148,8 @@ def forecast_summary(res: ForecastResults) -> Summary:
                                   float(np.nanmax(res.tuning_path))))
     return Summary("attnreg forecast evaluation",
                    (setup, Coefficients(table, stars=False, heading=False), *intervals,
-                    Lines(tuple(footer), lead_blank=True), *tuning))
+                    Lines(tuple(footer), lead_blank=True),
+                    *density_sections(res, benchmark), *tuning))
 
 
 def interval_method(res: ForecastResults) -> tuple[IntervalMethod, ...]:
@@ -162,8 +161,10 @@ def interval_method(res: ForecastResults) -> tuple[IntervalMethod, ...]:
                            tuple(interval_note(res))),)
 
 
-def horizons_summary(res: MultiHorizonForecasts) -> Summary:
-    """The per-horizon report of :meth:`MultiHorizonForecasts.summary`.
+def horizons_summary(res: MultiHorizonForecasts, benchmark: Any = None) -> Summary:
+    """The per-horizon report of :meth:`MultiHorizonForecasts.summary` (with the density
+    scores and calibration tests of every horizon, and the Diebold-Mariano test of the CRPS
+    against ``benchmark`` when given).
 
     Examples
     --------
@@ -186,9 +187,6 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
     columns = _COLUMNS + (_INTERVAL_COLUMNS if p.interval is not None else ())
     table = pd.DataFrame({head: e[key].to_numpy(dtype=float) for key, head in columns},
                          index=pd.Index([f"h = {h}" for h in res.horizons]))
-    if p.interval is not None:  # density scores and calibration p-values per horizon
-        density = pd.DataFrame([density_figures(part) for part in res.parts], index=table.index)
-        table = pd.concat([table, density], axis=1)
     setup = HorizonsSetup(str(res.formula), p.method, p.scheme, p.window, tuple(res.horizons),
                           p.strategy, str(targets.min()), str(targets.max()),
                           tuple(sorted({part.engine for part in res.parts})))
@@ -202,8 +200,8 @@ def horizons_summary(res: MultiHorizonForecasts) -> Summary:
                            Lines(tuple(footer), lead_blank=True), *interval_method(first)]
     if p.interval is not None:
         sections.append(Lines(("Coverage: share of the forecasts with an interval whose actual "
-                               "lies inside; n int.: forecasts with an interval.",
-                               _DENSITY_NOTE)))
+                               "lies inside; n int.: forecasts with an interval.",)))
+    sections += horizons_density_sections(res, benchmark)
     if first.tuning_path is not None:
         from attnreg.methods import get_method
 

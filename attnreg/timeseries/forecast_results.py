@@ -120,6 +120,11 @@ class ForecastResults(DensityScoring, ForecastAttention):
         return self
 
     @property
+    def method(self) -> str:
+        """The method's name (``plan.method``)."""
+        return self.plan.method
+
+    @property
     def strategy(self) -> str:
         """``"direct"`` or ``"iterated"``."""
         return self.plan.strategy
@@ -284,8 +289,24 @@ class ForecastResults(DensityScoring, ForecastAttention):
 
         return forecast_ahead([self], interval, level)
 
-    def summary(self) -> Summary:
+    def score_inputs(self) -> Any:
+        """The predictive distributions and intervals the scores start from
+        (:func:`attnreg.timeseries.score_inputs.forecast_inputs`)."""
+        from attnreg.timeseries.score_inputs import forecast_inputs
+
+        return forecast_inputs(self)
+
+    def summary(self, benchmark: Any = None) -> Summary:
         """Report: the setting, the accuracy of the forecasts and the tests against the benchmark.
+
+        With intervals or quantile forecasts, also the density scores (CRPS, log, interval,
+        pinball) and the calibration tests (Kupiec, Christoffersen, Berkowitz).
+
+        Parameters
+        ----------
+        benchmark : forecasts of the same target, optional
+            Forecasts with intervals (or quantile forecasts) to test the CRPS against
+            (Diebold-Mariano, :func:`~attnreg.timeseries.scores.diebold_mariano_scores`).
 
         Examples
         --------
@@ -304,7 +325,7 @@ class ForecastResults(DensityScoring, ForecastAttention):
         """
         from attnreg.timeseries.fcsummary import forecast_summary
 
-        return forecast_summary(self)
+        return forecast_summary(self, benchmark)
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.

@@ -94,8 +94,17 @@ class MultiHorizonForecasts(ByHorizon, DensityScoring):
 
         return forecast_ahead(list(self.parts), interval, level)
 
-    def summary(self) -> Summary:
+    def summary(self, benchmark: Any = None) -> Summary:
         """Report: per-horizon accuracy, tests against the benchmark and interval coverage.
+
+        With intervals or quantile forecasts, also the density scores (CRPS, log, interval,
+        pinball) and the calibration tests (Kupiec, Christoffersen, Berkowitz).
+
+        Parameters
+        ----------
+        benchmark : forecasts of the same target, optional
+            Forecasts with intervals (or quantile forecasts) to test the CRPS against
+            (Diebold-Mariano, :func:`~attnreg.timeseries.scores.diebold_mariano_scores`).
 
         Examples
         --------
@@ -111,7 +120,7 @@ class MultiHorizonForecasts(ByHorizon, DensityScoring):
         """
         from attnreg.timeseries.fcsummary import horizons_summary
 
-        return horizons_summary(self)
+        return horizons_summary(self, benchmark)
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """The forecasters' plots: ``kind`` as in :func:`attnreg.timeseries.fcplots.plot_forecasts`.

@@ -25,8 +25,9 @@ def quantile_evaluation(fc: Any) -> pd.DataFrame:
 
     Parameters
     ----------
-    fc : ForecastResults or MultiHorizonForecasts
-        Quantile forecasts (``method="quantreg"``).
+    fc : ForecastResults, MultiHorizonForecasts, RealTimeForecasts or RealTimeHorizons
+        Quantile forecasts (``method="quantreg"``); real-time ones are scored against the
+        release they are evaluated on, over the forecasts whose release is out.
 
     Returns
     -------
@@ -54,10 +55,12 @@ def quantile_evaluation(fc: Any) -> pd.DataFrame:
         part = fc.at_horizon(h)
         if part.quantile_path is None or part.taus is None:
             raise OptionError(f"quantile scores need quantile forecasts (method='quantreg', "
-                              f"tau=[...]), not method {part.plan.method!r}")
-        y = part.plan.design.y[part.plan.targets]
+                              f"tau=[...]), not method {part.method!r}")
+        actual = part.forecasts["actual"].to_numpy(dtype=float)
+        keep = ~np.isnan(actual)  # real-time forecasts: those whose release is out
+        y = actual[keep]
         for k, tau in enumerate(part.taus):
-            q = part.quantile_path[:, k]
+            q = part.quantile_path[keep, k]
             hits = (y < q).astype(float)
             test = kupiec(hits, tau)
             rows.append({"n": float(y.size), "pinball": float(pinball_loss(y, q, tau).mean()),

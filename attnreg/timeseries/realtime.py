@@ -13,15 +13,18 @@ from typing import Any
 
 import pandas as pd
 
-from attnreg.timeseries.forecast_common import ByHorizon
+from attnreg.timeseries.forecast_common import ByHorizon, DensityScoring
 from attnreg.timeseries.vintages import RealTimeForecasts, forecast_vintages
 
 __all__ = ["RealTimeHorizons", "forecast_real_time"]
 
 
 @dataclass(frozen=True)
-class RealTimeHorizons(ByHorizon):
+class RealTimeHorizons(ByHorizon, DensityScoring):
     """Real-time forecasts of several horizons from the same vintages.
+
+    :meth:`evaluate`, :meth:`calibration`, :meth:`quantile_evaluation`, :meth:`plot` and
+    :meth:`summary` as for :class:`~attnreg.timeseries.vintages.RealTimeForecasts`, per horizon.
 
     Attributes
     ----------
@@ -43,6 +46,19 @@ class RealTimeHorizons(ByHorizon):
         """:meth:`RealTimeForecasts.leakage_audit` of every horizon, one row per horizon."""
         return pd.DataFrame([p.leakage_audit() for p in self.parts],
                             index=pd.Index(self.horizons, name="horizon"))
+
+    def summary(self, benchmark: Any = None) -> Any:
+        """Report by horizon (:func:`attnreg.timeseries.rtreport.real_time_horizons_summary`;
+        ``benchmark``: forecasts with intervals to test the CRPS against, per horizon)."""
+        from attnreg.timeseries.rtreport import real_time_horizons_summary
+
+        return real_time_horizons_summary(self, benchmark)
+
+    def plot(self, kind: str = "forecast", **kw: Any) -> Any:
+        """Plots of :func:`attnreg.timeseries.rtreport.plot_real_time` (``horizon=`` picks one)."""
+        from attnreg.timeseries.rtreport import plot_real_time
+
+        return plot_real_time(self, kind, **kw)
 
     def __repr__(self) -> str:
         r2 = ", ".join(f"{p.horizon}: {p.evaluation.oos_r2:.4f}" for p in self.parts)

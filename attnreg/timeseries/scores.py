@@ -38,7 +38,8 @@ from attnreg.timeseries import quantile_density as qd
 
 __all__ = ["SCORES", "Predictive", "crps_ensemble", "crps_normal", "crps_t",
            "diebold_mariano_scores", "evaluate_scores", "forecast_scores", "interval_score",
-           "log_score_normal", "log_score_t", "pinball_loss", "predictive", "score_differential"]
+           "log_score_normal", "log_score_t", "pinball_loss", "predictive", "score_differential",
+           "score_table"]
 
 SCORES = ("crps", "log", "interval", "pinball")
 
@@ -282,19 +283,24 @@ def forecast_scores(res: Any) -> pd.DataFrame:
     Columns ``crps``, ``log``, ``interval``, ``pinball`` (the mean of the pinball losses of
     the lower and upper bounds as the ``(1 ∓ level) / 2`` quantiles), ``pit`` and ``miss``
     (1 when the outcome is outside the interval); NaN where a forecast has no interval
-    (quantile forecasts have CRPS, log score and PIT without one).
+    (quantile forecasts have CRPS, log score and PIT without one). The forecasts come from
+    ``res.score_inputs()`` (:mod:`attnreg.timeseries.score_inputs`; real-time forecasts:
+    those whose release is out, against it).
     """
-    pred = predictive(res)
-    alpha = 1.0 - res.plan.level
+    return score_table(res.score_inputs())
+
+
+def score_table(inputs: Any) -> pd.DataFrame:
+    """:func:`forecast_scores` of a :class:`~attnreg.timeseries.score_inputs.ScoreInputs`."""
+    pred, lo, up = inputs.predictive, inputs.lower, inputs.upper
+    alpha = 1.0 - inputs.level
     y = pred.actual
-    lo = np.full(y.size, np.nan) if res.lower is None else res.lower
-    up = np.full(y.size, np.nan) if res.upper is None else res.upper
     has = ~(np.isnan(lo) | np.isnan(up))
     pinball = 0.5 * (pinball_loss(y, lo, alpha / 2.0) + pinball_loss(y, up, 1.0 - alpha / 2.0))
     miss = np.where(has, ((y < lo) | (y > up)).astype(float), np.nan)
     return pd.DataFrame({"crps": pred.crps(), "log": pred.log_score(),
                          "interval": interval_score(y, lo, up, alpha), "pinball": pinball,
-                         "pit": pred.pit(), "miss": miss}, index=res.forecasts.index)
+                         "pit": pred.pit(), "miss": miss}, index=inputs.index)
 
 
 def evaluate_scores(fc: Any, scores: Any = SCORES) -> pd.DataFrame:
@@ -366,12 +372,12 @@ def score_differential(model: Any, bench: Any, score: str,
     if score not in SCORES:
         raise OptionError(f"score must be one of {SCORES}, however: {score=!r}")
     a, b = single_horizon(model, horizon), single_horizon(bench, horizon)
-    if a.plan.horizon != b.plan.horizon:
-        raise OptionError(f"the two forecasts have horizons {a.plan.horizon} and "
-                          f"{b.plan.horizon}: compare forecasts of one horizon")
+    if a.horizons != b.horizons:
+        raise OptionError(f"the two forecasts have horizons {a.horizons[0]} and "
+                          f"{b.horizons[0]}: compare forecasts of one horizon")
     both = pd.concat([forecast_scores(a)[score], forecast_scores(b)[score]], axis=1,
                      join="inner", keys=["model", "bench"]).dropna()
     if len(both) < 2:
         raise OptionError(f"the two forecasts share {len(both)} target dates with a {score!r} "
                           "score; at least 2 are needed (log: Gaussian intervals only)")
-    return both["model"].to_numpy() - both["bench"].to_numpy(), int(a.plan.horizon)
+    return both["model"].to_numpy() - both["bench"].to_numpy(), int(a.horizons[0])

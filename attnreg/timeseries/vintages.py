@@ -32,23 +32,21 @@ too; nothing revised or published later enters. ``forecast(formula, vintages, vi
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
+from attnreg.exceptions import DataError, OptionError
 from attnreg.formula.design import build_design
-from attnreg.methods import get_method
 from attnreg.timeseries import evaluation as ev
 from attnreg.timeseries import intervals as iv
-from attnreg.timeseries.quantile_density import central_interval
-from attnreg.timeseries.plan import subdesign
+from attnreg.timeseries.forecast_common import DensityScoring
+from attnreg.timeseries.vintage_origin import forecast_at_origin
 
 __all__ = ["RealTimeForecasts", "as_vintages", "forecast_vintages", "real_time_bounds",
            "releases"]
@@ -123,8 +121,13 @@ def _actuals(table: pd.DataFrame, evaluate_on: Any) -> pd.Series:
 
 
 @dataclass(frozen=True)
-class RealTimeForecasts:
+class RealTimeForecasts(DensityScoring):
     """Forecasts made from the data vintage published by each origin.
+
+    Scores, calibration and plots are those of :class:`~attnreg.timeseries.forecast_results.
+    ForecastResults`, against the release each forecast is evaluated on (``evaluate_on``),
+    over the forecasts whose release is out: :meth:`evaluate`, :meth:`calibration`,
+    :meth:`quantile_evaluation` (quantile forecasts), :meth:`plot` and :meth:`summary`.
 
     Attributes
     ----------
@@ -134,7 +137,8 @@ class RealTimeForecasts:
         ``benchmark`` (prevailing mean in that vintage), ``benchmark_error``,
         ``first_release``, ``n_train`` and ``revised_forecast`` (the same model at the same
         origin from the latest vintage: revised data, for the leakage audit); with
-        ``interval=``, ``lower`` and ``upper``.
+        ``interval=``, ``lower`` and ``upper``; quantile methods add one column per τ,
+        ``q0.05``, ``q0.5``, ... (as fitted).
     formula, method, scheme : str
     horizon : int
     evaluate_on : str or int
@@ -142,6 +146,16 @@ class RealTimeForecasts:
         ``"gaussian"``, ``"empirical"``, ``"aci"``, ``"quantile"`` or None.
     level : float
         Nominal coverage of the intervals.
+    df_path : ndarray, shape (n_forecasts,), or None
+        ``interval="gaussian"`` at h = 1: the residual df of each origin's fit, those of its
+        t prediction interval (the predictive distribution of the scores).
+    quantile_path : ndarray, shape (n_forecasts, n_tau), or None
+        Quantile methods: the forecast of every τ at each origin, as fitted.
+    taus : tuple of float, or None
+        The τ of ``quantile_path``, increasing.
+    n_errors : ndarray of int, shape (n_forecasts,), or None
+        ``interval="empirical"`` or ``"aci"``: the first-release errors known at each origin
+        (the interval's pool, the predictive ensemble of the scores).
     """
 
     forecasts: pd.DataFrame
@@ -152,6 +166,10 @@ class RealTimeForecasts:
     evaluate_on: Any
     interval: str | None = None
     level: float = 0.9
+    df_path: FloatArray | None = field(default=None, repr=False)
+    quantile_path: FloatArray | None = field(default=None, repr=False)
+    taus: tuple[float, ...] | None = None
+    n_errors: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def horizons(self) -> list[int]:
@@ -182,6 +200,33 @@ class RealTimeForecasts:
                        mean_width=cov.mean_width, level=self.level)
         return pd.Series(out)
 
+    def score_inputs(self) -> Any:
+        """The predictive distributions and intervals the scores start from, against the
+        ``evaluate_on`` release (:func:`attnreg.timeseries.score_inputs.real_time_inputs`)."""
+        from attnreg.timeseries.score_inputs import real_time_inputs
+
+        return real_time_inputs(self)
+
+    def summary(self, benchmark: Any = None) -> Any:
+        """Report: accuracy against the ``evaluate_on`` release, intervals, density scores and
+        calibration tests (:func:`attnreg.timeseries.rtreport.real_time_summary`).
+
+        Parameters
+        ----------
+        benchmark : forecasts of the same target, optional
+            With intervals: the Diebold-Mariano test of the CRPS against them.
+        """
+        from attnreg.timeseries.rtreport import real_time_summary
+
+        return real_time_summary(self, benchmark)
+
+    def plot(self, kind: str = "forecast", **kw: Any) -> Any:
+        """Plots of :func:`attnreg.timeseries.rtreport.plot_real_time` (``"forecast"``,
+        ``"cumulative"``, ``"oos_r2"``, ``"pit"``, ``"coverage"``)."""
+        from attnreg.timeseries.rtreport import plot_real_time
+
+        return plot_real_time(self, kind, **kw)
+
     def leakage_audit(self) -> pd.Series:
         """Real-time against revised-data forecasts, evaluated on the same actuals.
 
@@ -204,51 +249,6 @@ class RealTimeForecasts:
         return (f"<attnreg real-time forecasts: {self.method}, {self.scheme}, h={self.horizon}, "
                 f"{int(e.n_forecasts)} forecasts vs {self.evaluate_on!r} release, "
                 f"OOS R²={e.oos_r2:.4f}>")
-
-
-class _Point(NamedTuple):
-    """One origin's forecast, its training rows and (gaussian, quantile) interval bounds."""
-
-    forecast: float
-    n_train: int
-    lower: float
-    upper: float
-
-
-def _one(formula: str, frame: pd.DataFrame, dates: pd.Index, origin: Any, target: Any,
-         method: str, options: dict[str, Any], window: int | None, env: Any,
-         namespace: dict[str, Any], interval: str | None = None, level: float = 0.9,
-         horizon: int = 1) -> _Point:
-    """Forecast, training rows and interval of one origin, from its vintage's frame."""
-    estimator = get_method(method)
-    known = frame.loc[:origin]
-    design = build_design(formula, known, eval_env=env, extra_names=namespace)
-    start = 0 if window is None else max(design.n_obs - window, 0)
-    if design.n_obs - start <= design.n_coef:
-        raise DataError(f"origin {origin!r} has {design.n_obs - start} training rows in its "
-                        f"vintage for {design.n_coef} coefficients: start later")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RankDeficiencyWarning)
-        fit = estimator.fit_design(subdesign(design, np.arange(start, design.n_obs)),
-                                   estimator.check_options(options))
-    ahead = dates[(dates > origin) & (dates <= target)]
-    X, _ = design.rebuild(known.reindex(known.index.append(ahead)))
-    if not np.isfinite(X[-1]).all():
-        raise DataError(f"the regressors of target {target!r} are not in the vintage used at "
-                        f"origin {origin!r}: lag every regressor at least the horizon (and one "
-                        "more if a vintage lacks its own date)")
-    n = design.n_obs - start
-    if estimator.capabilities.quantiles:  # every τ: the median and the central interval
-        mid, lo, hi = central_interval((X[-1] @ fit.coef.to_numpy())[None, :],
-                                       np.asarray(fit.taus), level)
-        return _Point(float(mid[0]), n, *((float(lo[0]), float(hi[0])) if interval == "quantile"
-                                          else (np.nan, np.nan)))
-    pred = float(estimator.predict_design(fit, X[-1][None, :])[0])
-    if interval != "gaussian":
-        return _Point(pred, n, np.nan, np.nan)
-    half = (float(iv.gaussian_quantile(level, fit.df_resid)) * iv.linear_prediction_sd(fit, X[-1])
-            if horizon == 1 else float(iv.gaussian_quantile(level)) * float(fit.sigma))
-    return _Point(pred, n, pred - half, pred + half)
 
 
 def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | None,
@@ -274,20 +274,21 @@ def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | No
     keys = pd.Index(list(vintages))
     names = keys.tolist()  # the vintages as Python objects (for messages and the table)
     targets = plan.design.row_labels[plan.targets]
-    rows, used = [], []
+    rows, used, points = [], [], []
     for origin, target in zip(plan.origin_labels, targets, strict=True):  # one fit per origin
         at = int(keys.searchsorted(origin, side="right")) - 1
         if at < 0:
             raise DataError(f"no vintage is published by origin {origin!r} (the first is "
                             f"{names[0]!r}): start later")
-        point = _one(formula, vintages[names[at]], latest.index, origin, target, method,
+        point = forecast_at_origin(formula, vintages[names[at]], latest.index, origin, target, method,
                      options, window, env, namespace, interval, level, horizon)
         bench = float(table[names[at]].loc[:origin].mean())  # prevailing mean in the vintage
-        revised = _one(formula, latest, latest.index, origin, target, method, options,
+        revised = forecast_at_origin(formula, latest, latest.index, origin, target, method, options,
                        window, env, namespace).forecast
         rows.append((origin, names[at], point.forecast, bench, point.n_train, revised,
                      point.lower, point.upper))
         used.append(at)
+        points.append(point)
     f = pd.DataFrame(rows, columns=["origin", "vintage", "forecast", "benchmark", "n_train",
                                     "revised_forecast", "lower", "upper"],
                      index=pd.Index(targets, name="target"))
@@ -297,15 +298,23 @@ def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | No
     f.insert(4, "error", y - f["forecast"].to_numpy())
     f.insert(6, "benchmark_error", y - f["benchmark"].to_numpy())
     f.insert(7, "first_release", first.to_numpy())
+    n_errors = None
     if interval in ("empirical", "aci"):
-        f["lower"], f["upper"] = real_time_bounds(f, _first_published(table, f.index),
-                                                  np.asarray(used), interval, level, min_errors,
-                                                  aci_gamma)
+        published = _first_published(table, f.index)
+        f["lower"], f["upper"] = real_time_bounds(f, published, np.asarray(used), interval,
+                                                  level, min_errors, aci_gamma)
+        n_errors = np.searchsorted(np.maximum.accumulate(published), used, side="right")
     if interval is None:
         f = f.drop(columns=["lower", "upper"])
+    quantiles = np.array([p.quantiles for p in points]) if points[0].quantiles else None
+    taus = points[0].taus or None
+    if quantiles is not None and taus is not None:  # one column per τ, as ForecastResults
+        f = f.assign(**{f"q{t:g}": quantiles[:, k] for k, t in enumerate(taus)})
+    df = np.array([p.df for p in points])
     return RealTimeForecasts(forecasts=f, formula=formula, method=method, scheme=scheme,
                              horizon=horizon, evaluate_on=evaluate_on, interval=interval,
-                             level=level)
+                             level=level, df_path=df if interval == "gaussian" and horizon == 1
+                             else None, quantile_path=quantiles, taus=taus, n_errors=n_errors)
 
 
 def _first_published(table: pd.DataFrame, targets: pd.Index) -> FloatArray:

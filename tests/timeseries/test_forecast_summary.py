@@ -32,7 +32,7 @@ def test_one_horizon_summary(macro) -> None:
     assert stats["parameter"] == "lambda" and stats["over"] == "origins"
     assert stats["tuning_min"] == np.nanmin(fc.tuning_path)
     assert stats["tuning_max"] == np.nanmax(fc.tuning_path)
-    accuracy, intervals = s.tables
+    accuracy, intervals, _density = s.tables
     e = fc.evaluation
     assert accuracy.loc["MSFE", "Estimate"] == e.msfe
     assert accuracy.loc["Clark-West, vs mean", "p-value"] == e.cw_p_value
@@ -88,16 +88,18 @@ def test_leakage_audit_summary(macro) -> None:
 
 
 def test_summaries_show_density_scores_and_calibration(macro) -> None:
-    """The interval tables carry the mean CRPS and the Kupiec / Christoffersen p-values, the
+    """The density tables carry the mean CRPS and the Kupiec / Christoffersen p-values, the
     numbers of fc.evaluate() and fc.calibration()."""
     fh = ar.forecast("infl ~ lag(infl, h)", macro, start="1990Q1", horizon=[1, 4],
                      interval="aci", aci_gamma=0.05)
-    table, cal, scores = fh.summary().table, fh.calibration().table, fh.evaluate()
+    _, scores_table, tests = fh.summary().tables
+    cal, scores = fh.calibration().table, fh.evaluate()
     for h in (1, 4):
-        row = table.loc[f"h = {h}"]
-        assert row["CRPS"] == scores.loc[h, "crps"]
+        assert scores_table.loc[f"h = {h}", "CRPS"] == scores.loc[h, "crps"]
+        row = tests.loc[f"h = {h}"]
         assert (row["Pr(uc)"], row["Pr(cc)"]) == (cal.loc[h, "uc_p"], cal.loc[h, "cc_p"])
     one = fh.at_horizon(1).summary()
-    intervals = one.tables[1].loc["aci intervals"]
-    assert intervals["CRPS"] == scores.loc[1, "crps"] and intervals["Pr(cc)"] == cal.loc[1, "cc_p"]
-    assert "Christoffersen's conditional coverage" in str(one)
+    density = one.tables[2]
+    assert density.loc["CRPS", "Estimate"] == scores.loc[1, "crps"]
+    assert density.loc["Christoffersen LR cc, chi2(2)", "p-value"] == cal.loc[1, "cc_p"]
+    assert "Christoffersen independence and conditional coverage" in str(one)
