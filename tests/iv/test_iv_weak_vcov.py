@@ -2,7 +2,7 @@
 car::linearHypothesis on the first-stage and control-function lm with sandwich's
 covariances (tests/reference/make_iv_weak_vcov.R), linearmodels' IV2SLS, the
 Montiel Olea–Pflueger formula with R's first-stage covariance, and the fit's own first-stage
-OLS results (Driscoll–Kraay, CR2)."""
+OLS results (Driscoll–Kraay, CR2); Hansen J under a registered covariance against IVGMM."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import attnreg as ar
+from attnreg.iv import overidentification
+from attnreg.linear.score_vcov import bind_vcov
 from tests.conftest import REPO, RTOL_EXACT, RTOL_R, RTOL_SM
 
 REF = json.loads((REPO / "tests" / "reference" / "iv_weak_vcov_r.json").read_text())
@@ -146,3 +148,36 @@ def test_first_stage_f_equals_the_first_stage_ols_wald(kind: str, options: dict[
                         err_msg=name)
     assert wk.kind == kind
     assert f"({kind} covariance for the robust statistics)" in str(fit.summary())
+
+
+#: IVGMM's weight_type and options -> the registry covariance of the moments
+GMM_WEIGHTS = [
+    ("robust", {}, ("HC0", {})),
+    ("kernel", {"kernel": "bartlett", "bandwidth": 3}, ("HAC", {"maxlags": 3})),
+    ("clustered", {"clusters": "a"}, ("cluster", {"cluster": "a"})),
+]
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize(("weight_type", "theirs", "ours"), GMM_WEIGHTS,
+                         ids=[g[0] for g in GMM_WEIGHTS])
+def test_hansen_j_under_a_registered_covariance_equals_ivgmm(
+        weight_type: str, theirs: dict[str, Any], ours: tuple[str, dict[str, Any]],
+        weighted: bool) -> None:
+    """``overidentification(vcov=)``: the moments' covariance from the registry (vcovCL's
+    adjustments dropped, as IVGMM's unadjusted cluster weight)."""
+    df, theirs = data(), dict(theirs)
+    if "clusters" in theirs:
+        theirs["clusters"] = df[theirs["clusters"]].to_numpy()
+    w = df.w.to_numpy() if weighted else None
+    exog = df[["x1", "x2"]].assign(const=1.0)[["const", "x1", "x2"]]
+    ref = lm_iv.IVGMM(df.y, exog, df[["d1"]], df[["z1", "z2", "z3"]], weights=w,
+                      weight_type=weight_type, **theirs).fit()
+    kind, options = ours
+    if "cluster" in options:
+        options = {"cluster": pd.Series(df[options["cluster"]].to_numpy(), name="a")}
+    spec = bind_vcov(kind, n_obs=len(df), **options)
+    J = overidentification(df.y.to_numpy(), exog.to_numpy(), df[["d1"]].to_numpy(),
+                           df[["z1", "z2", "z3"]].to_numpy(), w, vcov=spec, intercept=0)
+    assert_allclose(J["hansen_j"].stat, ref.j_stat.stat, rtol=RTOL_SM)
+    assert J["hansen_j"].name == f"Hansen J ({kind})"
