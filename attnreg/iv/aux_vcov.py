@@ -42,7 +42,8 @@ from attnreg.iv._design import FloatArray, IVDesign
 from attnreg.linear.inference import VcovSpec
 from attnreg.linear.score_vcov import ScoreDesign, bind_vcov, score_vcov
 
-__all__ = ["LEGACY_KINDS", "aux_vcov", "legacy_specs", "n_clusters", "quad_form", "unscaled"]
+__all__ = ["LEGACY_KINDS", "aux_vcov", "control_function_wald", "legacy_specs", "n_clusters",
+           "quad_form", "unscaled"]
 
 #: The ``kind=`` of the array-level weak-instrument function (bound here to registry specs).
 LEGACY_KINDS = ("HC0", "HC1", "cluster")
@@ -82,6 +83,33 @@ def aux_vcov(regressors: FloatArray, resid: FloatArray, d: IVDesign, spec: VcovS
     hand = ScoreDesign(A, r, sigma2=float("nan"), df_resid=float(df_resid),
                        weights=sw**2 if weighted else None, intercept=intercept)
     return score_vcov(hand, spec)
+
+
+def control_function_wald(d: IVDesign, spec: VcovSpec, *, absorbed: int = 0,
+                          intercept: int | None = None) -> float:
+    """The Wald statistic of ``γ = 0`` in ``y = [X, D]β + V̂γ + u`` (``V̂ = M_Q D``) under
+    ``spec``: the robust Wu–Hausman (AER's, times k2) and Wooldridge's regression test.
+
+    Parameters
+    ----------
+    d : IVDesign
+    spec : VcovSpec
+        A bound robust covariance.
+    absorbed : int
+        Levels absorbed by fixed effects (the residual df is n − k1 − 2 k2 − absorbed).
+    intercept : int, optional
+        X's intercept column.
+
+    Returns
+    -------
+    float
+    """
+    k = d.X.shape[1] + d.D.shape[1]
+    A = np.hstack([d.regressors, d.annihilate(d.D)])
+    coef, *_ = np.linalg.lstsq(A, d.y, rcond=None)
+    u = d.y - A @ coef
+    V = aux_vcov(A, u, d, spec, df_resid=d.n - A.shape[1] - absorbed, intercept=intercept)
+    return quad_form(np.asarray(coef[k:], dtype=np.float64), V[k:, k:])
 
 
 def quad_form(g: FloatArray, W: FloatArray) -> float:

@@ -27,7 +27,7 @@ from scipy import stats
 from scipy.linalg import qr
 
 from attnreg.iv._design import FloatArray, IVDesign
-from attnreg.iv.aux_vcov import aux_vcov, quad_form
+from attnreg.iv.aux_vcov import aux_vcov, control_function_wald, quad_form
 from attnreg.linear.inference import VcovSpec
 
 __all__ = ["DIAGNOSTIC_COLUMNS", "iv_diagnostics"]
@@ -73,10 +73,8 @@ def _wu_hausman(d: IVDesign, spec: VcovSpec | None, absorbed: int,
     u = d.y - R @ (R.T @ d.y) - Qt @ g
     if spec is None:
         return _wald_f(g, None, float(u @ u), df)
-    A = np.hstack([d.regressors, V])  # the control-function regression y ~ X + D + V̂
-    coef = np.asarray(np.linalg.lstsq(A, d.y, rcond=None)[0][k:], dtype=np.float64)
-    cov = aux_vcov(A, u, d, spec, df_resid=df[1], intercept=intercept)[k:, k:]
-    return _wald_f(coef, cov, float(u @ u), df)
+    f = control_function_wald(d, spec, absorbed=absorbed, intercept=intercept) / k2
+    return [float(k2), float(df[1]), f, float(stats.f.sf(f, *df))]
 
 
 def _sargan(d: IVDesign, wresid: FloatArray) -> list[float]:

@@ -23,7 +23,7 @@ from scipy.linalg import cholesky, qr, solve_triangular
 
 from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv._wald import robust_wald
-from attnreg.iv.aux_vcov import aux_vcov, unscaled
+from attnreg.iv.aux_vcov import aux_vcov, control_function_wald, unscaled
 from attnreg.iv.estimators import _gmm_step, _liml_kappa, _tsls, gmm
 from attnreg.linear.inference import VcovSpec
 
@@ -77,8 +77,12 @@ def _durbin_wu(d: IVDesign) -> tuple[IVTest, IVTest]:
             _f("Wu-Hausman", (delta / k2) / ((ss0 - delta) / dfd), k2, dfd))
 
 
-def _wooldridge(d: IVDesign, kind: str, clusters: npt.ArrayLike | None, debiased: bool) -> IVTest:
+def _wooldridge(d: IVDesign, kind: str, clusters: npt.ArrayLike | None, debiased: bool,
+                vcov: VcovSpec | None = None, intercept: int | None = None) -> IVTest:
     """Wald test of γ = 0 in ``y = [X, D]β + V̂γ + u`` (control function), by FWL."""
+    if vcov is not None:
+        stat = control_function_wald(d, vcov, intercept=intercept)
+        return _chi2(f"Wooldridge regression ({vcov.kind})", stat, d.D.shape[1])
     n, k = d.n, d.X.shape[1] + 2 * d.D.shape[1]
     aug = np.hstack([d.regressors, d.annihilate(d.D)])
     u = d.y - _orth(aug) @ (_orth(aug).T @ d.y)
@@ -95,13 +99,17 @@ def _wooldridge(d: IVDesign, kind: str, clusters: npt.ArrayLike | None, debiased
 
 def endogeneity(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
                 weights: npt.ArrayLike | None = None, *, kind: str = "HC0",
-                clusters: npt.ArrayLike | None = None, debiased: bool = False) -> dict[str, IVTest]:
+                clusters: npt.ArrayLike | None = None, debiased: bool = False,
+                vcov: VcovSpec | None = None, intercept: int | None = None) -> dict[str, IVTest]:
     r"""Tests of H0: D is exogenous.
 
     * Durbin: ``δ / (e₀'e₀/n) ~ χ²(k2)``, ``δ = e₀'P_{[Q,D]}e₀ - e'P_Q e``.
     * Wu–Hausman: ``(δ/k2) / ((e₀'e₀ - δ)/(n - k1 - 2 k2)) ~ F(k2, n - k1 - 2k2)``.
     * Wooldridge's regression test: Wald of γ = 0 in the OLS of y on ``[X, D, V̂]`` with the
-      ``kind`` covariance (``"classical"``, ``"HC0"``, ``"HC1"``, ``"cluster"``) ~ χ²(k2).
+      ``kind`` covariance (``"classical"``, ``"HC0"``, ``"HC1"``, ``"cluster"``) ~ χ²(k2), or
+      under ``vcov=`` (any registered robust covariance bound to these rows; ``intercept``
+      the column of X that is constant, for HAC bandwidths), the registry's covariance of
+      that regression (:func:`attnreg.iv.aux_vcov.control_function_wald`).
 
     These are linearmodels' ``durbin()``, ``wu_hausman()`` and ``wooldridge_regression``.
 
@@ -112,7 +120,8 @@ def endogeneity(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: 
     """
     d = make_design(y, X, D, Z, weights)
     dur, wu = _durbin_wu(d)
-    return {"durbin": dur, "wu_hausman": wu, "wooldridge": _wooldridge(d, kind, clusters, debiased)}
+    return {"durbin": dur, "wu_hausman": wu,
+            "wooldridge": _wooldridge(d, kind, clusters, debiased, vcov, intercept)}
 
 
 def _hansen_j(d: IVDesign, spec: VcovSpec, intercept: int | None) -> float:

@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import attnreg as ar
-from attnreg.iv import overidentification
+from attnreg.iv import endogeneity, overidentification
 from attnreg.linear.score_vcov import bind_vcov
 from tests.conftest import REPO, RTOL_EXACT, RTOL_R, RTOL_SM
 
@@ -181,3 +181,17 @@ def test_hansen_j_under_a_registered_covariance_equals_ivgmm(
                            df[["z1", "z2", "z3"]].to_numpy(), w, vcov=spec, intercept=0)
     assert_allclose(J["hansen_j"].stat, ref.j_stat.stat, rtol=RTOL_SM)
     assert J["hansen_j"].name == f"Hansen J ({kind})"
+
+
+def test_wooldridge_under_a_registered_covariance_equals_linearmodels() -> None:
+    """``endogeneity(vcov=)``: the control-function Wald under a Bartlett HAC."""
+    df = data()
+    exog = df[["x1", "x2"]].assign(const=1.0)[["const", "x1", "x2"]]
+    D, Z = df[["d1", "d2"]], df[["z1", "z2", "z3"]]
+    ref = lm_iv.IV2SLS(df.y, exog, D, Z).fit(cov_type="kernel", kernel="bartlett", bandwidth=3,
+                                            debiased=False)
+    spec = bind_vcov("HAC", n_obs=len(df), maxlags=3)
+    ours = endogeneity(df.y.to_numpy(), exog.to_numpy(), D.to_numpy(), Z.to_numpy(), vcov=spec,
+                       intercept=0)["wooldridge"]
+    assert_allclose(ours.stat, ref.wooldridge_regression.stat, rtol=RTOL_SM)
+    assert (ours.name, ours.df) == ("Wooldridge regression (HAC)", 2)
