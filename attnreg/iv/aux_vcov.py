@@ -50,7 +50,8 @@ LEGACY_KINDS = ("HC0", "HC1", "cluster")
 
 
 def aux_vcov(regressors: FloatArray, resid: FloatArray, d: IVDesign, spec: VcovSpec, *,
-             df_resid: float, intercept: int | None) -> FloatArray:
+             df_resid: float, intercept: int | None,
+             absorbed_hat: FloatArray | None = None) -> FloatArray:
     """The registry's covariance ``spec`` of an auxiliary least-squares regression.
 
     Parameters
@@ -68,6 +69,9 @@ def aux_vcov(regressors: FloatArray, resid: FloatArray, d: IVDesign, spec: VcovS
         n − m − (levels absorbed by fixed effects): HC1's and vcovCL's n − k.
     intercept : int or None
         The column of ``regressors`` that is the intercept (HAC bandwidths give it weight 0).
+    absorbed_hat : ndarray, shape (n,), optional
+        The absorbed fixed effects' own leverage ``w_i d_i'(D'WD)⁺d_i``, added to the hat
+        values of the demeaned regressors (HC2–HC5: the dummy-variable regression's).
 
     Returns
     -------
@@ -80,13 +84,18 @@ def aux_vcov(regressors: FloatArray, resid: FloatArray, d: IVDesign, spec: VcovS
     weighted = not bool(np.all(sw == 1.0))
     A = regressors / sw[:, None] if weighted else regressors
     r = resid / sw if weighted else resid
+    hat = None
+    if absorbed_hat is not None and spec.estimator.needs_hat:
+        Qa = sla.qr(regressors, mode="economic")[0]  # hat values of sqrt(w) A: row norms of Q
+        hat = np.sum(Qa**2, axis=1) + absorbed_hat
     hand = ScoreDesign(A, r, sigma2=float("nan"), df_resid=float(df_resid),
-                       weights=sw**2 if weighted else None, intercept=intercept)
+                       weights=sw**2 if weighted else None, intercept=intercept, hat=hat)
     return score_vcov(hand, spec)
 
 
 def control_function_wald(d: IVDesign, spec: VcovSpec, *, absorbed: int = 0,
-                          intercept: int | None = None) -> float:
+                          intercept: int | None = None,
+                          absorbed_hat: FloatArray | None = None) -> float:
     """The Wald statistic of ``γ = 0`` in ``y = [X, D]β + V̂γ + u`` (``V̂ = M_Q D``) under
     ``spec``: the robust Wu–Hausman (AER's, times k2) and Wooldridge's regression test.
 
@@ -99,6 +108,8 @@ def control_function_wald(d: IVDesign, spec: VcovSpec, *, absorbed: int = 0,
         Levels absorbed by fixed effects (the residual df is n − k1 − 2 k2 − absorbed).
     intercept : int, optional
         X's intercept column.
+    absorbed_hat : ndarray, shape (n,), optional
+        The fixed effects' own leverage (:func:`aux_vcov`).
 
     Returns
     -------
@@ -108,7 +119,8 @@ def control_function_wald(d: IVDesign, spec: VcovSpec, *, absorbed: int = 0,
     A = np.hstack([d.regressors, d.annihilate(d.D)])
     coef, *_ = np.linalg.lstsq(A, d.y, rcond=None)
     u = d.y - A @ coef
-    V = aux_vcov(A, u, d, spec, df_resid=d.n - A.shape[1] - absorbed, intercept=intercept)
+    V = aux_vcov(A, u, d, spec, df_resid=d.n - A.shape[1] - absorbed, intercept=intercept,
+                 absorbed_hat=absorbed_hat)
     return quad_form(np.asarray(coef[k:], dtype=np.float64), V[k:, k:])
 
 

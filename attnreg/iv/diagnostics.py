@@ -49,7 +49,7 @@ def _wald_f(coef: FloatArray, V: FloatArray | None, ss_resid: float,
 
 
 def _weak(d: IVDesign, j: int, spec: VcovSpec | None, absorbed: int,
-          intercept: int | None) -> list[float]:
+          intercept: int | None, absorbed_hat: FloatArray | None) -> list[float]:
     k1, nz = d.X.shape[1], d.Z.shape[1]
     df = (nz, d.n - k1 - nz - absorbed)
     v = d.annihilate(d.D[:, j])
@@ -57,12 +57,13 @@ def _weak(d: IVDesign, j: int, spec: VcovSpec | None, absorbed: int,
         return _wald_f(d.Qz.T @ d.D[:, j], None, float(v @ v), df)
     A = d.instruments  # the first stage D_j ~ X + Z
     coef = np.asarray(np.linalg.lstsq(A, d.D[:, j], rcond=None)[0][k1:], dtype=np.float64)
-    V = aux_vcov(A, v, d, spec, df_resid=df[1], intercept=intercept)[k1:, k1:]
+    V = aux_vcov(A, v, d, spec, df_resid=df[1], intercept=intercept,
+                 absorbed_hat=absorbed_hat)[k1:, k1:]
     return _wald_f(coef, V, float(v @ v), df)
 
 
 def _wu_hausman(d: IVDesign, spec: VcovSpec | None, absorbed: int,
-                intercept: int | None) -> list[float]:
+                intercept: int | None, absorbed_hat: FloatArray | None) -> list[float]:
     k2 = d.D.shape[1]
     k = d.X.shape[1] + k2
     df = (k2, d.n - k - k2 - absorbed)
@@ -73,7 +74,8 @@ def _wu_hausman(d: IVDesign, spec: VcovSpec | None, absorbed: int,
     u = d.y - R @ (R.T @ d.y) - Qt @ g
     if spec is None:
         return _wald_f(g, None, float(u @ u), df)
-    f = control_function_wald(d, spec, absorbed=absorbed, intercept=intercept) / k2
+    f = control_function_wald(d, spec, absorbed=absorbed, intercept=intercept,
+                              absorbed_hat=absorbed_hat) / k2
     return [float(k2), float(df[1]), f, float(stats.f.sf(f, *df))]
 
 
@@ -91,7 +93,8 @@ def _sargan(d: IVDesign, wresid: FloatArray) -> list[float]:
 
 def iv_diagnostics(d: IVDesign, wresid: FloatArray, endog_names: list[str],
                    vcov: VcovSpec | None = None, absorbed: int = 0,
-                   intercept: int | None = None) -> pd.DataFrame:
+                   intercept: int | None = None,
+                   absorbed_hat: FloatArray | None = None) -> pd.DataFrame:
     """AER's diagnostics table.
 
     Parameters
@@ -108,6 +111,9 @@ def iv_diagnostics(d: IVDesign, wresid: FloatArray, endog_names: list[str],
         Parameters absorbed by fixed effects (reduce the denominator df).
     intercept : int, optional
         X's intercept column (HAC bandwidths give it weight 0).
+    absorbed_hat : ndarray, shape (n,), optional
+        The absorbed fixed effects' own leverage, added to the auxiliary regressions' hat
+        values (HC2–HC5 then equal the dummy-variable regressions').
 
     Returns
     -------
@@ -118,6 +124,6 @@ def iv_diagnostics(d: IVDesign, wresid: FloatArray, endog_names: list[str],
     k2 = d.D.shape[1]
     weak = [f"Weak instruments ({name})" for name in endog_names] if k2 > 1 else ["Weak instruments"]
     spec = None if vcov is None or vcov.estimator.classical else vcov
-    rows = [_weak(d, j, spec, absorbed, intercept) for j in range(k2)]
-    rows += [_wu_hausman(d, spec, absorbed, intercept), _sargan(d, wresid)]
+    rows = [_weak(d, j, spec, absorbed, intercept, absorbed_hat) for j in range(k2)]
+    rows += [_wu_hausman(d, spec, absorbed, intercept, absorbed_hat), _sargan(d, wresid)]
     return pd.DataFrame(rows, index=[*weak, "Wu-Hausman", "Sargan"], columns=DIAGNOSTIC_COLUMNS)

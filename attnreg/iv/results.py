@@ -20,6 +20,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
+from attnreg.fe.leverage import level_quadratic
 from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv.arset import ARSet, anderson_rubin_set
 from attnreg.iv.coeftests import IVCoefTests
@@ -190,8 +191,20 @@ class IVResults(IVCoefTests, IVViews, IVReports):
             if f.weights is not None:  # the fit's weights have mean 1
                 regressors = regressors * np.sqrt(f.weights / f.weights.mean())[:, None]
             hat = iv_hat(self.fit, regressors)
+            if self._absorbed_hat is not None:  # AER's hat of the dummy-variable fit
+                hat = hat + self._absorbed_hat
         return score_design(self.fit, df_resid=self.df_resid, weights=f.weights,
                             intercept=0 if f.intercept else None, hat=hat)
+
+    @cached_property
+    def _absorbed_hat(self) -> FloatArray | None:
+        """The absorbed fixed effects' own leverage ``w_i d_i'(D'WD)⁺d_i``, shape (n,), the
+        dummies' part of every hat value of the dummy-variable fit (None without them)."""
+        f = self.frame
+        if not f.fixed_effects or f.fe is None:
+            return None
+        w = 1.0 if f.weights is None else f.weights
+        return np.asarray(w * level_quadratic(f.fe, f.weights, [np.asarray(c) for c in f.fe.codes]))
 
     @cached_property
     def vcov(self) -> pd.DataFrame:
@@ -300,7 +313,8 @@ class IVResults(IVCoefTests, IVViews, IVReports):
         :mod:`attnreg.iv.diagnostics`); shape (k2 + 2, 4)."""
         f = self.frame
         return iv_diagnostics(self._iv_design, self.fit.wresid, list(f.endog_names),
-                              self._vcov_bound, f.n_absorbed, 0 if f.intercept else None)
+                              self._vcov_bound, f.n_absorbed, 0 if f.intercept else None,
+                              self._absorbed_hat)
 
     def weak_instruments(self, tau: float = 0.10) -> WeakIV:
         """The fuller weak-instrument statistics (:func:`attnreg.iv.weak.weak_instruments`):
@@ -310,7 +324,8 @@ class IVResults(IVCoefTests, IVViews, IVReports):
         f = self.frame
         return weak_instruments(f.X if f.X.shape[1] else None, f.D, f.Z, f.weights, tau=tau,
                                 absorbed=f.n_absorbed, vcov=self._robust_bound,
-                                intercept=0 if f.intercept else None)
+                                intercept=0 if f.intercept else None,
+                                absorbed_hat=self._absorbed_hat)
 
     @property
     def weak_iv(self) -> pd.DataFrame:

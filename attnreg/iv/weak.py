@@ -104,14 +104,15 @@ class _Covs:
     rk: VcovSpec
     intercept: int | None
     absorbed: int
+    absorbed_hat: FloatArray | None = None
 
     def of_pi(self, d: IVDesign, resid: FloatArray, spec: VcovSpec) -> FloatArray:
         """Covariance (l, l) of ``π = Q_z'D_j`` from the first stage ``D_j ~ X + Z`` with
         residuals ``resid``: ``T V_ZZ T'`` with ``T = Q_z'Z`` (π = T Π̂, as Q_z'X = 0)."""
         k1 = d.X.shape[1]
         df_resid = d.n - k1 - d.Z.shape[1] - self.absorbed
-        V = aux_vcov(d.instruments, resid, d, spec, df_resid=df_resid,
-                     intercept=self.intercept)[k1:, k1:]
+        V = aux_vcov(d.instruments, resid, d, spec, df_resid=df_resid, intercept=self.intercept,
+                     absorbed_hat=self.absorbed_hat)[k1:, k1:]
         T = d.Qz.T @ d.Z
         return np.asarray(T @ V @ T.T)
 
@@ -190,7 +191,8 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
                      weights: npt.ArrayLike | None = None, *, kind: str = "HC0",
                      clusters: npt.ArrayLike | None = None, debiased: bool = False,
                      tau: float = 0.10, absorbed: int = 0, vcov: VcovSpec | None = None,
-                     intercept: int | None = None) -> WeakIV:
+                     intercept: int | None = None,
+                     absorbed_hat: npt.ArrayLike | None = None) -> WeakIV:
     r"""First-stage strength statistics.
 
     * partial R²: ``1 - V̂_j'V̂_j / D̃_j'D̃_j``.
@@ -242,6 +244,9 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
         (:mod:`attnreg.iv.aux_vcov`), its hat values for HC2–HC5.
     intercept : int, optional
         X's intercept column (HAC bandwidths give it weight 0).
+    absorbed_hat : array_like, shape (n,), optional
+        The absorbed fixed effects' own leverage ``w_i d_i'(D'WD)⁺d_i``, added to the first
+        stage's hat values (HC2–HC5 then equal the dummy-variable regression's).
 
     Returns
     -------
@@ -253,7 +258,8 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
         first, rk = legacy_specs(kind, clusters, d.n, debiased)
     else:
         first, rk, kind = vcov, unscaled(vcov), vcov.kind
-    covs = _Covs(first, rk, intercept, absorbed)
+    extra = None if absorbed_hat is None else np.asarray(absorbed_hat, dtype=np.float64)
+    covs = _Covs(first, rk, intercept, absorbed, extra)
     pr2, fc, fr = _first_stage(d, covs)
     r2, cd_f, rk_w, rk_lm = _kp(d, covs)
     n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1], d.D.shape[1]

@@ -195,3 +195,23 @@ def test_wooldridge_under_a_registered_covariance_equals_linearmodels() -> None:
                        intercept=0)["wooldridge"]
     assert_allclose(ours.stat, ref.wooldridge_regression.stat, rtol=RTOL_SM)
     assert (ours.name, ours.df) == ("Wooldridge regression (HAC)", 2)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("kind", ["HC2", "HC3", "HC4", "HC5"])
+def test_absorbed_fixed_effects_equal_the_dummy_variable_fit_under_hc2_to_hc5(
+        kind: str, weighted: bool) -> None:
+    """The hat values of HC2–HC5 count the absorbed dummies' own leverage: the coefficients'
+    covariance, the weak-instrument block and the diagnostics equal the dummy-variable fit's."""
+    from tests.iv.test_iv_fe import DV, FE, panel
+
+    df, w = panel(), ("w" if weighted else None)
+    fe = ar.attnreg(FE, df, vcov=kind, weights=w)
+    dv = ar.attnreg(DV, df, vcov=kind, weights=w)
+    names = list(fe.coef.index)
+    assert_allclose(fe.vcov.to_numpy(), dv.vcov.loc[names, names].to_numpy(), rtol=RTOL_SM)
+    a, b = fe.weak_instruments(), dv.weak_instruments()
+    for field in ("f_robust", "kp_rk_wald", "kp_rk_lm", "effective_f", "effective_f_cv"):
+        assert_allclose(getattr(a, field), getattr(b, field), rtol=RTOL_SM, err_msg=field)
+    assert_allclose(fe.diagnostics().to_numpy(), dv.diagnostics().to_numpy(), rtol=RTOL_SM,
+                    equal_nan=True)
