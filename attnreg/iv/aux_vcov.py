@@ -159,4 +159,4 @@ def legacy_specs(kind: str, clusters: Any, n: int, debiased: bool) -> tuple[Vcov
         raw = bind_vcov("cluster", n_obs=n, cluster=ids, type="HC0", cadjust=False)
         return (bind_vcov("cluster", n_obs=n, cluster=ids) if debiased else raw), raw
     first = bind_vcov("HC1" if kind == "HC1" or debiased else "HC0", n_obs=n)
-    return first, bind_vcov(kind, n_obs=n)
+    return first, (first if first.kind == kind else bind_vcov(kind, n_obs=n))

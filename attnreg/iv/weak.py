@@ -117,7 +117,9 @@ class _Covs:
         return np.asarray(T @ V @ T.T)
 
 
-def _first_stage(d: IVDesign, covs: _Covs) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _first_stage(d: IVDesign,
+                 covs: _Covs) -> tuple[FloatArray, FloatArray, FloatArray, list[FloatArray]]:
+    """Partial R², classical and robust first-stage F, and the covariances of π_j."""
     n, L, nz = d.n, d.X.shape[1] + d.Z.shape[1] + covs.absorbed, d.Z.shape[1]
     G = d.Qz.T @ d.D  # (nz, k2): R_z Π̂ in the orthonormal basis
     V = d.annihilate(d.D)
@@ -125,9 +127,9 @@ def _first_stage(d: IVDesign, covs: _Covs) -> tuple[FloatArray, FloatArray, Floa
     rss = np.sum(V**2, axis=0)
     partial_r2 = 1.0 - rss / np.sum(Dt**2, axis=0)
     f_classical = np.sum(G**2, axis=0) / nz / (rss / (n - L))
-    f_robust = np.array([quad_form(G[:, j], covs.of_pi(d, V[:, j], covs.first)) / nz
-                         for j in range(G.shape[1])])
-    return partial_r2, f_classical, f_robust
+    W = [covs.of_pi(d, V[:, j], covs.first) for j in range(G.shape[1])]
+    f_robust = np.array([quad_form(G[:, j], W[j]) / nz for j in range(G.shape[1])])
+    return partial_r2, f_classical, f_robust, W
 
 
 def _sw_f(d: IVDesign, absorbed: int = 0) -> FloatArray:
@@ -165,10 +167,13 @@ def _kp(d: IVDesign, covs: _Covs) -> tuple[float, float, float, float]:
     return r2, cd_f, stats_[0], stats_[1]
 
 
-def _effective_f(d: IVDesign, covs: _Covs, tau: float) -> tuple[float, float, float]:
-    """MOP effective F and the simplified critical value (k2 = 1)."""
+def _effective_f(d: IVDesign, covs: _Covs, tau: float,
+                 W_first: FloatArray) -> tuple[float, float, float]:
+    """MOP effective F and the simplified critical value (k2 = 1); ``W_first`` the first
+    stage's covariance of π under ``covs.first`` (the same unless vcovCL's adjustments)."""
     pi = d.Qz.T @ d.D[:, 0]  # first-stage coefficients on the orthonormal Z̃ basis
-    W2 = covs.of_pi(d, d.annihilate(d.D[:, 0]), covs.rk)
+    W2 = (W_first if covs.rk is covs.first
+          else covs.of_pi(d, d.annihilate(d.D[:, 0]), covs.rk))
     tr = float(np.trace(W2))
     f_eff = float(pi @ pi) / tr
     x = 1.0 / tau
@@ -260,12 +265,12 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
         first, rk, kind = vcov, unscaled(vcov), vcov.kind
     extra = None if absorbed_hat is None else np.asarray(absorbed_hat, dtype=np.float64)
     covs = _Covs(first, rk, intercept, absorbed, extra)
-    pr2, fc, fr = _first_stage(d, covs)
+    pr2, fc, fr, W = _first_stage(d, covs)
     r2, cd_f, rk_w, rk_lm = _kp(d, covs)
     n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1], d.D.shape[1]
     f_eff = cv = k_eff = float("nan")
     if k2 == 1:
-        f_eff, cv, k_eff = _effective_f(d, covs, tau)
+        f_eff, cv, k_eff = _effective_f(d, covs, tau, W[0])
     return WeakIV(partial_r2=pr2, f_classical=fc, f_robust=fr, sw_f=_sw_f(d, absorbed),
                   cragg_donald_f=cd_f,
                   anderson_lm=n * r2, cragg_donald_wald=n * r2 / (1 - r2),
