@@ -6,10 +6,13 @@ effects (0 without), ``k = k1 + k2`` the coefficients and all rows scaled by ``s
 * weak instruments, per endogenous regressor ``D_j``: the F test that the excluded
   instruments have zero coefficients in the first stage ``D_j ~ X + Z``, on
   ``(l, n - L - a)`` df; classical ``[π'π / l] / [V̂_j'V̂_j / (n - L - a)]`` (``π = Q_z'D_j``,
-  ``V̂ = M_Q D``), or under a robust covariance the Wald statistic ``π' S^{-1} π / l`` with
-  ``S`` the first stage's sandwich (sandwich's ``vcovHC(type=)`` / ``vcovCL(type="HC1")``);
-* Wu–Hausman: the F test of ``γ = 0`` in ``y ~ X + D + D̂`` on ``(k2, n - k - k2 - a)`` df,
-  classical (residual sums of squares) or robust Wald / k2;
+  ``V̂ = M_Q D``), or under a robust covariance the Wald statistic ``Π̂_j' V^{-1} Π̂_j / l``
+  with ``V`` the first stage's covariance (AER: ``vcov.`` applied to the first-stage
+  ``lm``; any registered covariance, from the first stage's own score design, hat values
+  and the fit's cluster ids or periods: :mod:`attnreg.iv.aux_vcov`);
+* Wu–Hausman: the F test of ``γ = 0`` in ``y ~ X + D + V̂`` on ``(k2, n - k - k2 - a)`` df
+  (AER's ``y ~ X + D + D̂`` spans the same columns), classical (residual sums of squares) or
+  the robust Wald / k2 under the covariance of that regression;
 * Sargan: ``n R²`` of the fit's residuals on the instruments (centred total sum of squares),
   ``~ χ²(l - k2)`` (NaN when exactly identified); the same under every covariance, as AER.
 
@@ -19,13 +22,13 @@ Each equals AER's under the same covariance (``tests/reference/make_iv_formula.R
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 from scipy.linalg import qr
 
 from attnreg.iv._design import FloatArray, IVDesign
-from attnreg.iv._wald import robust_wald
+from attnreg.iv.aux_vcov import aux_vcov, control_function_wald, quad_form
+from attnreg.linear.inference import VcovSpec
 
 __all__ = ["DIAGNOSTIC_COLUMNS", "iv_diagnostics"]
 
@@ -36,34 +39,44 @@ def _orth(a: FloatArray) -> FloatArray:
     return qr(a, mode="economic")[0]
 
 
-def _wald_f(g: FloatArray, H: FloatArray, ss_resid: float, df: tuple[int, int], kind: str,
-            clusters: npt.ArrayLike | None, k: int) -> list[float]:
-    """``[df1, df2, F, p]`` of H0: the coefficients with orthonormal coordinates g are zero."""
-    if kind == "classical":
-        f = float(g @ g) / df[0] / (ss_resid / df[1])
-    else:  # AER: vcovHC(type=) or vcovCL(type="HC1"): cluster with its small-sample factor
-        f = robust_wald(g, H, kind, clusters, k, debiased=kind == "cluster") / df[0]
+def _wald_f(coef: FloatArray, V: FloatArray | None, ss_resid: float,
+            df: tuple[int, int]) -> list[float]:
+    """``[df1, df2, F, p]`` of H0: ``coef = 0``: classical (``V`` None: ``coef`` in
+    orthonormal coordinates) or the Wald statistic ``coef' V^{-1} coef / df1``."""
+    # AER: the covariance of the auxiliary regression, vcov.(lm(y ~ 0 + x))
+    f = float(coef @ coef) / df[0] / (ss_resid / df[1]) if V is None else quad_form(coef, V) / df[0]
     return [float(df[0]), float(df[1]), f, float(stats.f.sf(f, *df))]
 
 
-def _weak(d: IVDesign, j: int, kind: str, clusters: npt.ArrayLike | None, absorbed: int) -> list[float]:
-    L, nz = d.X.shape[1] + d.Z.shape[1], d.Z.shape[1]
-    pi = d.Qz.T @ d.D[:, j]
+def _weak(d: IVDesign, j: int, spec: VcovSpec | None, absorbed: int,
+          intercept: int | None, absorbed_hat: FloatArray | None) -> list[float]:
+    k1, nz = d.X.shape[1], d.Z.shape[1]
+    df = (nz, d.n - k1 - nz - absorbed)
     v = d.annihilate(d.D[:, j])
-    return _wald_f(pi, d.Qz * v[:, None], float(v @ v), (nz, d.n - L - absorbed), kind,
-                   clusters, L + absorbed)
+    if spec is None:
+        return _wald_f(d.Qz.T @ d.D[:, j], None, float(v @ v), df)
+    A = d.instruments  # the first stage D_j ~ X + Z
+    coef = np.asarray(np.linalg.lstsq(A, d.D[:, j], rcond=None)[0][k1:], dtype=np.float64)
+    V = aux_vcov(A, v, d, spec, df_resid=df[1], intercept=intercept,
+                 absorbed_hat=absorbed_hat)[k1:, k1:]
+    return _wald_f(coef, V, float(v @ v), df)
 
 
-def _wu_hausman(d: IVDesign, kind: str, clusters: npt.ArrayLike | None, absorbed: int) -> list[float]:
+def _wu_hausman(d: IVDesign, spec: VcovSpec | None, absorbed: int,
+                intercept: int | None, absorbed_hat: FloatArray | None) -> list[float]:
     k2 = d.D.shape[1]
     k = d.X.shape[1] + k2
+    df = (k2, d.n - k - k2 - absorbed)
     R = _orth(d.regressors)
     V = d.annihilate(d.D)
     Qt = _orth(V - R @ (R.T @ V))  # M_[X, D] V̂: the part of D̂ not in [X, D]
     g = Qt.T @ d.y
     u = d.y - R @ (R.T @ d.y) - Qt @ g
-    return _wald_f(g, Qt * u[:, None], float(u @ u), (k2, d.n - k - k2 - absorbed), kind,
-                   clusters, k + k2 + absorbed)
+    if spec is None:
+        return _wald_f(g, None, float(u @ u), df)
+    f = control_function_wald(d, spec, absorbed=absorbed, intercept=intercept,
+                              absorbed_hat=absorbed_hat) / k2
+    return [float(k2), float(df[1]), f, float(stats.f.sf(f, *df))]
 
 
 def _sargan(d: IVDesign, wresid: FloatArray) -> list[float]:
@@ -78,8 +91,10 @@ def _sargan(d: IVDesign, wresid: FloatArray) -> list[float]:
     return [float(q), np.nan, stat, float(stats.chi2.sf(stat, q))]
 
 
-def iv_diagnostics(d: IVDesign, wresid: FloatArray, endog_names: list[str], kind: str = "classical",
-                   clusters: npt.ArrayLike | None = None, absorbed: int = 0) -> pd.DataFrame:
+def iv_diagnostics(d: IVDesign, wresid: FloatArray, endog_names: list[str],
+                   vcov: VcovSpec | None = None, absorbed: int = 0,
+                   intercept: int | None = None,
+                   absorbed_hat: FloatArray | None = None) -> pd.DataFrame:
     """AER's diagnostics table.
 
     Parameters
@@ -89,10 +104,16 @@ def iv_diagnostics(d: IVDesign, wresid: FloatArray, endog_names: list[str], kind
     wresid : ndarray, shape (n,)
         The fit's residuals on the ``sqrt(w)`` scale.
     endog_names : list of str
-    kind : {"classical", "HC0", "HC1", "cluster"}
-    clusters : array_like, shape (n,), optional
+    vcov : VcovSpec, optional
+        The fit's covariance, bound to its rows (any registered one but the classical);
+        None for the classical tests.
     absorbed : int
         Parameters absorbed by fixed effects (reduce the denominator df).
+    intercept : int, optional
+        X's intercept column (HAC bandwidths give it weight 0).
+    absorbed_hat : ndarray, shape (n,), optional
+        The absorbed fixed effects' own leverage, added to the auxiliary regressions' hat
+        values (HC2–HC5 then equal the dummy-variable regressions').
 
     Returns
     -------
@@ -102,6 +123,7 @@ def iv_diagnostics(d: IVDesign, wresid: FloatArray, endog_names: list[str], kind
     """
     k2 = d.D.shape[1]
     weak = [f"Weak instruments ({name})" for name in endog_names] if k2 > 1 else ["Weak instruments"]
-    rows = [_weak(d, j, kind, clusters, absorbed) for j in range(k2)]
-    rows += [_wu_hausman(d, kind, clusters, absorbed), _sargan(d, wresid)]
+    spec = None if vcov is None or vcov.estimator.classical else vcov
+    rows = [_weak(d, j, spec, absorbed, intercept, absorbed_hat) for j in range(k2)]
+    rows += [_wu_hausman(d, spec, absorbed, intercept, absorbed_hat), _sargan(d, wresid)]
     return pd.DataFrame(rows, index=[*weak, "Wu-Hausman", "Sargan"], columns=DIAGNOSTIC_COLUMNS)

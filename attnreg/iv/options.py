@@ -21,8 +21,9 @@ IV_METHODS: dict[str, str] = {
     "gmm": "two-step efficient GMM (efficient under vcov=)",
     "cue": "continuously updated GMM",
 }
-#: The covariances of IV fits that the weak-instrument statistics and AER's diagnostics
-#: compute under themselves (every registered covariance is available for the coefficients).
+#: The covariances AER's ``summary(ivreg)`` names itself (reports label every other
+#: registered covariance, all available for the coefficients and the weak-IV block, with the
+#: registry's words); the WRE bootstrap's t statistics are these.
 IV_VCOV = ("classical", "HC0", "HC1", "cluster")
 #: Options of IV fits and their defaults (and any option of a registered covariance).
 IV_OPTIONS: dict[str, Any] = {"vcov": "classical", "cluster": None, "alpha": 1.0}

@@ -20,6 +20,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
+from attnreg.fe.leverage import level_quadratic
 from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv.arset import ARSet, anderson_rubin_set
 from attnreg.iv.coeftests import IVCoefTests
@@ -30,9 +31,14 @@ from attnreg.iv.frame import IVFrame
 from attnreg.iv.options import check_vcov
 from attnreg.iv.results_reports import IVReports
 from attnreg.iv.results_views import IVViews
-from attnreg.iv.vcov_binding import bind_iv_vcov, diagnostic_kind, one_way_ids, resolve_clusters
+from attnreg.iv.vcov_binding import (
+    bind_iv_vcov,
+    is_aer_covariance,
+    one_way_ids,
+    resolve_clusters,
+)
 from attnreg.linear.inference import VcovSpec
-from attnreg.linear.score_vcov import ScoreDesign, score_vcov
+from attnreg.linear.score_vcov import ScoreDesign, bind_vcov, score_vcov
 from attnreg.iv.weak import WeakIV, weak_instruments
 
 __all__ = ["IVResults", "IVVcovSpec", "resolve_clusters"]
@@ -185,8 +191,20 @@ class IVResults(IVCoefTests, IVViews, IVReports):
             if f.weights is not None:  # the fit's weights have mean 1
                 regressors = regressors * np.sqrt(f.weights / f.weights.mean())[:, None]
             hat = iv_hat(self.fit, regressors)
+            if self._absorbed_hat is not None:  # AER's hat of the dummy-variable fit
+                hat = hat + self._absorbed_hat
         return score_design(self.fit, df_resid=self.df_resid, weights=f.weights,
                             intercept=0 if f.intercept else None, hat=hat)
+
+    @cached_property
+    def _absorbed_hat(self) -> FloatArray | None:
+        """The absorbed fixed effects' own leverage ``w_i d_i'(D'WD)⁺d_i``, shape (n,), the
+        dummies' part of every hat value of the dummy-variable fit (None without them)."""
+        f = self.frame
+        if not f.fixed_effects or f.fe is None:
+            return None
+        w = 1.0 if f.weights is None else f.weights
+        return np.asarray(w * level_quadratic(f.fe, f.weights, [np.asarray(c) for c in f.fe.codes]))
 
     @cached_property
     def vcov(self) -> pd.DataFrame:
@@ -238,9 +256,9 @@ class IVResults(IVCoefTests, IVViews, IVReports):
         """The covariance in use, described (:class:`IVVcovSpec`)."""
         g = None if self.clusters is None else int(np.unique(self.clusters).shape[0])
         name = self.cluster if isinstance(self.cluster, str) else None
-        own = diagnostic_kind(self.vcov_kind, self.clusters, dict(self.vcov_options))
+        own = is_aer_covariance(self.vcov_kind, self.clusters, dict(self.vcov_options))
         # the registry's label, less its df clause: an IV fit tests on n - k df (AER)
-        text = (None if own == self.vcov_kind
+        text = (None if own
                 else self._vcov_bound.label().split("; t and F")[0] + "; t and F on n - k df")
         return IVVcovSpec(self.vcov_kind, name, g, text)
 
@@ -280,30 +298,34 @@ class IVResults(IVCoefTests, IVViews, IVReports):
         f = self.frame
         return make_design(f.y, f.X if f.X.shape[1] else None, f.D, f.Z, f.weights)
 
-    @property
-    def _diagnostic_kind(self) -> str:
-        """The covariance of the weak-instrument statistics and diagnostics
-        (:func:`attnreg.iv.vcov_binding.diagnostic_kind`: HC1 where they do not implement the
-        one in use)."""
-        return diagnostic_kind(self.vcov_kind, self.clusters, dict(self.vcov_options))
+    @cached_property
+    def _robust_bound(self) -> VcovSpec:
+        """The robust covariance of the weak-instrument statistics: the one in use, HC0 under
+        the classical one."""
+        if self._vcov_bound.estimator.classical:
+            return bind_vcov("HC0", n_obs=self.nobs)
+        return self._vcov_bound
 
     def diagnostics(self) -> pd.DataFrame:
-        """R's ``summary(ivreg, diagnostics = TRUE)$diagnostics`` under the covariance in use:
-        weak instruments F per endogenous regressor, Wu–Hausman, Sargan (see
+        """R's ``summary(ivreg, diagnostics = TRUE)$diagnostics`` under the covariance in use
+        (any registered one, applied to the auxiliary regressions as AER's ``vcov.``): weak
+        instruments F per endogenous regressor, Wu–Hausman, Sargan (see
         :mod:`attnreg.iv.diagnostics`); shape (k2 + 2, 4)."""
-        return iv_diagnostics(self._iv_design, self.fit.wresid, list(self.frame.endog_names),
-                              self._diagnostic_kind, self.clusters, self.frame.n_absorbed)
+        f = self.frame
+        return iv_diagnostics(self._iv_design, self.fit.wresid, list(f.endog_names),
+                              self._vcov_bound, f.n_absorbed, 0 if f.intercept else None,
+                              self._absorbed_hat)
 
     def weak_instruments(self, tau: float = 0.10) -> WeakIV:
         """The fuller weak-instrument statistics (:func:`attnreg.iv.weak.weak_instruments`):
         partial R², Sanderson–Windmeijer F, Cragg–Donald, Kleibergen–Paap rk Wald/LM and the
         Montiel Olea–Pflueger effective F with its critical value; robust ones under the
-        covariance in use (HC0 under the classical one)."""
+        covariance in use, whichever registered one (HC0 under the classical one)."""
         f = self.frame
-        kind = self._diagnostic_kind if self._diagnostic_kind != "classical" else "HC0"
-        return weak_instruments(f.X if f.X.shape[1] else None, f.D, f.Z, f.weights, kind=kind,
-                                clusters=self.clusters, debiased=kind != "HC0", tau=tau,
-                                absorbed=f.n_absorbed)
+        return weak_instruments(f.X if f.X.shape[1] else None, f.D, f.Z, f.weights, tau=tau,
+                                absorbed=f.n_absorbed, vcov=self._robust_bound,
+                                intercept=0 if f.intercept else None,
+                                absorbed_hat=self._absorbed_hat)
 
     @property
     def weak_iv(self) -> pd.DataFrame:

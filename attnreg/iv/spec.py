@@ -19,11 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
-from scipy.linalg import qr
+from scipy.linalg import cholesky, qr, solve_triangular
 
 from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv._wald import robust_wald
-from attnreg.iv.estimators import _liml_kappa, _tsls, gmm
+from attnreg.iv.aux_vcov import aux_vcov, control_function_wald, unscaled
+from attnreg.iv.estimators import _gmm_step, _liml_kappa, _tsls, gmm
+from attnreg.linear.inference import VcovSpec
 
 __all__ = ["IVTest", "endogeneity", "overidentification"]
 
@@ -75,8 +77,12 @@ def _durbin_wu(d: IVDesign) -> tuple[IVTest, IVTest]:
             _f("Wu-Hausman", (delta / k2) / ((ss0 - delta) / dfd), k2, dfd))
 
 
-def _wooldridge(d: IVDesign, kind: str, clusters: npt.ArrayLike | None, debiased: bool) -> IVTest:
+def _wooldridge(d: IVDesign, kind: str, clusters: npt.ArrayLike | None, debiased: bool,
+                vcov: VcovSpec | None = None, intercept: int | None = None) -> IVTest:
     """Wald test of γ = 0 in ``y = [X, D]β + V̂γ + u`` (control function), by FWL."""
+    if vcov is not None:
+        stat = control_function_wald(d, vcov, intercept=intercept)
+        return _chi2(f"Wooldridge regression ({vcov.kind})", stat, d.D.shape[1])
     n, k = d.n, d.X.shape[1] + 2 * d.D.shape[1]
     aug = np.hstack([d.regressors, d.annihilate(d.D)])
     u = d.y - _orth(aug) @ (_orth(aug).T @ d.y)
@@ -93,13 +99,17 @@ def _wooldridge(d: IVDesign, kind: str, clusters: npt.ArrayLike | None, debiased
 
 def endogeneity(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
                 weights: npt.ArrayLike | None = None, *, kind: str = "HC0",
-                clusters: npt.ArrayLike | None = None, debiased: bool = False) -> dict[str, IVTest]:
+                clusters: npt.ArrayLike | None = None, debiased: bool = False,
+                vcov: VcovSpec | None = None, intercept: int | None = None) -> dict[str, IVTest]:
     r"""Tests of H0: D is exogenous.
 
     * Durbin: ``δ / (e₀'e₀/n) ~ χ²(k2)``, ``δ = e₀'P_{[Q,D]}e₀ - e'P_Q e``.
     * Wu–Hausman: ``(δ/k2) / ((e₀'e₀ - δ)/(n - k1 - 2 k2)) ~ F(k2, n - k1 - 2k2)``.
     * Wooldridge's regression test: Wald of γ = 0 in the OLS of y on ``[X, D, V̂]`` with the
-      ``kind`` covariance (``"classical"``, ``"HC0"``, ``"HC1"``, ``"cluster"``) ~ χ²(k2).
+      ``kind`` covariance (``"classical"``, ``"HC0"``, ``"HC1"``, ``"cluster"``) ~ χ²(k2), or
+      under ``vcov=`` (any registered robust covariance bound to these rows; ``intercept``
+      the column of X that is constant, for HAC bandwidths), the registry's covariance of
+      that regression (:func:`attnreg.iv.aux_vcov.control_function_wald`).
 
     These are linearmodels' ``durbin()``, ``wu_hausman()`` and ``wooldridge_regression``.
 
@@ -110,22 +120,43 @@ def endogeneity(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: 
     """
     d = make_design(y, X, D, Z, weights)
     dur, wu = _durbin_wu(d)
-    return {"durbin": dur, "wu_hausman": wu, "wooldridge": _wooldridge(d, kind, clusters, debiased)}
+    return {"durbin": dur, "wu_hausman": wu,
+            "wooldridge": _wooldridge(d, kind, clusters, debiased, vcov, intercept)}
+
+
+def _hansen_j(d: IVDesign, spec: VcovSpec, intercept: int | None) -> float:
+    """Two-step efficient GMM's ``n ḡ'S^{-1}ḡ`` with ``S`` the moments' covariance under
+    ``spec`` (less vcovCL's adjustments) at the 2SLS residuals: the registry's meat of the
+    regression on the instruments, ``S = Q'Q V Q'Q`` (:mod:`attnreg.iv.aux_vcov`)."""
+    Qi, R = d.instruments, d.regressors
+    e1 = d.y - R @ _tsls(d).coef
+    V = aux_vcov(Qi, e1, d, unscaled(spec), df_resid=d.n - R.shape[1], intercept=intercept)
+    QQ = Qi.T @ Qi
+    S = QQ @ V @ QQ
+    Rs = cholesky((S + S.T) / 2.0, lower=False)  # S = R_s'R_s
+    e = d.y - R @ _gmm_step(d, Rs)[0]
+    return float(np.sum(solve_triangular(Rs, Qi.T @ e, trans="T") ** 2))
 
 
 def overidentification(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike,
                        Z: npt.ArrayLike, weights: npt.ArrayLike | None = None, *,
-                       kind: str = "HC0", clusters: npt.ArrayLike | None = None) -> dict[str, IVTest]:
+                       kind: str = "HC0", clusters: npt.ArrayLike | None = None,
+                       vcov: VcovSpec | None = None,
+                       intercept: int | None = None) -> dict[str, IVTest]:
     r"""Tests of the over-identifying restrictions (needs l > k2), all with df ``q = l - k2``.
 
     * Sargan: ``s = n e'P_Q e / e'e ~ χ²(q)``.
     * Basmann: ``s (n - L) / (n - s) ~ χ²(q)``.
     * Anderson–Rubin (LIML): ``n ln κ̂ ~ χ²(q)``; Basmann F: ``(κ̂ - 1)(n - L)/q ~ F(q, n - L)``.
     * Hansen J: two-step efficient GMM's ``n ḡ'S^{-1}ḡ`` with ``S`` robust (``kind`` "HC0"/"HC1")
-      or cluster (``kind="cluster"``) ~ χ²(q).
+      or cluster (``kind="cluster"``) ~ χ²(q); or, with ``vcov=`` (any registered robust
+      covariance bound to these rows, e.g. ``bind_vcov("HAC", n_obs=n, maxlags=3)``), ``S``
+      the registry's covariance of the moments ``q_i e_i`` at the 2SLS residuals, without
+      vcovCL's adjustments (``intercept``: the column of X that is constant, for HAC
+      bandwidths).
 
     These are linearmodels' ``sargan``, ``basmann``, ``anderson_rubin``, ``basmann_f`` and
-    ``IVGMM(...).fit().j_stat``.
+    ``IVGMM(...).fit().j_stat`` (``weight_type="kernel"`` with ``vcov=`` a Bartlett HAC).
 
     Returns
     -------
@@ -143,8 +174,11 @@ def overidentification(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLi
     e = d.y - d.regressors @ _tsls(d).coef
     s = n * float(np.sum((d.Q.T @ e) ** 2)) / float(e @ e)
     kap = _liml_kappa(d)
-    weight = "cluster" if kind == "cluster" else "robust"
-    J = gmm(y, X, D, Z, weights, weight=weight, clusters=clusters).j_stat
+    if vcov is None:
+        weight = "cluster" if kind == "cluster" else "robust"
+        J = gmm(y, X, D, Z, weights, weight=weight, clusters=clusters).j_stat
+    else:
+        weight, J = vcov.kind, _hansen_j(d, vcov, intercept)
     return {"sargan": _chi2("Sargan", s, q), "basmann": _chi2("Basmann", s * (n - L) / (n - s), q),
             "anderson_rubin": _chi2("Anderson-Rubin (LIML)", n * np.log(kap), q),
             "basmann_f": _f("Basmann F", (kap - 1) * (n - L) / q, q, n - L),

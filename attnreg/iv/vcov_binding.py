@@ -2,9 +2,10 @@
 
 The coefficients' covariance is any registered one (:mod:`attnreg.iv.covariance`); its
 cluster ids and periods are resolved here, once. The weak-instrument statistics and AER's
-diagnostics are computed under the covariances they implement (:data:`IV_VCOV`); under any
-other (HC2–HC5, HAC, Driscoll–Kraay, a multi-way or HC0-type cluster covariance) their robust
-statistics use HC1, and the weak-instrument report says so.
+diagnostics use the same bound covariance for their auxiliary regressions
+(:mod:`attnreg.iv.aux_vcov`). :func:`is_aer_covariance` tells the covariances AER's
+``summary(ivreg)`` names itself (classical, HC0, HC1, one-way vcovCL's HC1) from those that
+reports label with the registry's words.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from attnreg.linear.cluster_ids import check_cluster_argument
 from attnreg.linear.inference import VcovSpec
 from attnreg.linear.score_vcov import bind_vcov
 
-__all__ = ["bind_iv_vcov", "diagnostic_kind", "one_way_ids", "resolve_clusters"]
+__all__ = ["bind_iv_vcov", "is_aer_covariance", "one_way_ids", "resolve_clusters"]
 
 
 def resolve_clusters(cluster: Any, frame: IVFrame) -> Any:
@@ -83,10 +84,9 @@ def bind_iv_vcov(kind: str, cluster: Any, clusters: Any, options: dict[str, Any]
     return bind_vcov(kind, n_obs=n_obs, design=design, **options, **extra)
 
 
-def diagnostic_kind(kind: str, clusters: Any, options: dict[str, Any]) -> str:
-    """The covariance the weak-instrument statistics and diagnostics are computed under:
-    ``kind`` where they implement it (one-way cluster of vcovCL's type HC1), else HC1."""
+def is_aer_covariance(kind: str, clusters: Any, options: dict[str, Any]) -> bool:
+    """Whether the covariance is one of :data:`IV_VCOV` as AER's ``summary(ivreg)`` takes
+    it: classical, HC0, HC1 or a one-way cluster covariance of vcovCL's type HC1."""
     if kind == "cluster":
-        one_way_hc1 = clusters is not None and options.get("type", "HC1") == "HC1"
-        return "cluster" if one_way_hc1 else "HC1"
-    return kind if kind in IV_VCOV else "HC1"
+        return clusters is not None and options.get("type", "HC1") == "HC1"
+    return kind in IV_VCOV

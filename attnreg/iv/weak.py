@@ -2,9 +2,11 @@ r"""Weak-instrument statistics of the first stage ``D = X Γ + Z Π + V`` (numbe
 
 Notation: ``Z̃ = M_X Z = Q_z R_z`` (thin QR, ``Q_z'Q_z = I``), ``D̃ = M_X D = Q_d R_d``,
 ``V̂ = M_Q D`` the first-stage residuals, ``n`` rows, ``l`` excluded instruments,
-``L = k1 + l`` instruments, ``k2`` endogenous regressors.  Robust statistics take ``kind``
-in ``{"HC0", "HC1", "cluster"}``; ``debiased`` adds the small-sample factor (see
-:func:`attnreg.iv._wald.meat_scale`).  Weighted data use ``sqrt(w)``-scaled rows.
+``L = k1 + l`` instruments, ``k2`` endogenous regressors.  Robust statistics are computed
+under any registered covariance (``vcov=``, an IV fit's) or ``kind`` in
+``{"HC0", "HC1", "cluster"}`` (``debiased`` adds the small-sample factor), each from the
+first stage's own score design through the shared registry (:mod:`attnreg.iv.aux_vcov`).
+Weighted data use ``sqrt(w)``-scaled rows.
 
 References
 ----------
@@ -29,8 +31,9 @@ import numpy.typing as npt
 from scipy import stats
 from scipy.linalg import qr
 
-from attnreg.iv._design import FloatArray, IVDesign, group_sums, make_design
-from attnreg.iv._wald import robust_wald
+from attnreg.iv._design import FloatArray, IVDesign, make_design
+from attnreg.iv.aux_vcov import aux_vcov, legacy_specs, n_clusters, quad_form, unscaled
+from attnreg.linear.inference import VcovSpec
 
 __all__ = ["WeakIV", "weak_instruments"]
 
@@ -69,6 +72,7 @@ class WeakIV:
     k_eff : float
         The simplified effective degrees of freedom (NaN when k2 > 1).
     kind : str
+        The robust covariance (a registered name, e.g. ``"HC3"``, ``"HAC"``, ``"cluster"``).
     df : tuple of int
         ``(l, n - L)``.
     """
@@ -91,18 +95,41 @@ class WeakIV:
     df: tuple[int, int]
 
 
-def _first_stage(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
-                 debiased: bool, absorbed: int = 0) -> tuple[FloatArray, FloatArray, FloatArray]:
-    n, L, nz = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1]
+@dataclass(frozen=True)
+class _Covs:
+    """The robust covariances of the block: ``first`` for the first-stage F, ``rk`` for the
+    rk statistics and the effective F; ``intercept`` is X's intercept column."""
+
+    first: VcovSpec
+    rk: VcovSpec
+    intercept: int | None
+    absorbed: int
+    absorbed_hat: FloatArray | None = None
+
+    def of_pi(self, d: IVDesign, resid: FloatArray, spec: VcovSpec) -> FloatArray:
+        """Covariance (l, l) of ``π = Q_z'D_j`` from the first stage ``D_j ~ X + Z`` with
+        residuals ``resid``: ``T V_ZZ T'`` with ``T = Q_z'Z`` (π = T Π̂, as Q_z'X = 0)."""
+        k1 = d.X.shape[1]
+        df_resid = d.n - k1 - d.Z.shape[1] - self.absorbed
+        V = aux_vcov(d.instruments, resid, d, spec, df_resid=df_resid, intercept=self.intercept,
+                     absorbed_hat=self.absorbed_hat)[k1:, k1:]
+        T = d.Qz.T @ d.Z
+        return np.asarray(T @ V @ T.T)
+
+
+def _first_stage(d: IVDesign,
+                 covs: _Covs) -> tuple[FloatArray, FloatArray, FloatArray, list[FloatArray]]:
+    """Partial R², classical and robust first-stage F, and the covariances of π_j."""
+    n, L, nz = d.n, d.X.shape[1] + d.Z.shape[1] + covs.absorbed, d.Z.shape[1]
     G = d.Qz.T @ d.D  # (nz, k2): R_z Π̂ in the orthonormal basis
     V = d.annihilate(d.D)
     Dt = d.annihilate_x(d.D)
     rss = np.sum(V**2, axis=0)
     partial_r2 = 1.0 - rss / np.sum(Dt**2, axis=0)
     f_classical = np.sum(G**2, axis=0) / nz / (rss / (n - L))
-    f_robust = np.array([robust_wald(G[:, j], d.Qz * V[:, [j]], kind, clusters, L, debiased) / nz
-                         for j in range(G.shape[1])])
-    return partial_r2, f_classical, f_robust
+    W = [covs.of_pi(d, V[:, j], covs.first) for j in range(G.shape[1])]
+    f_robust = np.array([quad_form(G[:, j], W[j]) / nz for j in range(G.shape[1])])
+    return partial_r2, f_classical, f_robust, W
 
 
 def _sw_f(d: IVDesign, absorbed: int = 0) -> FloatArray:
@@ -120,35 +147,33 @@ def _sw_f(d: IVDesign, absorbed: int = 0) -> FloatArray:
     return out
 
 
-def _kp(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
-        absorbed: int = 0) -> tuple[float, float, float, float]:
-    """Cragg–Donald F, KP rk Wald and rk LM from the canonical-correlation matrix ``Q_z'Q_d``."""
-    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1], d.D.shape[1]
+def _kp(d: IVDesign, covs: _Covs) -> tuple[float, float, float, float]:
+    """Cragg–Donald F, KP rk Wald and rk LM from the canonical-correlation matrix ``Q_z'Q_d``.
+
+    ``λ = U_⊥'Q_z'(Q_d v)``: the rk statistics are Wald (and score) tests of ``U_⊥'π = 0`` in
+    the first stage of the combination ``Q_d v`` (unrestricted residuals ``M_Q Q_d v``; the LM
+    imposes the null: residuals ``Q_d v``), under ``covs.rk``."""
+    n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + covs.absorbed, d.Z.shape[1], d.D.shape[1]
     Qd = qr(d.annihilate_x(d.D), mode="economic")[0]
     U, s, Vt = np.linalg.svd(d.Qz.T @ Qd)  # s: canonical correlations, descending
     r2 = float(s[-1] ** 2)
     cd_f = r2 / (1.0 - r2) * (n - L) / nz
     u_perp = U[:, k2 - 1:]  # (nz, nz - k2 + 1); first column is the smallest-direction one
     dir_ = Qd @ Vt[-1]  # D̃ c: the combination with the smallest canonical correlation
-    a_wald = d.annihilate(dir_)  # V̂ c (unrestricted residuals)
-    Pu = d.Qz @ u_perp  # (n, nz - k2 + 1)
     g = np.zeros(u_perp.shape[1])
     g[0] = s[-1]
-    wald = robust_wald(g, Pu * a_wald[:, None], kind, clusters, L)
-    lm = robust_wald(g, Pu * dir_[:, None], kind, clusters, L)
-    return r2, cd_f, wald, lm
+    stats_ = [quad_form(g, u_perp.T @ covs.of_pi(d, e, covs.rk) @ u_perp)
+              for e in (d.annihilate(dir_), dir_)]
+    return r2, cd_f, stats_[0], stats_[1]
 
 
-def _effective_f(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
-                 tau: float, absorbed: int = 0) -> tuple[float, float, float]:
-    """MOP effective F and the simplified critical value (k2 = 1)."""
+def _effective_f(d: IVDesign, covs: _Covs, tau: float,
+                 W_first: FloatArray) -> tuple[float, float, float]:
+    """MOP effective F and the simplified critical value (k2 = 1); ``W_first`` the first
+    stage's covariance of π under ``covs.first`` (the same unless vcovCL's adjustments)."""
     pi = d.Qz.T @ d.D[:, 0]  # first-stage coefficients on the orthonormal Z̃ basis
-    H = d.Qz * d.annihilate(d.D[:, 0])[:, None]
-    if kind == "cluster":
-        H = group_sums(H, clusters)  # type: ignore[arg-type]
-    W2 = H.T @ H
-    if kind == "HC1":
-        W2 = W2 * d.n / (d.n - d.X.shape[1] - d.Z.shape[1] - absorbed)
+    W2 = (W_first if covs.rk is covs.first
+          else covs.of_pi(d, d.annihilate(d.D[:, 0]), covs.rk))
     tr = float(np.trace(W2))
     f_eff = float(pi @ pi) / tr
     x = 1.0 / tau
@@ -158,10 +183,11 @@ def _effective_f(d: IVDesign, kind: str, clusters: npt.ArrayLike | None,
     return f_eff, cv, k_eff
 
 
-def _kp_f(rk: float, n: int, L: int, nz: int, kind: str, clusters: npt.ArrayLike | None) -> float:
-    """ivreg2's rk Wald F: ``rk/l · (n-L)/n``; cluster: ``rk/l · (n-L)/(n-1) · (G-1)/G``."""
-    if kind == "cluster":
-        g = int(np.unique(np.asarray(clusters)).shape[0])
+def _kp_f(rk: float, n: int, L: int, nz: int, spec: VcovSpec) -> float:
+    """ivreg2's rk Wald F: ``rk/l · (n-L)/n``; cluster: ``rk/l · (n-L)/(n-1) · (G-1)/G``
+    (G the fewest clusters over the dimensions)."""
+    g = n_clusters(spec)
+    if g is not None:
         return rk / nz * (n - L) / (n - 1) * (g - 1) / g
     return rk / nz * (n - L) / n
 
@@ -169,7 +195,9 @@ def _kp_f(rk: float, n: int, L: int, nz: int, kind: str, clusters: npt.ArrayLike
 def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
                      weights: npt.ArrayLike | None = None, *, kind: str = "HC0",
                      clusters: npt.ArrayLike | None = None, debiased: bool = False,
-                     tau: float = 0.10, absorbed: int = 0) -> WeakIV:
+                     tau: float = 0.10, absorbed: int = 0, vcov: VcovSpec | None = None,
+                     intercept: int | None = None,
+                     absorbed_hat: npt.ArrayLike | None = None) -> WeakIV:
     r"""First-stage strength statistics.
 
     * partial R²: ``1 - V̂_j'V̂_j / D̃_j'D̃_j``.
@@ -204,14 +232,26 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
     Z : array_like, shape (n, l)
     weights : array_like, shape (n,), optional
     kind : {"HC0", "HC1", "cluster"}
+        The robust covariance when ``vcov`` is not given.
     clusters : array_like, shape (n,), optional
     debiased : bool
-        Small-sample factor for ``f_robust``.
+        Small-sample factor for ``f_robust`` (with ``kind``).
     tau : float
         Worst-case Nagar bias threshold of the effective-F critical value.
     absorbed : int
         Levels of fixed effects absorbed from X, D and Z beforehand (demeaned arrays): counted
         in ``L``, so every statistic equals the dummy-variable regression's.
+    vcov : VcovSpec, optional
+        Any registered robust covariance bound to these rows (an IV fit's, in place of
+        ``kind``): the robust first-stage F under it, the rk statistics and the effective F
+        under it less vcovCL's cluster adjustments (:func:`attnreg.iv.aux_vcov.unscaled`).
+        Each is the registry's covariance of the first stage's own score design
+        (:mod:`attnreg.iv.aux_vcov`), its hat values for HC2–HC5.
+    intercept : int, optional
+        X's intercept column (HAC bandwidths give it weight 0).
+    absorbed_hat : array_like, shape (n,), optional
+        The absorbed fixed effects' own leverage ``w_i d_i'(D'WD)⁺d_i``, added to the first
+        stage's hat values (HC2–HC5 then equal the dummy-variable regression's).
 
     Returns
     -------
@@ -219,16 +259,22 @@ def weak_instruments(X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike
     """
     dummy_y = np.zeros(np.asarray(D).shape[0])
     d = make_design(dummy_y, X, D, Z, weights)
-    pr2, fc, fr = _first_stage(d, kind, clusters, debiased, absorbed)
-    r2, cd_f, rk_w, rk_lm = _kp(d, kind, clusters, absorbed)
+    if vcov is None:
+        first, rk = legacy_specs(kind, clusters, d.n, debiased)
+    else:
+        first, rk, kind = vcov, unscaled(vcov), vcov.kind
+    extra = None if absorbed_hat is None else np.asarray(absorbed_hat, dtype=np.float64)
+    covs = _Covs(first, rk, intercept, absorbed, extra)
+    pr2, fc, fr, W = _first_stage(d, covs)
+    r2, cd_f, rk_w, rk_lm = _kp(d, covs)
     n, L, nz, k2 = d.n, d.X.shape[1] + d.Z.shape[1] + absorbed, d.Z.shape[1], d.D.shape[1]
     f_eff = cv = k_eff = float("nan")
     if k2 == 1:
-        f_eff, cv, k_eff = _effective_f(d, kind, clusters, tau, absorbed)
+        f_eff, cv, k_eff = _effective_f(d, covs, tau, W[0])
     return WeakIV(partial_r2=pr2, f_classical=fc, f_robust=fr, sw_f=_sw_f(d, absorbed),
                   cragg_donald_f=cd_f,
                   anderson_lm=n * r2, cragg_donald_wald=n * r2 / (1 - r2),
-                  kp_rk_wald=rk_w, kp_rk_wald_f=_kp_f(rk_w, n, L, nz, kind, clusters), kp_rk_lm=rk_lm,
+                  kp_rk_wald=rk_w, kp_rk_wald_f=_kp_f(rk_w, n, L, nz, rk), kp_rk_lm=rk_lm,
                   kp_rk_lm_pvalue=float(stats.chi2.sf(rk_lm, nz - k2 + 1)), effective_f=f_eff,
                   effective_f_cv=cv, k_eff=k_eff, kind=kind, df=(nz, n - L))
 

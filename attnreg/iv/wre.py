@@ -38,7 +38,7 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError, OptionError
 from attnreg.fe.demean import demean
 from attnreg.iv._design import group_sums
-from attnreg.iv.vcov_binding import diagnostic_kind
+from attnreg.iv.vcov_binding import is_aer_covariance
 from attnreg.inference.bootstrap_draws import draw_weights
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _parts(res: IVResults) -> _Parts:
     if res.method != "tsls":
         raise OptionError(f"the WRE bootstrap tests the 2SLS t statistic, however: "
                           f"method={res.method!r}; refit with method='tsls'")
-    if diagnostic_kind(res.vcov_kind, res.clusters, dict(res.vcov_options)) != res.vcov_kind:
+    if not is_aer_covariance(res.vcov_kind, res.clusters, dict(res.vcov_options)):
         raise OptionError(f"the WRE bootstrap's t statistics are classical, HC0, HC1 or one-way "
                           f"cluster (CR1), however the fit's covariance is {res.vcov_kind!r} "
                           f"with options {dict(res.vcov_options)}; use "

@@ -125,7 +125,8 @@ def test_the_label_and_the_df_of_a_registry_covariance() -> None:
     fit = ar.attnreg(FORMULA, data()).with_vcov("cluster", cluster="a + b", fix=False)
     assert fit.vcov_spec.label() == ("cluster-robust (HC1, two-way) by a and b, 12 and 8 "
                                      "clusters; t and F on n - k df")
-    assert "(HC1 covariance for the robust statistics)" in str(fit.summary())
+    # the weak-instrument block is computed under the two-way covariance itself (no HC1)
+    assert "(cluster covariance for the robust statistics)" in str(fit.summary())
     with pytest.raises(OptionError, match=r"df does not apply to an IV fit's covariance: its t "
                                           r"and F tests are on the residual df n - k"):
         ar.attnreg(FORMULA, data(), vcov="HC3", df=np.inf)
