@@ -67,7 +67,7 @@ class ChunkedPrediction:
         ----------
         newdata : DataFrame, dict, dask DataFrame, or a large source (path, arrow, polars)
             A pandas DataFrame or dict is predicted in memory; a dask DataFrame lazily,
-            partition by partition (:func:`attnreg.large.dask_predict.predict_dask`); a
+            partition by partition (:func:`attnreg.views.frames.predict_dask`); a
             large source chunk by chunk.
 
         Returns

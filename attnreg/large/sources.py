@@ -43,11 +43,11 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.formula.frame import string_labels
+from attnreg.formula.polars_frames import polars_to_pandas as _polars_to_pandas
 from attnreg.large.arrow_source import ArrowSource, arrow_to_pandas
 from attnreg.large.files import expand_paths, hive_base, open_dataset, open_hive
 from attnreg.large.source_base import LARGE_CELLS, ChunkSource, check_chunk_rows
@@ -151,21 +151,6 @@ class PandasSource(ChunkSource):
 
 
 # ------------------------------------------------------------------------------ polars
-
-def _polars_to_pandas(frame: Any, offset: int) -> pd.DataFrame:
-    """A polars frame as pandas, column by column through numpy (no pyarrow needed)."""
-    cols: dict[str, Any] = {}
-    for name in frame.columns:
-        s = frame.get_column(name)
-        if str(s.dtype) == "Null":  # missing in every row: float NaN, as in memory
-            cols[name] = np.full(frame.height, np.nan)
-        elif s.dtype.is_numeric() or s.dtype.is_temporal():
-            cols[name] = s.to_numpy()
-        else:  # text, categorical, boolean with nulls: Python objects (None for missing)
-            cols[name] = np.asarray(s.to_list(), dtype=object)
-    out = pd.DataFrame(cols, index=pd.RangeIndex(offset, offset + frame.height))
-    return out
-
 
 class PolarsSource(ChunkSource):
     """A polars DataFrame (zero-copy slices) or LazyFrame (collected in batches)."""
