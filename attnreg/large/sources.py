@@ -47,7 +47,7 @@ import pandas as pd
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.formula.frame import string_labels
-from attnreg.formula.polars_frames import polars_to_pandas as _polars_to_pandas
+from attnreg.formula.polars_frames import polars_to_pandas
 from attnreg.large.arrow_source import ArrowSource, arrow_to_pandas
 from attnreg.large.files import expand_paths, hive_base, open_dataset, open_hive
 from attnreg.large.source_base import LARGE_CELLS, ChunkSource, check_chunk_rows
@@ -127,7 +127,7 @@ def to_memory(data: Any) -> Any:
     if kind == "arrow" and type(data).__name__ in ("Table", "RecordBatch"):
         return arrow_to_pandas(data, 0)
     if kind == "polars" and type(data).__name__ == "DataFrame":
-        return _polars_to_pandas(data, 0)
+        return polars_to_pandas(data, 0)
     return data
 
 
@@ -172,7 +172,7 @@ class PolarsSource(ChunkSource):
         if not self._lazy:
             sub = self._data.select(list(columns))
             for lo in range(0, sub.height, self.chunk_rows):
-                yield _polars_to_pandas(sub.slice(lo, self.chunk_rows), lo)
+                yield polars_to_pandas(sub.slice(lo, self.chunk_rows), lo)
             return
         offset = 0
         lazy = self._data.select(list(columns))
@@ -185,11 +185,11 @@ class PolarsSource(ChunkSource):
                 part = lazy.slice(offset, self.chunk_rows).collect()
                 if part.height == 0:
                     return
-                yield _polars_to_pandas(part, offset)
+                yield polars_to_pandas(part, offset)
                 offset += part.height
         for part in batches:
             if part.height:
-                yield _polars_to_pandas(part, offset)
+                yield polars_to_pandas(part, offset)
                 offset += part.height
 
 
