@@ -40,14 +40,9 @@ from attnreg.fe.chunked_results import NEEDS_FE_LEVERAGE, ChunkedAbsorbed, Chunk
 from attnreg.fe.demean import demean
 from attnreg.fe.effects import redundant_levels
 from attnreg.large.covariance import check_vcov_chunked
-from attnreg.large.fit import (
-    accumulate_factor,
-    check_chunk_options,
-    check_request_rows,
-    finish,
-    fit_from_factor,
-    refine,
-)
+from attnreg.large.fit import accumulate_factor, finish, fit_from_factor
+from attnreg.large.options import check_chunk_options, check_request_rows
+from attnreg.large.refine import refine
 from attnreg.large.accumulate import RFactor
 from attnreg.large.passes import frames_of
 from attnreg.large.spec import ChunkSpec

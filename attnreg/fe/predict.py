@@ -22,7 +22,7 @@ from attnreg.exceptions import DataError, InferenceWarning, OptionError
 from attnreg.fe.absorb import codes_of, term_values
 from attnreg.fe.leverage import level_quadratic
 from attnreg.fe.robust import robust_prediction_variance
-from attnreg.views.linear import check_level
+from attnreg.inference.tstats import check_level
 
 if TYPE_CHECKING:
     from attnreg.fe.results import FixedEffectsResults

@@ -34,7 +34,7 @@ from attnreg.glm.offset import evaluate_offset
 
 if TYPE_CHECKING:
     from attnreg.glm.chunked_vcov import ScoreAccumulator
-    from attnreg.large.passes import MeatPart
+    from attnreg.large.meat import MeatPart
 
 __all__ = ["ChunkData", "Pass", "aliased_from_factor", "chunked_irls", "final_pass"]
 

@@ -25,7 +25,7 @@ from scipy.linalg import solve_triangular
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.large.covariance import score_stats
-from attnreg.large.passes import MeatPart
+from attnreg.large.meat import MeatPart
 from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov, make_vcov_spec
 from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
 

@@ -64,7 +64,7 @@ from attnreg.inference.restrictions import format_restriction, parse_restriction
 from attnreg.linear.cluster import cluster_ids
 from attnreg.linear.contract import LinearFitContract
 from attnreg.linear.rules import SpectralRule
-from attnreg.views.linear import check_level
+from attnreg.inference.tstats import check_level
 
 __all__ = ["BOOTSTRAP_KINDS", "Bootstrap"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import OptionError
-from attnreg.views.linear import check_level
+from attnreg.inference.tstats import check_level
 
 __all__ = ["FTestValues", "TidyFit", "TidyGlance"]
 

@@ -325,7 +325,7 @@ class Hypotheses(LinearFitContract):
         8.621510 8.621510
         """
         from attnreg.linear.satterthwaite import is_satterthwaite, restriction_df
-        from attnreg.views.linear import check_level
+        from attnreg.inference.tstats import check_level
 
         check_level(level)
         R, r = self._restrictions(hypothesis, rhs, None)

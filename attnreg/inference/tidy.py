@@ -42,7 +42,7 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.linear.contract import LinearFitContract
 from attnreg.inference.glance import TidyFit, TidyGlance
-from attnreg.views.linear import check_level
+from attnreg.inference.tstats import check_level
 
 __all__ = ["AUGMENT_INTERVALS", "Tidy", "loo_sigma"]
 

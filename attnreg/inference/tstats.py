@@ -17,9 +17,20 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from attnreg.views.linear import check_level
+from attnreg.exceptions import OptionError
 
-__all__ = ["StudentInference", "f_sf", "is_z"]
+__all__ = ["StudentInference", "check_level", "f_sf", "is_z"]
+
+
+def check_level(level: Any, what: str = "level") -> float:
+    """A coverage level: a number (not a bool) strictly between 0 and 1, returned as a float.
+
+    ``what`` names the argument in the error (``"level"``, ``"conf_level"``).
+    """
+    ok = isinstance(level, (int, float, np.integer, np.floating)) and not isinstance(level, bool)
+    if not ok or not 0.0 < float(level) < 1.0:
+        raise OptionError(f"{what} must be strictly between 0 and 1, however: {what}={level!r}")
+    return float(level)
 
 
 def is_z(df: float) -> bool:

@@ -98,7 +98,7 @@ def fit_iv_chunks(request: FitRequest, parts: FormulaParts, method: str) -> Chun
     ChunkedIVResults
     """
     from attnreg.large.dask_predict import is_dask_frame
-    from attnreg.large.fit import check_chunk_options
+    from attnreg.large.options import check_chunk_options
     from attnreg.large.sources import as_source
     from attnreg.large.spec import learn_spec
     from attnreg.methods import call_string

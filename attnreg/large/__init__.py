@@ -13,12 +13,18 @@ import dask, pyarrow or polars.
 The modules:
 
 - :mod:`~attnreg.large.sources`: :func:`as_source`, ``ChunkSource.frames(columns)``;
-- :mod:`~attnreg.large.spec`: pass 1, :func:`learn_spec` -> ``ChunkSpec``;
+- :mod:`~attnreg.large.spec`: pass 1, :func:`learn_spec` -> ``ChunkSpec``
+  (:mod:`~attnreg.large.spec_learning`: the formula against the source, patsy's builder);
 - :mod:`~attnreg.large.accumulate`: :func:`chunk_design`, ``RFactor.from_chunk`` /
   ``RFactor.merge`` (the TSQR combine);
-- :mod:`~attnreg.large.fit`: :func:`fit_from_factor` and the local passes;
-- :mod:`~attnreg.large.passes`: ``PassPlan``, :func:`second_pass` -> ``MeatPart.merge``;
-- :mod:`~attnreg.large.results`: ``ChunkedResults``;
+- :mod:`~attnreg.large.fit`: :func:`fit_from_factor` and the local passes
+  (:mod:`~attnreg.large.options`: the chunked path's options; :mod:`~attnreg.large.refine`
+  and :mod:`~attnreg.large.gradient`: the extended-precision OLS refinement);
+- :mod:`~attnreg.large.passes`: ``PassPlan``, :func:`second_pass` -> ``MeatPart.merge``
+  (:mod:`~attnreg.large.meat`: the mergeable residual statistics and score sums);
+- :mod:`~attnreg.large.results`: ``ChunkedResults`` (+ :mod:`~attnreg.large.chunked_covariance`:
+  covariance and ``with_vcov``; :mod:`~attnreg.large.chunked_predict`: ``predict``,
+  ``attention``; :mod:`~attnreg.large.chunked_summary`: the summary);
 - :mod:`~attnreg.large.dask`, :mod:`~attnreg.large.dask_spec`: dask DataFrames on a cluster;
 - :mod:`~attnreg.large.dask_attention`: the streamed attention view.
 

@@ -30,7 +30,8 @@ import dataclasses
 from typing import Any
 
 from attnreg.exceptions import OptionError
-from attnreg.large.passes import MeatPart, pass_plan, run_pass
+from attnreg.large.meat import MeatPart
+from attnreg.large.passes import pass_plan, run_pass
 from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov, split_df
 from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
 

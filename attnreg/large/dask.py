@@ -293,7 +293,9 @@ def fit_dask(formula: str, data: Any, method: str = "ols", *, weights: str | Non
     >>> fit.vcov_spec.kind, fit.nobs
     ('HC1', 300)
     """
-    from attnreg.large.fit import check_residuals, finish, fit_from_factor, refine
+    from attnreg.large.fit import finish, fit_from_factor
+    from attnreg.large.options import check_residuals
+    from attnreg.large.refine import refine
     from attnreg.linear.refinement import REFINE_COND
     from attnreg.methods import get_method, method_names
 
@@ -355,7 +357,7 @@ def fit_request(request: Any) -> Any:
     and ``read_parquet=`` are this backend's own (``chunk_rows`` is ignored: the partitions are
     the chunks).
     """
-    from attnreg.large.fit import check_chunk_options, check_request_rows
+    from attnreg.large.options import check_chunk_options, check_request_rows
     from attnreg.methods import call_string, get_method
 
     options = dict(request.options)

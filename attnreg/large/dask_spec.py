@@ -238,7 +238,8 @@ def partition_summary(job: Mapping[str, Any], frame: pd.DataFrame) -> Pass1Part:
     """
     from attnreg.formula.checks import translate_patsy_error
     from attnreg.formula.parse import parse
-    from attnreg.large.spec import _incr_dbuilders, formula_env
+    from attnreg.large.spec import formula_env
+    from attnreg.large.spec_learning import incremental_infos
 
     n = int(frame.shape[0])
     if n == 0:
@@ -246,7 +247,7 @@ def partition_summary(job: Mapping[str, Any], frame: pd.DataFrame) -> Pass1Part:
     # patsy's incremental builder on this partition alone (learn_spec's checks ran on the
     # client; a factor may well have one level in one partition)
     try:
-        y_info, x_info = _incr_dbuilders(parse(job["formula"]), lambda: iter([frame]),
+        y_info, x_info = incremental_infos(parse(job["formula"]), lambda: iter([frame]),
                                          formula_env(_env(job["names"])), patsy.NAAction("drop"))
     except patsy.PatsyError as exc:
         raise translate_patsy_error(exc, "data") from None

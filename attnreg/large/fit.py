@@ -11,14 +11,8 @@ would need every row's hat value at each candidate λ or k, one pass per candida
 :func:`fit_chunked` runs the whole local fit: pass 1 (:func:`attnreg.large.spec.learn_spec`),
 pass 2 (the R factor), for ill-conditioned OLS the refinement passes, and pass 3
 (:func:`attnreg.large.passes.second_pass`: residual statistics, hat values and the
-covariance meat).
-
-OLS refinement. In memory, OLS coefficients of designs with cond(Z) > ``REFINE_COND`` are
-refined in extended precision (:mod:`attnreg.linear.refinement`). The chunked fit does the
-same with the semi-normal equations: each step is one pass computing g = Aᵀ W (y − A c) in
-``np.longdouble`` (A the uncentred design), then solves AᵀWA δ = g with the factorisation
-(R and the centring, no normal matrix formed), and stops by the in-memory rule (a correction
-below float64's roundoff, or two in a row that fail to halve, or ``REFINE_MAX_STEPS``).
+covariance meat). The refinement is :mod:`attnreg.large.refine`, the chunked path's own
+options are checked in :mod:`attnreg.large.options`.
 
 Examples
 --------
@@ -40,52 +34,19 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
 from attnreg.large.accumulate import Incomplete, RFactor, chunk_columns
 from attnreg.large.covariance import check_vcov_chunked
-from attnreg.large.passes import GradientPart, centred_gradient_part, frames_of, gradient_part
-from attnreg.large.spec import ChunkSpec, learn_spec
+from attnreg.large.options import check_chunk_options, check_request_rows, check_residuals
+from attnreg.large.passes import frames_of
+from attnreg.large.refine import refine
 from attnreg.large.source_base import ChunkSource
-from attnreg.large.sources import as_source, check_sep
+from attnreg.large.sources import as_source
+from attnreg.large.spec import ChunkSpec, learn_spec
 
-__all__ = ["CHUNK_OPTIONS", "accumulate_factor", "check_chunk_options", "check_request_rows",
-           "check_residuals", "chunk_factor", "finish",
-           "fit_chunked", "fit_from_factor", "refine", "spectrum_from_factor"]
-
-#: Options of the chunked path besides the method's own.
-CHUNK_OPTIONS = ("chunk_rows", "progress", "residuals", "sep")
-
-
-def check_chunk_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Pop and validate the chunked path's own options (``chunk_rows``, ``progress``,
-    ``residuals``, and ``sep``, the field separator of CSV files).
-
-    Examples
-    --------
-    >>> opts = {"lam": 1.0, "progress": False}
-    >>> check_chunk_options(opts), opts
-    ({'chunk_rows': None, 'progress': False, 'residuals': None, 'sep': None}, {'lam': 1.0})
-    """
-    out = {"chunk_rows": options.pop("chunk_rows", None),
-           "progress": options.pop("progress", False),
-           "residuals": options.pop("residuals", None),
-           "sep": options.pop("sep", None)}
-    check_sep(out["sep"])
-    cr = out["chunk_rows"]
-    if cr is not None and (not isinstance(cr, (int, np.integer)) or isinstance(cr, bool) or cr < 1):
-        raise OptionError(f"chunk_rows must be a positive integer, however: chunk_rows={cr!r}")
-    if not isinstance(out["progress"], bool):
-        raise OptionError(f"progress must be True or False, however: progress={out['progress']!r}")
-    check_residuals(out["residuals"])
-    return out
-
-
-def check_residuals(residuals: Any) -> None:
-    """``residuals`` must be None (when first needed), True (during the fit) or False (never)."""
-    if residuals is not None and not isinstance(residuals, bool):
-        raise OptionError(f"residuals must be None, True or False, however: residuals={residuals!r}")
+__all__ = ["accumulate_factor", "chunk_factor", "finish", "fit_chunked", "fit_from_factor",
+           "fit_request", "run_chunked", "spectrum_from_factor"]
 
 
 def finish(res: Any, vcov: str, residuals: bool | None, checked: dict[str, Any],
@@ -276,75 +237,6 @@ def fit_from_factor(spec: ChunkSpec, factor: RFactor, method: str = "ols",
                           standardize=standardize, source=source)
 
 
-def refinement_columns(res: Any) -> IntArray:
-    """Design columns the OLS refinement corrects: the intercept, then the kept columns."""
-    sp = res.spectrum
-    return sp.kept if sp.intercept is None else np.r_[sp.intercept, sp.kept].astype(np.int64)
-
-
-def refinement_step(res: Any, gradient: GradientPart) -> tuple[FloatArray, float]:
-    """The correction δ of the coefficients from g = A_cᵀ W (y − A c), and its relative size.
-
-    ``gradient`` is taken in the centred coordinates A_c = [1, X − x̄] = A T⁻¹ (T =
-    [[1, x̄ᵀ], [0, I]]), so g = T⁻ᵀ Aᵀ W r, and with A_c = Q_b R_b (R_b = [[√Σw, 0],
-    [0, D V S]]) the correction is δ = T⁻¹ R_b⁻¹ R_b⁻ᵀ g.
-    """
-    sp = res.spectrum
-    q = np.asarray(gradient.q, dtype=np.float64)
-    d, xb = sp.scale[sp.kept], sp.center[sp.kept]
-    has_int = sp.intercept is not None
-    q0, qr = (q[0], q[1:]) if has_int else (0.0, q)  # q in centred coordinates
-    z = (sp.V.T @ (qr / d)) / sp.s
-    dc_r = (sp.V @ (z / sp.s)) / d
-    dc = np.r_[q0 / sp.sum_w - xb @ dc_r, dc_r] if has_int else dc_r
-    c = res.filtered.coef[refinement_columns(res)]
-    mag = np.abs(c)
-    nz = mag > 0
-    size = float(np.max(np.abs(dc[nz]) / mag[nz])) if nz.any() else 0.0
-    return dc, size
-
-
-def refine(res: Any, source: ChunkSource, *, max_steps: int | None = None,
-           progress: bool = False) -> Any:
-    """OLS coefficients refined in extended precision, one pass of the data per step.
-
-    A source with ``map_reduce`` (dask partitions) computes each step's gradient on the
-    workers.
-    """
-    from attnreg.linear.refinement import (PATIENCE as _PATIENCE, REFINE_MAX_STEPS,
-                                           ROUNDING as _ROUNDING, SHRINK as _SHRINK)
-
-    steps = REFINE_MAX_STEPS if max_steps is None else max_steps
-    cols = refinement_columns(res)
-    best, best_size, misses, sizes = res, np.inf, 0, []
-    current = res
-    for _ in range(steps):
-        c = current.filtered.coef[cols]
-        if hasattr(source, "map_reduce"):  # on the workers, merged in a tree
-            g = source.map_reduce(centred_gradient_part, (res.spec, cols, c, res.spectrum.center),
-                                  columns=res.spec.read_columns(), uses=res.spec.uses,
-                                  label="attnreg refinement pass")
-        else:
-            g = GradientPart(np.zeros(cols.size, dtype=np.longdouble))
-            for frame in frames_of(source, res.spec, res.spec.read_columns(),
-                                   "attnreg refinement pass: rows", progress):
-                g = g.merge(gradient_part(res.spec, cols, c, frame, res.spectrum.center))
-        dc, size = refinement_step(current, g)
-        sizes.append(size)
-        misses = 0 if size <= _SHRINK * best_size else misses + 1
-        if size < best_size:
-            best, best_size = current, size
-        coef = current.filtered.coef.copy()
-        coef[cols] = c + dc
-        nxt = dataclasses.replace(current, filtered=dataclasses.replace(current.filtered, coef=coef))
-        if size <= _ROUNDING:
-            return dataclasses.replace(nxt, refinement=tuple(sizes))
-        if misses == _PATIENCE:
-            return dataclasses.replace(best, refinement=tuple(sizes))
-        current = nxt
-    out = current if misses == 0 else best
-    return dataclasses.replace(out, refinement=tuple(sizes))
-
 
 def fit_chunked(formula: str, data: Any, method: str = "ols", *, weights: str | None = None,
                 subset: str | None = None, na_action: str = "drop", eval_env: Any = None,
@@ -437,20 +329,6 @@ def run_chunked(formula: str, source: ChunkSource, method: str, checked: dict[st
         res = refine(res, source, progress=progress)
     return finish(res, checked.get("vcov", "classical"), residuals, checked, progress)
 
-
-def check_request_rows(request: Any) -> None:
-    """``weights``, ``subset`` and ``na_action`` of a chunked fit: a column, an expression, a
-    known action (OptionError naming the argument otherwise)."""
-    weights, subset = request.weights, request.subset
-    if weights is not None and not isinstance(weights, str):
-        raise OptionError("weights of a chunked fit must name a column of the data, however: "
-                          f"type(weights) is {type(weights).__name__}")
-    if subset is not None and not isinstance(subset, str):
-        raise OptionError("subset of a chunked fit must be an expression such as 'x > 0', "
-                          f"however: type(subset) is {type(subset).__name__}")
-    if request.na_action not in ("drop", "raise"):
-        raise OptionError(f"na_action must be one of 'drop', 'raise', however: "
-                          f"na_action={request.na_action!r}")
 
 
 def fit_request(request: Any) -> Any:

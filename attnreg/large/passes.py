@@ -2,11 +2,12 @@
 
 A pass is a :class:`PassPlan` (what the fit knows: coefficients, the spectrum's factors, the
 covariance asked for), a function of one chunk returning a mergeable partial result, and the
-partials' ``merge``: :func:`second_pass` / :class:`MeatPart` for residual statistics and
-the covariance meats, :func:`gradient_part` / :class:`GradientPart` for the extended-precision
-refinement of OLS. The local engine folds the partials over the chunks in row order; a
-distributed engine may compute them on workers and merge them in a tree (partials of
-neighbouring row ranges merge, earlier first: the HAC meat needs the order).
+partials' ``merge``: :func:`second_pass` / :class:`~attnreg.large.meat.MeatPart` for residual
+statistics and the covariance meats (:func:`attnreg.large.gradient.gradient_part` /
+``GradientPart`` for the extended-precision refinement of OLS). The local engine folds the
+partials over the chunks in row order; a distributed engine may compute them on workers and
+merge them in a tree (partials of neighbouring row ranges merge, earlier first: the HAC meat
+needs the order).
 
 Per chunk, with Z = √w (X_kept − x̄) / d the centred, weighted, scaled columns and the SVD
 R_z = U_R S Vᵀ of their R factor, the chunk's rows of the left singular vectors are
@@ -49,15 +50,16 @@ from attnreg._progress import Progress
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.formula.builder import check_finite
-from attnreg.large.accumulate import ChunkDesign, Incomplete, chunk_columns, chunk_design
+from attnreg.large.accumulate import ChunkDesign, Incomplete, chunk_columns
 from attnreg.large.columns import ChunkColumns
+from attnreg.large.meat import MeatPart, bartlett_lagged
 from attnreg.linear.tallqr import column_span
 from attnreg.linear.scorestats import residual_scale
 from attnreg.large.source_base import ChunkSource
 from attnreg.large.spec import ChunkSpec
 
-__all__ = ["RESERVOIR_SIZE", "GradientPart", "MeatPart", "PassPlan", "centred_gradient_part",
-           "frames_of", "gradient_part", "pass_plan", "run_pass", "second_pass"]
+__all__ = ["RESERVOIR_SIZE", "MeatPart", "PassPlan", "chunk_scores", "frames_of", "pass_plan",
+           "run_pass", "second_pass"]
 
 #: Residuals kept for the summary's quantiles (exact up to this many rows).
 RESERVOIR_SIZE = 200_000
@@ -138,116 +140,6 @@ class PassPlan:
         """Source columns a pass reads (formula, weights, cluster ids)."""
         extra = tuple(dict.fromkeys(c for g in self.groups for c in g))
         return self.spec.read_columns(extra)
-
-
-@dataclass(frozen=True)
-class MeatPart:
-    """The mergeable result of :func:`second_pass` over some consecutive rows.
-
-    Attributes
-    ----------
-    n_obs : int
-    rss : float
-        Σ (√w e)².
-    resid_min, resid_max : float
-        Extreme weighted residuals.
-    sample : tuple of ndarray
-        The sampled weighted residuals, in pieces (:attr:`sample_values` joins them).
-    hat_max : float
-    hat_max_label : object
-    meat : ndarray, shape (1 + rank, 1 + rank)
-        HC: Σ s sᵀ; HAC: the within-part lagged sum.
-    head, tail : ndarray, shape (≤ maxlags, 1 + rank)
-        HAC: the first and last scores of the part.
-    sums : tuple of DataFrame
-        Cluster / DK: per intersection, score sums indexed by the key columns.
-    """
-
-    n_obs: int
-    rss: float = 0.0
-    resid_min: float = np.inf
-    resid_max: float = -np.inf
-    sample: tuple[FloatArray, ...] = field(default=(), repr=False)
-    hat_max: float = -np.inf
-    hat_max_label: Any = None
-    meat: FloatArray | None = field(default=None, repr=False)
-    head: FloatArray | None = field(default=None, repr=False)
-    tail: FloatArray | None = field(default=None, repr=False)
-    sums: tuple[pd.DataFrame, ...] = field(default=(), repr=False)
-    maxlags: int = 0
-
-    @property
-    def sample_values(self) -> FloatArray:
-        """The sampled weighted residuals (every one when the fit has few enough rows)."""
-        return np.concatenate(self.sample) if self.sample else np.zeros(0)
-
-    @classmethod
-    def empty(cls, width: int, maxlags: int = 0) -> MeatPart:
-        """The partial of no rows."""
-        return cls(n_obs=0, meat=np.zeros((width, width)), head=np.zeros((0, width)),
-                   tail=np.zeros((0, width)), maxlags=maxlags)
-
-    def merge(self, other: MeatPart) -> MeatPart:
-        """The partial of this part's rows followed by ``other``'s (row order matters for HAC)."""
-        if other.n_obs == 0:
-            return self
-        if self.n_obs == 0:
-            return other
-        sample = tuple(p for p in self.sample + other.sample if p.size)
-        if len(sample) > 32:  # joined now and then: merging stays O(1) per piece
-            sample = (np.concatenate(sample),)
-        better = other.hat_max > self.hat_max
-        meat = head = tail = None
-        L = max(self.maxlags, other.maxlags)
-        if self.meat is not None and other.meat is not None:
-            meat = self.meat + other.meat
-            if L and self.tail is not None and other.head is not None:
-                meat = meat + _cross_lags(self.tail, other.head, L)
-                head = np.vstack([self.head, other.head])[:L] if self.head is not None else None
-                tail = np.vstack([self.tail, other.tail])[-L:] if other.tail is not None else None
-        sums = tuple(_add_sums(a, b) for a, b in zip(self.sums, other.sums, strict=True))
-        return MeatPart(n_obs=self.n_obs + other.n_obs, rss=self.rss + other.rss,
-                        resid_min=min(self.resid_min, other.resid_min),
-                        resid_max=max(self.resid_max, other.resid_max), sample=sample,
-                        hat_max=other.hat_max if better else self.hat_max,
-                        hat_max_label=other.hat_max_label if better else self.hat_max_label,
-                        meat=meat, head=head, tail=tail, sums=sums, maxlags=L)
-
-
-def _add_sums(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    both = pd.concat([a, b])
-    return both.groupby(level=list(range(both.index.nlevels)), sort=False).sum()
-
-
-def _bartlett(lag: int, maxlags: int) -> float:
-    return 1.0 - lag / (maxlags + 1.0)
-
-
-def _lagged(scores: FloatArray, maxlags: int) -> FloatArray:
-    """Σ_l k_l (Γ_l + Γ_lᵀ) within one block of consecutive scores (Γ_0 once)."""
-    S = scores.T @ scores
-    for lag in range(1, min(maxlags, scores.shape[0] - 1) + 1):
-        gamma = scores[lag:].T @ scores[:-lag]
-        S += _bartlett(lag, maxlags) * (gamma + gamma.T)
-    return S
-
-
-def _cross_lags(tail: FloatArray, head: FloatArray, maxlags: int) -> FloatArray:
-    """The lagged products between the last scores of one part and the first of the next."""
-    both = np.vstack([tail, head])
-    t = tail.shape[0]
-    out = np.zeros((both.shape[1], both.shape[1]))
-    for lag in range(1, maxlags + 1):
-        # pairs (i, i + lag) with i in the tail and i + lag in the head
-        lo, hi = max(0, t - lag), t
-        later = np.arange(lo, hi) + lag
-        ok = later < both.shape[0]
-        if not ok.any():
-            continue
-        a, b = both[later[ok]], both[np.arange(lo, hi)[ok]]
-        gamma = a.T @ b
-        out += _bartlett(lag, maxlags) * (gamma + gamma.T)
-    return out
 
 
 def _label_hash(labels: pd.Index) -> Any:
@@ -387,7 +279,7 @@ def _chunk_part(plan: PassPlan, frame: pd.DataFrame, chunk: ChunkDesign) -> Meat
     scores = basis * v[:, None]  # a copy: the scratch basis is reused
     if plan.cross:
         L = plan.maxlags
-        part = replace(part, meat=_lagged(scores, L), head=scores[:L].copy(),
+        part = replace(part, meat=bartlett_lagged(scores, L), head=scores[:L].copy(),
                        tail=scores[max(0, scores.shape[0] - L):].copy())
     if not plan.groups:
         return part
@@ -460,58 +352,3 @@ def run_pass(plan: PassPlan, source: ChunkSource, *, progress: bool = False) -> 
                            progress):
         total = total.merge(second_pass(plan, frame))
     return total
-
-
-# ------------------------------------------------------------------------------ refinement
-
-@dataclass(frozen=True)
-class GradientPart:
-    """Σ Aᵀ (√w y − A c) over some rows, in extended precision (A = √w [1, X_kept])."""
-
-    q: Any  # ndarray of np.longdouble, shape (len(cols),)
-    n_obs: int = 0
-
-    def merge(self, other: GradientPart) -> GradientPart:
-        """The sum over both parts' rows."""
-        return GradientPart(self.q + other.q, self.n_obs + other.n_obs)
-
-
-def centred_gradient_part(spec: ChunkSpec, cols: IntArray, coef: FloatArray,
-                          center: FloatArray, frame: pd.DataFrame) -> GradientPart:
-    """:func:`gradient_part` in the centred coordinates, the frame last (for ``map_reduce``)."""
-    return gradient_part(spec, cols, coef, frame, center)
-
-
-def gradient_part(spec: ChunkSpec, cols: IntArray, coef: FloatArray,
-                  frame: pd.DataFrame, center: FloatArray | None = None) -> GradientPart:
-    """One chunk's Aᵀ W r with r = y − X c formed in ``np.longdouble``.
-
-    With ``center`` (the fit's column means) the gradient is taken in the centred
-    coordinates [1, X − x̄] (r itself uses the uncentred design): its entries are then of
-    the size of the centred columns, not of their offsets.
-
-    Parameters
-    ----------
-    spec : ChunkSpec
-    cols : ndarray of int
-        Design columns in the refinement (the intercept, then the kept columns).
-    coef : ndarray, shape (len(cols),)
-        Current coefficients of those columns.
-    frame : DataFrame
-        A chunk (as for :func:`second_pass`).
-
-    Returns
-    -------
-    GradientPart
-    """
-    chunk = chunk_design(spec, frame)
-    if chunk.n_obs == 0:
-        return GradientPart(np.zeros(cols.size, dtype=np.longdouble), 0)
-    A = chunk.X[:, cols].astype(np.longdouble)
-    y = chunk.y.astype(np.longdouble)
-    r = y - np.dot(A, coef.astype(np.longdouble))
-    if chunk.weights is not None:
-        r = r * chunk.weights.astype(np.longdouble)  # Aᵀ W r with A the unweighted columns
-    if center is not None:
-        A = A - center[cols].astype(np.longdouble)  # the intercept's centre is 0: stays 1
-    return GradientPart(np.dot(r, A), chunk.n_obs)

@@ -26,42 +26,39 @@ True
 from __future__ import annotations
 
 import dataclasses
-import math
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import patsy
 
-from attnreg._typing import FloatArray, IntArray
+from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
-from attnreg.inference.tstats import f_sf
 from attnreg.exceptions import InferenceWarning
-from attnreg.large.accumulate import RFactor
-from attnreg.large.hypotheses import ChunkedHypotheses
-from attnreg.large.passes import MeatPart
-from attnreg.large.spec import ChunkSpec
-from attnreg.linear.cluster_columns import ClusterCounts
-from attnreg.linear.scorestats import ScoreStats
 from attnreg.inference.glance import TidyGlance
 from attnreg.inference.tstats import StudentInference
+from attnreg.large.accumulate import RFactor
+from attnreg.large.chunked_covariance import ChunkedCovariance
+from attnreg.large.chunked_predict import ChunkedPrediction
+from attnreg.large.hypotheses import ChunkedHypotheses
+from attnreg.large.meat import MeatPart
+from attnreg.large.spec import ChunkSpec
+from attnreg.linear.cluster_columns import ClusterCounts
 from attnreg.linear.rules import SpectralRule
 from attnreg.methods import get_method
 
 __all__ = ["ChunkedResults", "ClusterCounts"]
 
-def _plain(label: Any) -> Any:
-    """A row label as Python prints it (``123`` rather than ``np.int64(123)``)."""
-    return label.item() if isinstance(label, np.generic) else label
-
 
 @dataclass(frozen=True)
-class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
+class ChunkedResults(ChunkedCovariance, ChunkedPrediction, StudentInference, TidyGlance,
+                     ChunkedHypotheses):
     """A spectral fit (OLS, WLS, ridge, PCR) of data read chunk by chunk. Immutable.
+
+    The covariance, standard errors and ``with_vcov()`` are
+    :class:`~attnreg.large.chunked_covariance.ChunkedCovariance`'s, ``predict()`` and
+    ``attention()`` :class:`~attnreg.large.chunked_predict.ChunkedPrediction`'s.
 
     ``tidy()`` and ``glance()`` are those of the in-memory fit
     (:class:`~attnreg.inference.glance.TidyGlance`), and :func:`attnreg.etable` takes it as a
@@ -291,116 +288,6 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
                                                    + np.log(self.rss)))
 
     # ------------------------------------------------------------ inference
-    @cached_property
-    def score_stats(self) -> ScoreStats:
-        """The fit's sizes and residual variance, as the covariance estimators read them
-        (:class:`~attnreg.linear.scorestats.ScoreStats` without score sums: those come from
-        the pass of :meth:`with_vcov`)."""
-        sp = self.spectrum
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sigma2 = float(np.sqrt(self.rss / self.df_resid)) ** 2 if self.df_resid > 0 \
-                else float("nan")
-        return ScoreStats(n_obs=self.nobs, df_resid=float(self.df_resid), sigma2=sigma2,
-                          sum_w=float(sp.sum_w), intercept=sp.intercept is not None,
-                          rank=int(sp.rank))
-
-    @cached_property
-    def _middle(self) -> FloatArray:
-        """The middle matrix of the covariance in use: computed by :meth:`with_vcov`'s pass,
-        or (a covariance of σ² alone, e.g. the classical one) from :attr:`score_stats`."""
-        sp = self.spectrum
-        if not self._df_ok:
-            return np.full((1 + sp.rank,) * 2, np.nan)
-        if self.middle_robust is not None:
-            return self.middle_robust
-        return self.vcov_spec.estimator.middle_from_scores(self.vcov_spec, self.score_stats)
-
-    @cached_property
-    def _vcov_z(self) -> tuple[FloatArray, IntArray]:
-        from attnreg.linear.inference import vcov_scaled
-
-        Vz, E = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
-        if not self._df_ok:
-            return np.full_like(Vz, np.nan), E
-        return self.vcov_spec.estimator.adjust_vcov(self.vcov_spec, Vz, E), E
-
-    @cached_property
-    def vcov(self) -> pd.DataFrame:
-        """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
-        from attnreg.linear.inference import scale_back
-
-        V = scale_back(*self._vcov_z)
-        return pd.DataFrame(V, index=self.names, columns=self.names)
-
-    @cached_property
-    def std_err(self) -> pd.Series:
-        """Standard errors of the coefficients."""
-        Vz, E = self._vcov_z
-        with np.errstate(invalid="ignore"):
-            se = np.ldexp(np.sqrt(np.diag(Vz)), E)
-        return pd.Series(se, index=self.names, name="std_err")
-
-    @cached_property
-    def f_test(self) -> Any:
-        """Overall F test: R's F (classical), or the Wald F under a robust covariance."""
-        from attnreg.linear.coefficients import slopes_wald
-        from attnreg.linear.fitstats import FTest
-
-        df1, df2 = self.df_model, self.df_resid
-        nan = float("nan")
-        if df1 <= 0 or not self._df_ok:
-            return FTest(nan, df1, df2, nan)
-        if self.vcov_spec.estimator.classical:
-            rss, tss = self.rss, self.tss
-            if rss == 0.0:
-                return FTest(math.inf, float(df1), float(df2), 0.0)
-            stat = ((tss - rss) / df1) / (rss / df2)
-            dfi = self.df_inference  # df_resid, or inf under df=np.inf (χ²(df1) of df1 F)
-            return FTest(float(stat), float(df1), float(dfi), f_sf(stat, df1, dfi))
-        stat, q = slopes_wald(self)  # the in-memory fit's Wald F of the slopes
-        return FTest(stat, float(q), float(self.df_inference), f_sf(stat, q, self.df_inference))
-
-    # ------------------------------------------------------------ covariances
-    def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
-                  adjust: bool = False, data: Any = None, progress: bool = False,
-                  **options: Any) -> ChunkedResults:
-        """The same fit under another covariance, from one more pass over the rows.
-
-        Parameters
-        ----------
-        kind : str
-            A covariance of :data:`~attnreg.linear.inference.VCOV_REGISTRY` that is computed
-            from score statistics (:mod:`attnreg.large.covariance`): ``"classical"``,
-            ``"HC0"``–``"HC3"``, ``"HAC"`` (Bartlett, fixed lag), ``"cluster"`` (``"HC1"``
-            or ``"HC0"``), ``"DK"``, and any registered one that implements
-            :meth:`~attnreg.linear.inference.CovarianceEstimator.score_needs`.
-        maxlags : int, optional
-            HAC / Driscoll–Kraay lags (HAC default floor(4 (n/100)^(2/9)), DK floor(T^(1/4))).
-        adjust : bool
-            HAC: times n / (n − df).
-        data : optional
-            The source again (needed after unpickling a fit of data in memory).
-        progress : bool
-        **options
-            ``cluster="firm"`` / ``"firm + year"`` / a list of columns, ``type="HC1"|"HC0"``,
-            ``cadjust=``, ``df="cluster"|"residual"``, ``fix=``; DK: ``time="year"``,
-            ``type="HC0"|"HC1"|"sss"``. Cluster ids must be columns of the data.
-
-        Returns
-        -------
-        ChunkedResults
-
-        Raises
-        ------
-        OptionError
-            Unknown covariance or option (named, before any work); one that needs every
-            row at once (HC4–HC5, HAC kernels or prewhitening, ``type="CR2"``: each
-            cluster's block of the hat matrix); no source to read.
-        """
-        from attnreg.large.covariance import chunked_vcov
-
-        return chunked_vcov(self, kind, maxlags=maxlags, adjust=adjust, data=data,  # type: ignore[no-any-return]
-                            progress=progress, **options)
 
     def _with(self, **changes: Any) -> ChunkedResults:
         """A copy with fields changed (cached statistics recomputed)."""
@@ -412,127 +299,6 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
         return out
 
     # ------------------------------------------------------------ prediction
-    def _design_of(self, frame: pd.DataFrame) -> FloatArray:
-        from attnreg.formula.builder import design_rows
-        from attnreg.formula.checks import translate_patsy_error as _translate_patsy_error
-        from attnreg.formula.frame import prepare_frame, string_labels, variable_uses
-        from attnreg.formula.parse import check_names
-
-        frame = string_labels(frame, "newdata")
-        factors = list(self.spec.x_info.factor_infos.keys())
-        check_names(factors, frame, self.spec.eval_env, "newdata")
-        uses = {name: outside for f in factors for name, outside in variable_uses(f.code).items()}
-        frame = prepare_frame(frame, uses, "newdata")
-        try:  # patsy's build_design_matrices, factors encoded per distinct value
-            mat, rows = design_rows(self.spec.x_info, frame)
-        except patsy.PatsyError as exc:
-            raise _translate_patsy_error(exc, "newdata") from None
-        X = np.full((frame.shape[0], len(self.names)), np.nan)
-        X[rows] = mat
-        return X
-
-    def predict(self, newdata: Any) -> Any:
-        """Predictions for new rows, built with the fit's levels and transform statistics.
-
-        Parameters
-        ----------
-        newdata : DataFrame, dict, dask DataFrame, or a large source (path, arrow, polars)
-            A pandas DataFrame or dict is predicted in memory; a dask DataFrame lazily,
-            partition by partition (:func:`attnreg.large.dask_predict.predict_dask`); a
-            large source chunk by chunk.
-
-        Returns
-        -------
-        Series, dask Series (lazy: nothing is computed until asked), or an iterator of
-        Series (one per chunk) for a large source
-            NaN for rows with missing values.
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd
-        >>> from attnreg.large.fit import fit_chunked
-        >>> df = pd.DataFrame({"x": np.arange(10.0), "y": 1 + 2 * np.arange(10.0)})
-        >>> fit = fit_chunked("y ~ x", df, chunk_rows=4)
-        >>> fit.predict({"x": [0.5, 2.0]}).round(6).tolist()
-        [2.0, 5.0]
-        """
-        from attnreg.large.dask_predict import is_dask_frame, predict_dask
-        from attnreg.large.sources import as_source, is_large
-
-        if is_dask_frame(newdata):
-            return predict_dask(self, newdata)
-        coef = np.where(np.isnan(self.filtered.coef), 0.0, self.filtered.coef)
-        if isinstance(newdata, dict):
-            newdata = pd.DataFrame(newdata)
-        if isinstance(newdata, pd.DataFrame) and not is_large(newdata):
-            return pd.Series(self._design_of(newdata) @ coef, index=newdata.index, name="fit")
-        source = as_source(newdata, chunk_rows=getattr(self.source, "chunk_rows", None))
-
-        def chunks() -> Iterator[pd.Series]:
-            cols = [c for c in self.spec.columns_needed if c != self.spec.response_name
-                    and c in source.columns]
-            for frame in source.frames(cols):
-                yield pd.Series(self._design_of(frame) @ coef, index=frame.index, name="fit")
-
-        return chunks()
-
-    def attention(self, newdata: Any, *, k: int = 10, data: Any = None) -> Any:
-        """The attention view for a few query rows, streamed over the training rows.
-
-        The weight ω_ji of training row i in the prediction for query j (as
-        :meth:`attnreg.linear.results.LinearResults.attention`), summarised in one pass over
-        the chunks (over the partitions on their workers for a dask fit) without forming
-        the J × N matrix: the top contributors per query and the diagnostics.
-
-        Parameters
-        ----------
-        newdata : DataFrame or dict
-            The query rows (a handful: each pass computes J weights per training row).
-        k : int
-            Contributors the pass keeps per query (``top_k`` with a larger k reads again).
-        data : optional
-            The training rows again (needed after unpickling a fit of data in memory).
-
-        Returns
-        -------
-        StreamedAttention
-            ``.top_k(k, by="abs"|"weight")`` (long format: ``query``, ``rank``,
-            ``train_label``, ``weight``, ``y``, ``contribution``) and ``.diagnostics``
-            (``prediction``, ``weight_sum``, ``negative_mass``, ``leverage``,
-            ``effective_neighbours``, ``entropy``, ``self_weight``).
-
-        Raises
-        ------
-        OptionError
-            The fit keeps no source and ``data`` is not given; ``newdata`` is not a frame.
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd
-        >>> from attnreg.large.fit import fit_chunked
-        >>> rng = np.random.default_rng(0)
-        >>> df = pd.DataFrame({"x": rng.normal(size=300)})
-        >>> df["y"] = 1 + df.x + rng.normal(size=300)
-        >>> fit = fit_chunked("y ~ x", df, chunk_rows=100)
-        >>> att = fit.attention(df.iloc[[0, 1]], k=3)
-        >>> att.top_k(3).shape, float(round(att.diagnostics["weight_sum"].iloc[0], 12))
-        ((6, 6), 1.0)
-        """
-        from attnreg.large.dask_attention import streamed_attention
-
-        if isinstance(newdata, dict):
-            newdata = pd.DataFrame(newdata)
-        source = None if data is None else self._reread(data)
-        return streamed_attention(self, newdata, k=k, source=source)
-
-    def _reread(self, data: Any) -> Any:
-        """``data`` (the fit's files at a new location) as a source read like the fit's own:
-        same chunk size, same CSV separator."""
-        from attnreg.large.sources import as_source
-
-        sep = getattr(self.source, "_sep", None)
-        return as_source(data, chunk_rows=getattr(self.source, "chunk_rows", None),
-                         sep=sep if isinstance(data, (str, os.PathLike, list, tuple)) else None)
 
     def event_study(self, term: str | None = None, level: float = 0.95) -> pd.DataFrame:
         """The coefficients of an ``i()`` term over its levels, the reference level(s) at 0
@@ -543,71 +309,17 @@ class ChunkedResults(StudentInference, TidyGlance, ChunkedHypotheses):
 
     # ------------------------------------------------------------ reports
     def summary(self) -> Any:
-        """The R ``summary.lm``-style report, with notes on the chunked passes.
+        """The R ``summary.lm``-style report, with notes on the chunked passes
+        (:func:`attnreg.large.chunked_summary.chunked_summary`).
 
         Returns
         -------
         attnreg.report.Summary
         """
-        from attnreg.report.sections import (
-            Call,
-            Coefficients,
-            FitStatistics,
-            Lines,
-            Penalty,
-            Residuals,
-        )
-        from attnreg.report.summary import Summary
+        from attnreg.large.chunked_summary import chunked_summary
 
-        sections: list[Any] = [Call(self.call)]
-        notes = [f"Chunked fit of {self.source_description}: {self.n_read} rows read, "
-                 f"{self.nobs} in the fit"
-                 + (f", {self.n_dropped} dropped for missing values" if self.n_dropped else "")
-                 + (f", {self.n_excluded} excluded by subset" if self.n_excluded else "")
-                 + (f", {self.factor.n_zero_weight} of weight zero" if self.factor.n_zero_weight
-                    else "") + "."]
-        st = self.residual_stats
-        if st is not None:
-            values = np.concatenate([st.sample_values, [st.resid_min, st.resid_max]]) \
-                if st.sample_values.size < st.n_obs else st.sample_values
-            sections.append(Residuals(np.asarray(values, dtype=np.float64),
-                                      tuple(str(i) for i in range(values.size)),
-                                      self.factor.weighted, float(self.df_resid)))
-            if st.sample_values.size < st.n_obs:
-                notes.append(f"Residual quantiles from a uniform sample of "
-                             f"{st.sample_values.size} of {st.n_obs} rows (Min and Max exact).")
-            notes.append(f"Leverage (hat values): mean {self.edf / self.nobs:.4g}, max "
-                         f"{st.hat_max:.4g} (row {_plain(st.hat_max_label)!r}).")
-        elif self.lazy_residuals:
-            notes.append("Residuals not computed (the rows are no longer available): no "
-                         "residual quantiles.")
-        else:
-            notes.append("Residuals not computed (residuals=False): no residual quantiles.")
-        if self.refinement:
-            notes.append(f"OLS refined in extended precision: {len(self.refinement)} pass(es).")
-        table = pd.DataFrame({"Estimate": self.coef, "Std. Error": self.std_err,
-                              "t value": self.t_value, "Pr(>|t|)": self.p_value})
-        sections.append(Coefficients(table, n_aliased=len(self.aliased)))
-        has_model = self.df_model > 0
-        ft = self.f_test if has_model else None
-        sections.append(FitStatistics(
-            sigma=float(self.sigma), df_resid=float(self.df_resid),
-            effective=self.rule.penalized, n_deleted=self.n_dropped,
-            r_squared=float(self.r_squared) if has_model else None,
-            adj_r_squared=float(self.adj_r_squared) if has_model else None,
-            f_statistic=None if ft is None else float(ft.statistic),
-            f_df1=None if ft is None else float(ft.df1),
-            f_df2=None if ft is None else float(ft.df2),
-            f_p_value=None if ft is None else float(ft.p_value),
-            covariance=self.vcov_spec.kind, covariance_label=self.vcov_spec.label()))
-        if self.selection is not None:
-            sel = self.selection
-            sections.append(Penalty(method=self.method, parameter=self.rule.parameter,
-                                    value=float(sel.value), criterion=sel.criterion,
-                                    n_candidates=int(sel.grid.size),
-                                    standardized=bool(self.standardize), edf=self.edf))
-        sections.append(Lines(tuple(notes), lead_blank=True))
-        return Summary(title=f"attnreg {self.method} fit (chunked)", sections=tuple(sections))
+        return chunked_summary(self)
+
 
     def __repr__(self) -> str:
         coefs = ", ".join(f"{n}={v:.4g}" for n, v in self.coef.items())

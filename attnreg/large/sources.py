@@ -43,11 +43,11 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.formula.frame import string_labels
+from attnreg.formula.polars_frames import polars_to_pandas
 from attnreg.large.arrow_source import ArrowSource, arrow_to_pandas
 from attnreg.large.files import expand_paths, hive_base, open_dataset, open_hive
 from attnreg.large.source_base import LARGE_CELLS, ChunkSource, check_chunk_rows
@@ -127,7 +127,7 @@ def to_memory(data: Any) -> Any:
     if kind == "arrow" and type(data).__name__ in ("Table", "RecordBatch"):
         return arrow_to_pandas(data, 0)
     if kind == "polars" and type(data).__name__ == "DataFrame":
-        return _polars_to_pandas(data, 0)
+        return polars_to_pandas(data, 0)
     return data
 
 
@@ -152,21 +152,6 @@ class PandasSource(ChunkSource):
 
 # ------------------------------------------------------------------------------ polars
 
-def _polars_to_pandas(frame: Any, offset: int) -> pd.DataFrame:
-    """A polars frame as pandas, column by column through numpy (no pyarrow needed)."""
-    cols: dict[str, Any] = {}
-    for name in frame.columns:
-        s = frame.get_column(name)
-        if str(s.dtype) == "Null":  # missing in every row: float NaN, as in memory
-            cols[name] = np.full(frame.height, np.nan)
-        elif s.dtype.is_numeric() or s.dtype.is_temporal():
-            cols[name] = s.to_numpy()
-        else:  # text, categorical, boolean with nulls: Python objects (None for missing)
-            cols[name] = np.asarray(s.to_list(), dtype=object)
-    out = pd.DataFrame(cols, index=pd.RangeIndex(offset, offset + frame.height))
-    return out
-
-
 class PolarsSource(ChunkSource):
     """A polars DataFrame (zero-copy slices) or LazyFrame (collected in batches)."""
 
@@ -187,7 +172,7 @@ class PolarsSource(ChunkSource):
         if not self._lazy:
             sub = self._data.select(list(columns))
             for lo in range(0, sub.height, self.chunk_rows):
-                yield _polars_to_pandas(sub.slice(lo, self.chunk_rows), lo)
+                yield polars_to_pandas(sub.slice(lo, self.chunk_rows), lo)
             return
         offset = 0
         lazy = self._data.select(list(columns))
@@ -200,11 +185,11 @@ class PolarsSource(ChunkSource):
                 part = lazy.slice(offset, self.chunk_rows).collect()
                 if part.height == 0:
                     return
-                yield _polars_to_pandas(part, offset)
+                yield polars_to_pandas(part, offset)
                 offset += part.height
         for part in batches:
             if part.height:
-                yield _polars_to_pandas(part, offset)
+                yield polars_to_pandas(part, offset)
                 offset += part.height
 
 

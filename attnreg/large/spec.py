@@ -42,13 +42,16 @@ import pandas as pd
 import patsy
 
 from attnreg.exceptions import DataError, FormulaError
-from attnreg.large.chunkwise import check_chunkwise
-from attnreg.formula.frame import check_factor_code, variable_uses
-from attnreg.formula.parse import check_names, expand_dot, parse
+from attnreg.large.spec_learning import (
+    first_chunk_open_columns,
+    incremental_infos,
+    parse_for_source,
+    rest_of,
+)
 
 __all__ = ["ChunkSpec", "formula_env", "learn_spec"]
 
-#: Formula functions that cannot be evaluated chunk by chunk in one pass, and why.
+
 @dataclass(frozen=True)
 class ChunkSpec:
     """What a chunked fit learned from pass 1: the design of every chunk, as patsy builds it.
@@ -193,113 +196,6 @@ def formula_env(eval_env: Any = None) -> Any:
                                      "poly": poly, "i": i})
 
 
-def _open_columns(desc: Any, env: Any, frame: pd.DataFrame, na: Any) -> tuple[str, ...]:
-    """Columns of the factors whose spec needs rows past the first chunk, told from it.
-
-    patsy's incremental builder evaluates, after the first chunk, only the stateful factors
-    (their memorize passes) and the categorical ones whose levels the first chunk did not
-    settle; the rest of pass 1 reads only their columns. (Every factor numeric and stateless:
-    no column, and patsy stops at the first chunk.)
-    """
-    from patsy.categorical import CategoricalSniffer, guess_categorical
-
-    from attnreg.formula.factors import sniff
-    from attnreg.formula.frame import variable_uses
-
-    open_: dict[str, None] = {}
-    for term in desc.lhs_termlist + desc.rhs_termlist:
-        for factor in term.factors:
-            state: dict[str, Any] = {}
-            stateful = factor.memorize_passes_needed(state, env) > 0
-            if not stateful:
-                value = factor.eval(state, frame)
-                if not guess_categorical(value):
-                    continue
-                if sniff(CategoricalSniffer(na, factor.origin), value):
-                    continue  # levels known (booleans, C(x, levels=...))
-            open_.update(dict.fromkeys(n for n in variable_uses(factor.code) if n in frame.columns))
-    return tuple(open_)
-
-
-def _incr_dbuilders(desc: Any, chunks: Any, env: Any, na: Any) -> tuple[Any, Any]:
-    """``patsy.incr_dbuilders(desc, chunks, eval_env=env, NA_action=na)``, the same design
-    infos, with factors' levels found per distinct value (:mod:`attnreg.formula.factors`)."""
-    from attnreg.formula.factors import design_infos
-    from attnreg.formula.response import logical_response
-
-    y_info, x_info = design_infos([desc.lhs_termlist, desc.rhs_termlist], chunks, env, na)
-    y_info = logical_response(y_info)  # a logical response is 0/1, as in memory
-    if len(y_info.column_names) == 0:
-        raise patsy.PatsyError("model is missing required outcome variables")
-    return y_info, x_info
-
-
-def _first_chunk_open_columns(source: Any, needed: tuple[str, ...], uses: dict[str, bool],
-                              desc: Any, env: Any, na: Any) -> tuple[str, ...] | None:
-    """:func:`_open_columns` of the source's first chunk (None: no rows, or not decidable)."""
-    frames = source.frames(needed or source.columns[:1], uses=uses)
-    try:
-        head = next(frames, None)
-        if head is None:
-            return None
-        try:
-            return _open_columns(desc, env, head, na)
-        except Exception:  # a factor that fails here fails in patsy's pass, with its message
-            return None
-    finally:
-        frames.close()
-
-
-def _rest(source: Any, columns: tuple[str, ...], uses: dict[str, bool], skip: int) -> Any:
-    """The chunks after the first ``skip`` rows, with only ``columns`` (none: nothing)."""
-    if not columns:
-        return iter(())
-    return _skip_rows(source.frames(list(columns), uses=uses), skip)
-
-
-def _skip_rows(frames: Any, skip: int) -> Any:
-    for frame in frames:
-        if skip >= frame.shape[0]:
-            skip -= frame.shape[0]
-            continue
-        yield frame.iloc[skip:] if skip else frame
-        skip = 0
-
-
-def _parse_for_source(formula: Any, source: Any, env: Any,
-                      weights: str | None) -> tuple[str, Any, dict[str, bool], tuple[str, ...]]:
-    """Pass 1's checks before any row is read: (the formula with ``.`` expanded, its patsy
-    description, the variables it uses (True: also outside a column's own call), the source
-    columns it needs)."""
-    if not isinstance(formula, str) or "~" not in formula:
-        raise FormulaError(f"formula must be a string of the form 'y ~ x1 + x2', however: {formula=}")
-    empty = pd.DataFrame(columns=list(source.columns))
-    formula = expand_dot(formula, empty, exclude=[weights] if weights else [])
-    desc = parse(formula)
-    if not desc.lhs_termlist:
-        raise FormulaError(f"the formula {formula!r} has no response left of '~'")
-    factors = [f for term in desc.lhs_termlist + desc.rhs_termlist for f in term.factors]
-    codes = [f.code for f in factors]
-    for factor in factors:
-        check_factor_code(factor.code, source.columns)
-    check_chunkwise(codes)
-    try:
-        check_names(factors, empty, env, "data")
-    except FormulaError:  # the source may know why (a file of a glob, a partition key)
-        scope = getattr(env, "namespace", {})
-        for name in variable_uses(" + ".join(codes)):
-            if name not in source.columns and name not in scope:
-                getattr(source, "explain_absent", lambda _: None)(name)
-        raise
-    if weights is not None and weights not in source.columns:
-        raise FormulaError(f"data ({source.description}) has no weights column {weights!r}")
-    uses: dict[str, bool] = {}
-    for code in codes:
-        for name, outside in variable_uses(code).items():
-            uses[name] = uses.get(name, False) or outside
-    needed = tuple(n for n in uses if n in source.columns)
-    return formula, desc, uses, needed
-
 
 def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str | None = None,
                subset: str | None = None, na_action: str = "drop",
@@ -351,7 +247,7 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
                                         translate_patsy_error as _translate_patsy_error)
 
     env = formula_env(eval_env)
-    formula, desc, uses, needed = _parse_for_source(formula, source, env, weights)
+    formula, desc, uses, needed = parse_for_source(formula, source, env, weights)
     seen = {"rows": 0, "passes": 0}
     opened: list[Any] = []
     later: list[tuple[str, ...] | None] = [None]  # columns of the chunks after the first
@@ -372,7 +268,7 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
                 if first and later[0] is not None and later[0] != needed:
                     # the rest of the pass reads only what the open factors need
                     frames.close()
-                    frames = _rest(source, later[0], uses, frame.shape[0])
+                    frames = rest_of(source, later[0], uses, frame.shape[0])
                     opened.append(frames)
                     for part in frames:
                         rows += part.shape[0]
@@ -385,14 +281,14 @@ def learn_spec(formula: str, source: Any, eval_env: Any = None, *, weights: str 
     na = patsy.NAAction("drop")
     try:
         try:
-            later[0] = _first_chunk_open_columns(source, needed, uses, desc, env, na)
-            y_info, x_info = _incr_dbuilders(desc, chunks, env, na)
+            later[0] = first_chunk_open_columns(source, needed, uses, desc, env, na)
+            y_info, x_info = incremental_infos(desc, chunks, env, na)
         except patsy.PatsyError:
             if later[0] is None or later[0] == needed:
                 raise
             later[0] = None  # a factor read a column the prediction left out: read them all
             seen["rows"] = 0
-            y_info, x_info = _incr_dbuilders(desc, chunks, env, na)
+            y_info, x_info = incremental_infos(desc, chunks, env, na)
     except (patsy.PatsyError, AssertionError) as exc:  # patsy asserts on no rows at all
         if seen["rows"] == 0:
             raise DataError(f"data ({source.description}) has no rows") from None

@@ -231,7 +231,7 @@ class SoftmaxResults(PredictorResults):
         >>> fit.partial_dependence("x1", grid=[-1.0, 0.0, 1.0]).shape
         (3, 2)
         """
-        from attnreg.views.linear import check_level
+        from attnreg.inference.tstats import check_level
         from attnreg.softmax.jackknife import INTERVALS, interval_frame
 
         if interval not in INTERVALS:

@@ -83,16 +83,13 @@ class DensityScoring:
 
 
 def plot_results(res: Any, kind: str, kw: dict[str, Any]) -> Any:
-    """``plot_forecasts(res, kind, **kw)`` from :mod:`attnreg.timeseries.fcplots`."""
+    """``plot_forecasts(res, kind, **kw)`` from :mod:`attnreg.timeseries.fcplots` (an
+    ImportError naming the module where an installation lacks it)."""
     try:
         from attnreg.timeseries.fcplots import plot_forecasts
     except ModuleNotFoundError as err:
         if err.name != "attnreg.timeseries.fcplots":
             raise
-        if kind == "forecast" and not hasattr(res, "parts"):  # the original plot (one horizon)
-            from attnreg.plots import plot_forecast
-
-            return plot_forecast(res, **kw)
         raise ImportError(f"plot(kind={kind!r}) needs the module attnreg.timeseries.fcplots, "
                           "which this installation does not have") from None
     return plot_forecasts(res, kind, **kw)

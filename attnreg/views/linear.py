@@ -18,6 +18,7 @@ from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
 from attnreg.views.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.exceptions import EstimabilityWarning, OptionError, ScaleWarning
+from attnreg.inference.tstats import check_level
 from attnreg.linear.contract import LinearFitContract
 from attnreg.views.dual import embedding_of
 from attnreg.views.estimability import AliasRelations, alias_relations, outside_span
@@ -28,17 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["INTERVALS", "LinearViews", "check_level"]
 
 INTERVALS = ("none", "confidence", "prediction")
-
-
-def check_level(level: Any, what: str = "level") -> float:
-    """A coverage level: a number (not a bool) strictly between 0 and 1, returned as a float.
-
-    ``what`` names the argument in the error (``"level"``, ``"conf_level"``).
-    """
-    ok = isinstance(level, (int, float, np.integer, np.floating)) and not isinstance(level, bool)
-    if not ok or not 0.0 < float(level) < 1.0:
-        raise OptionError(f"{what} must be strictly between 0 and 1, however: {what}={level!r}")
-    return float(level)
 
 
 class LinearViews(LinearFitContract):
@@ -54,7 +44,7 @@ class LinearViews(LinearFitContract):
         newdata : DataFrame, dict, dask DataFrame or polars DataFrame / LazyFrame, optional
             New rows; they are run through the same formula, transforms and factor levels.
             A dask frame is predicted lazily, partition by partition; a polars frame in
-            memory (:mod:`attnreg.large.predict_frames`).
+            memory (:mod:`attnreg.views.frames`).
         interval : {"none", "confidence", "prediction"}
         level : float
             Coverage of the interval.
@@ -81,7 +71,7 @@ class LinearViews(LinearFitContract):
         if interval not in INTERVALS:
             raise OptionError(f"interval must be one of {INTERVALS}, however: {interval=}")
         check_level(level)
-        from attnreg.large.predict_frames import frame_kind, predict_frame
+        from attnreg.views.frames import frame_kind, predict_frame
 
         if frame_kind(newdata):
             return predict_frame(self, newdata, interval=interval, level=level)
