@@ -63,7 +63,7 @@ def _fit(u: FloatArray, X: FloatArray, fe: FixedEffects, w: FloatArray
          ) -> tuple[FloatArray, FloatArray]:
     """Fitted values and slopes of the weighted least-squares fit of ``u`` on [X, D]
     (Frisch–Waugh–Lovell: the demeaned u on the demeaned X)."""
-    dm = demean(np.column_stack([u, X]), fe, w)
+    dm = demean(np.column_stack([u, X]), fe, w, method="auto")
     ut, Xt = dm.resid[:, 0], dm.resid[:, 1:]
     k = Xt.shape[1]
     beta = np.zeros(k)

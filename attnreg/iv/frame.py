@@ -280,7 +280,7 @@ def _absorb(frame: IVFrame, parts: FormulaParts) -> IVFrame:
     X = frame.X[:, keep]
     k1, k2 = X.shape[1], frame.D.shape[1]
     stacked = np.column_stack([frame.y, X, frame.D, frame.Z])
-    demeaned = demean(stacked, fe, frame.weights)
+    demeaned = demean(stacked, fe, frame.weights, method="auto")
     r = demeaned.resid
     left = np.sqrt(np.sum(r**2, axis=0)) <= _RANK_TOL * np.sqrt(np.sum(stacked**2, axis=0))
     all_names = ["the response", *(frame.exog_names[j] for j in keep), *frame.endog_names,

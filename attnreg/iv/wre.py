@@ -104,7 +104,8 @@ class _Parts:
     def annihilate_x(self, V: FloatArray) -> FloatArray:
         """``M_X V`` (with fixed effects ``M_[W½D, X] V``: demeaned, then X partialled out)."""
         if self.fe is not None:
-            V = self.sw[:, None] * demean(V / self.sw[:, None], self.fe, self.weights).resid
+            V = self.sw[:, None] * demean(V / self.sw[:, None], self.fe, self.weights,
+                                          method="auto").resid
         return V - self.Qx @ (self.Qx.T @ V) if self.Qx.shape[1] else V
 
     def t_stats(self, y: FloatArray, d: FloatArray, null: float) -> FloatArray:
