@@ -36,7 +36,8 @@ from attnreg.fe.solve import BLOCK_ENTRIES, LevelSolver
 if TYPE_CHECKING:
     from attnreg.fe.results import FixedEffectsResults
 
-__all__ = ["MAX_CLUSTER_ROWS", "check_fe_cr2", "fe_cr2_residuals"]
+__all__ = ["MAX_CLUSTER_ROWS", "HatParts", "check_cluster_sizes", "check_fe_cr2", "cr2_apply",
+           "fe_cr2_residuals"]
 
 #: the most rows of one cluster under CR2 (its n_g × n_g block and eigendecomposition)
 MAX_CLUSTER_ROWS = 5000
@@ -53,7 +54,7 @@ def check_fe_cr2(kind: str, options: dict[str, Any]) -> None:
                           "fixed effects as C(firm)")
 
 
-class _HatParts:
+class HatParts:
     """What every cluster's block of G needs: Q = X̃R⁻¹ (n × k), K, F, C and the solver."""
 
     def __init__(self, fit: FixedEffectsResults) -> None:
@@ -99,13 +100,13 @@ class _HatParts:
         return (G + np.swapaxes(G, 1, 2)) / 2.0
 
 
-def _inverse_root_apply(G: FloatArray, e: FloatArray) -> FloatArray:
-    """G_g^(-1/2) e_g for a stack: G shape (J, s, s), e shape (J, s)."""
+def _inverse_root_apply(G: FloatArray, E: FloatArray) -> FloatArray:
+    """G_g^(-1/2) E_g for a stack: G shape (J, s, s), E shape (J, s, c)."""
     vals, vecs = np.linalg.eigh(G)
     ok = vals > _EIG_TOL
     phi = np.where(ok, 1.0 / np.sqrt(np.where(ok, vals, 1.0)), 0.0)
-    inner = np.einsum("jab,ja->jb", vecs, e) * phi
-    return np.asarray(np.einsum("jab,jb->ja", vecs, inner))
+    inner = np.einsum("jab,jac->jbc", vecs, E) * phi[:, :, None]
+    return np.asarray(np.einsum("jab,jbc->jac", vecs, inner))
 
 
 def _cluster_rows(codes: IntArray, n_groups: int) -> list[IntArray]:
@@ -117,6 +118,30 @@ def _cluster_rows(codes: IntArray, n_groups: int) -> list[IntArray]:
     for s in np.unique(sizes[sizes > 0]):
         first = starts[sizes == s]
         out.append(order[first[:, None] + np.arange(s)])
+    return out
+
+
+def check_cluster_sizes(codes: IntArray, n_groups: int) -> None:
+    """Refuse a cluster of more than :data:`MAX_CLUSTER_ROWS` rows (OptionError)."""
+    sizes = np.bincount(codes, minlength=n_groups)
+    if sizes.max(initial=0) > MAX_CLUSTER_ROWS:
+        raise OptionError(f"type='CR2' with absorbed fixed effects forms each cluster's "
+                          f"n_g × n_g block, however the largest cluster has {sizes.max()} "
+                          f"rows (at most {MAX_CLUSTER_ROWS}); cluster on a finer variable "
+                          "or use type='HC1'")
+
+
+def cr2_apply(parts: HatParts, codes: IntArray, n_groups: int, V: FloatArray) -> FloatArray:
+    """A_g V_g for every cluster g: ``V`` shape (n_obs, c) on the response's scale, the
+    result the same shape (A_g = G_g^(-1/2), see the module docstring)."""
+    check_cluster_sizes(codes, n_groups)
+    out = np.empty_like(V)
+    n_levels = max(int(parts.fe.offsets[-1]), 1)
+    for rows in _cluster_rows(codes, n_groups):
+        step = max(1, BLOCK_ENTRIES // (n_levels * rows.shape[1]))  # clusters per block
+        for lo in range(0, rows.shape[0], step):
+            block = rows[lo:lo + step]
+            out[block] = _inverse_root_apply(parts.blocks(block), V[block])
     return out
 
 
@@ -135,20 +160,8 @@ def fe_cr2_residuals(fit: FixedEffectsResults, codes: IntArray, n_groups: int) -
     -------
     ndarray, shape (n_obs,)
     """
-    sizes = np.bincount(codes, minlength=n_groups)
-    if sizes.max(initial=0) > MAX_CLUSTER_ROWS:
-        raise OptionError(f"type='CR2' with absorbed fixed effects forms each cluster's "
-                          f"n_g × n_g block, however the largest cluster has {sizes.max()} "
-                          f"rows (at most {MAX_CLUSTER_ROWS}); cluster on a finer variable "
-                          "or use type='HC1'")
-    parts = _HatParts(fit)
+    check_cluster_sizes(codes, n_groups)
     sp = fit.spectrum
     e = fit._resid_ws / sp.sqrt_w if sp.weighted else fit._resid_ws  # response's scale
-    out = np.empty_like(e)
-    n_levels = max(int(parts.fe.offsets[-1]), 1)
-    for rows in _cluster_rows(codes, n_groups):
-        step = max(1, BLOCK_ENTRIES // (n_levels * rows.shape[1]))  # clusters per block
-        for lo in range(0, rows.shape[0], step):
-            block = rows[lo:lo + step]
-            out[block] = _inverse_root_apply(parts.blocks(block), e[block])
+    out = cr2_apply(HatParts(fit), codes, n_groups, e[:, None])[:, 0]
     return out * sp.sqrt_w if sp.weighted else out
