@@ -23,7 +23,7 @@ cluster of more than :data:`MAX_CLUSTER_ROWS` rows is refused.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg as sla
@@ -36,22 +36,13 @@ from attnreg.fe.solve import BLOCK_ENTRIES, LevelSolver
 if TYPE_CHECKING:
     from attnreg.fe.results import FixedEffectsResults
 
-__all__ = ["MAX_CLUSTER_ROWS", "HatParts", "check_cluster_sizes", "check_fe_cr2", "cr2_apply",
+__all__ = ["MAX_CLUSTER_ROWS", "HatParts", "check_cluster_sizes", "cr2_apply",
            "fe_cr2_residuals"]
 
 #: the most rows of one cluster under CR2 (its n_g × n_g block and eigendecomposition)
 MAX_CLUSTER_ROWS = 5000
 #: eigenvalues of G_g at or below this get a zero inverse square root (clubSandwich's 10^-12)
 _EIG_TOL = 1e-12
-
-
-def check_fe_cr2(kind: str, options: dict[str, Any]) -> None:
-    """Refuse what CR2 with absorbed fixed effects does not offer yet: the Satterthwaite df
-    (they need the blocks of (I − H)(I − H)' between clusters)."""
-    if kind == "cluster" and options.get("df") == "satterthwaite":
-        raise OptionError("df='satterthwaite' is not available with absorbed fixed effects "
-                          "yet: use df='cluster' (default) with type='CR2', or write the "
-                          "fixed effects as C(firm)")
 
 
 class HatParts:

@@ -19,7 +19,6 @@ import pandas as pd
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError
 from attnreg.fe.absorb import FrameEffects, absorb
-from attnreg.fe.cr2 import check_fe_cr2
 from attnreg.fe.effects import redundant_levels
 from attnreg.fe.frame import absorbed_design
 from attnreg.fe.results import AbsorbedEffects, FixedEffectsResults
@@ -83,7 +82,6 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> Any:
                           "squares; drop the '| ...' part for other methods")
     ssc, rm, cap, options = _split_options(request.options)
     checked = get_method("ols").check_options(options)
-    check_fe_cr2(checked["vcov"], checked["vcov_options"])
     design, got, n_single, n_missing = absorbed_design(
         dataclasses.replace(request, options=options), parts, rm)
     call = call_string(request.formula, "ols", request.options,

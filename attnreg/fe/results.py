@@ -22,7 +22,8 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.fe.cr2 import check_fe_cr2, fe_cr2_residuals
+from attnreg.fe.cr2 import fe_cr2_residuals
+from attnreg.fe.cr2_df import FixedEffectsSatterthwaite
 from attnreg.fe.demean import FixedEffects
 from attnreg.fe.effects import normalise
 from attnreg.fe.leverage import level_quadratic
@@ -211,13 +212,18 @@ class FixedEffectsResults(LinearResults):
                                      resid_w=self._resid_ws, hat=np.full(self.nobs, np.nan),
                                      n_params=int(self.edf), fe=self.absorbed.fe)
 
+    @cached_property
+    def _cr2_parts(self) -> Any:
+        """The CR2 parts of the Satterthwaite df and HTZ tests, with the full hat matrix
+        (:class:`attnreg.fe.cr2_df.FixedEffectsSatterthwaite`)."""
+        return FixedEffectsSatterthwaite(self)
+
     def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
                   adjust: bool = False, **options: Any) -> Any:
         """A new result with another covariance (see ``LinearResults.with_vcov``); ``ssc=``
         (``"fixest"`` or ``"dummy"``) changes the small-sample convention of cluster
         covariances (:mod:`attnreg.fe.ssc`)."""
         ssc = check_ssc(options.pop("ssc", self.ssc))
-        check_fe_cr2(kind, options)
         out = LinearResults.with_vcov(self, kind, maxlags=maxlags, adjust=adjust, **options)
         return dataclasses.replace(out, ssc=ssc)
 

@@ -67,12 +67,26 @@ def test_cr2_does_not_depend_on_ssc_and_pickles() -> None:
     np.testing.assert_allclose(dummy_ssc.std_err, fe.std_err, rtol=RTOL_EXACT)
 
 
-def test_cr2_refusals_name_the_option(monkeypatch: pytest.MonkeyPatch) -> None:
-    df = fe_panel()
-    with pytest.raises(OptionError, match="df='satterthwaite' is not available with absorbed"):
-        ar.attnreg("y ~ x1 | firm", df, vcov="cluster", cluster="year", type="CR2",
-                   df="satterthwaite")
+@pytest.mark.parametrize("data", ["panel", "movers"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_satterthwaite_df_and_htz_tests_equal_the_dummy_fit(data: str, weighted: bool) -> None:
+    df = fe_panel() if data == "panel" else fe_movers(n_workers=60)
+    fe, dummy = fits(df, weighted)
+    for cluster in ("firm", "year"):
+        got = fe.with_vcov("cluster", cluster=cluster, type="CR2", df="satterthwaite")
+        ref = dummy.with_vcov("cluster", cluster=cluster, type="CR2", df="satterthwaite")
+        np.testing.assert_allclose(got.df_coef, ref.df_coef[got.names], rtol=RTOL_EXACT)
+        np.testing.assert_allclose(got.p_value, ref.p_value[got.names], rtol=RTOL_EXACT)
+        wg, wr = got.wald_test("x1 = 0.5, x2 = -2"), ref.wald_test("x1 = 0.5, x2 = -2")
+        np.testing.assert_allclose([wg.statistic, *wg.df, wg.p_value],
+                                   [wr.statistic, *wr.df, wr.p_value], rtol=RTOL_EXACT)
+        fg, fr = got.f_test, ref.wald_test("x1 = 0, x2 = 0")  # the slopes' joint test
+        np.testing.assert_allclose([fg.statistic, fg.df2], [fr.statistic, fr.df[1]],
+                                   rtol=RTOL_EXACT)
+
+
+def test_cr2_refuses_a_cluster_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fe_cr2, "MAX_CLUSTER_ROWS", 50)
-    fit = ar.attnreg("y ~ x1 | firm", df, vcov="cluster", cluster="year", type="CR2")
+    fit = ar.attnreg("y ~ x1 | firm", fe_panel(), vcov="cluster", cluster="year", type="CR2")
     with pytest.raises(OptionError, match=r"largest cluster has \d+ rows \(at most 50\)"):
         _ = fit.std_err
