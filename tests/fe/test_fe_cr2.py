@@ -65,6 +65,7 @@ def test_cr2_does_not_depend_on_ssc_and_pickles() -> None:
     np.testing.assert_allclose(again.std_err, dummy.std_err[fe.names], rtol=RTOL_EXACT)
     dummy_ssc = fe.with_vcov("cluster", cluster="year", type="CR2", ssc="dummy")
     np.testing.assert_allclose(dummy_ssc.std_err, fe.std_err, rtol=RTOL_EXACT)
+    assert "CR2's adjustment of each cluster's residuals (no G/(G - 1)" in str(fe.summary())
 
 
 @pytest.mark.parametrize("data", ["panel", "movers"])
