@@ -70,14 +70,19 @@ class FixedEffectsSatterthwaite:
         wu = w * u
         return np.asarray(u - p.Q @ (p.Q.T @ wu) - D @ p.solver.solve(D.T @ wu))
 
-    def blocks(self, C: FloatArray) -> FloatArray:
-        """P of the contrasts ``C`` (rows, shape (q, 1 + rank)): shape (J, q, J, q)."""
-        J, q, n = self.n_groups, C.shape[0], self.codes.size
+    def adjusted(self, C: FloatArray) -> FloatArray:
+        """p_j = A_j r_j of the contrasts ``C`` (rows, shape (q, 1 + rank)), stacked over the
+        clusters: shape (n_obs, q)."""
+        return cr2_apply(self.parts, self.codes, self.n_groups, self._scores(C))
+
+    def blocks(self, pv: FloatArray) -> FloatArray:
+        """P of the adjusted contrasts ``pv`` (:meth:`adjusted`, shape (n_obs, q)): shape
+        (J, q, J, q)."""
+        J, q, n = self.n_groups, pv.shape[1], self.codes.size
         if (J * q) ** 2 > MAX_P:
             raise OptionError(f"the Satterthwaite df of CR2 with absorbed fixed effects form "
                               f"a ({J} clusters × {q} contrasts)² matrix, more than {MAX_P} "
                               "numbers; use df='cluster' (default)")
-        pv = cr2_apply(self.parts, self.codes, J, self._scores(C))  # p_j stacked, (n, q)
         ind = [sps.csr_matrix((pv[:, s], (self.codes, np.arange(n))), shape=(J, n))
                for s in range(q)]
         out = np.empty((J, q, J, q))
@@ -95,16 +100,17 @@ class FixedEffectsSatterthwaite:
 
     def contrast_df(self, C: FloatArray) -> FloatArray:
         """Satterthwaite df of each contrast (row of ``C``) alone, shape (q,)."""
+        pv = self.adjusted(C)
         out = np.empty(C.shape[0])
         for s in range(C.shape[0]):
-            P = self.blocks(C[s:s + 1])[:, 0, :, 0]
+            P = self.blocks(pv[:, s:s + 1])[:, 0, :, 0]
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[s] = np.trace(P) ** 2 / float((P * P).sum())
         return out
 
     def htz_nu(self, C: FloatArray) -> float:
         """ν of the HTZ test of the q contrasts ``C`` (rows)."""
-        P = self.blocks(C)
+        P = self.blocks(self.adjusted(C))
         q = C.shape[0]
         omega = np.einsum("jsjt->st", P)
         vals, vecs = np.linalg.eigh((omega + omega.T) / 2.0)
