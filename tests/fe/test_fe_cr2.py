@@ -91,3 +91,22 @@ def test_cr2_refuses_a_cluster_too_large(monkeypatch: pytest.MonkeyPatch) -> Non
     fit = ar.attnreg("y ~ x1 | firm", fe_panel(), vcov="cluster", cluster="year", type="CR2")
     with pytest.raises(OptionError, match=r"largest cluster has \d+ rows \(at most 50\)"):
         _ = fit.std_err
+
+
+def test_cr2_with_a_fixed_effect_nested_in_another() -> None:
+    """industry nested in firm leaves the Schur complement singular: the solves with D'WD
+    run by conjugate gradients, still to the dummy fit's digits."""
+    df = fe_panel(5).assign(plant=lambda d: np.random.default_rng(6).integers(0, 5, len(d)))
+    df["industry"] = df.firm % 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        fe = ar.attnreg("y ~ x1 + x2 | firm + year + plant + industry", df, weights="w",
+                        vcov="cluster", cluster="industry", type="CR2", df="satterthwaite")
+        dummy = ar.attnreg("y ~ x1 + x2 + C(firm) + C(year) + C(plant) + C(industry)", df,
+                           weights="w", vcov="cluster", cluster="industry", type="CR2",
+                           df="satterthwaite")
+    assert not fe._level_solver.exact
+    # the vcov and df only: the nested levels are counted in df_resid (fixest's convention)
+    np.testing.assert_allclose(fe.vcov.to_numpy(),
+                               dummy.vcov.loc[fe.names, fe.names].to_numpy(), rtol=RTOL_EXACT)
+    np.testing.assert_allclose(fe.df_coef, dummy.df_coef[fe.names], rtol=RTOL_EXACT)
