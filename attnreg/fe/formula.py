@@ -82,9 +82,6 @@ def fit_fe_formula(request: FitRequest, parts: FormulaParts) -> Any:
                           "squares; drop the '| ...' part for other methods")
     ssc, rm, cap, options = _split_options(request.options)
     checked = get_method("ols").check_options(options)
-    if checked["vcov"] == "cluster" and checked["vcov_options"].get("type") == "CR2":
-        raise OptionError("type='CR2' is not available with absorbed fixed effects yet: use "
-                          "type='HC1' (default) or write the fixed effects as C(firm)")
     design, got, n_single, n_missing = absorbed_design(
         dataclasses.replace(request, options=options), parts, rm)
     call = call_string(request.formula, "ols", request.options,

@@ -45,7 +45,10 @@ def fe_lines(fit: FixedEffectsResults) -> tuple[str, ...]:
                      "redundant level(s) not counted)")
     lines.append(f"Within R-squared:  {format_c(fit.within_r_squared)},\t"
                  f"Adjusted within R-squared:  {format_c(fit.adj_within_r_squared)}")
-    if fit.vcov_spec.kind == "cluster":
+    if fit.vcov_spec.kind == "cluster" and fit.vcov_spec.option("type") == "CR2":
+        lines.append("Cluster small-sample correction: CR2's adjustment of each cluster's "
+                     "residuals (no G/(G - 1) factor, as clubSandwich)")
+    elif fit.vcov_spec.kind == "cluster":
         lines.append("Cluster small-sample correction: " + (
             "fixest's (fixed effects nested in a cluster not counted in K; G/(G - 1) with the "
             "smallest G)" if fit.ssc == "fixest" else

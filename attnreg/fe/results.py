@@ -22,6 +22,8 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
+from attnreg.fe.cr2 import fe_cr2_residuals
+from attnreg.fe.cr2_df import FixedEffectsSatterthwaite
 from attnreg.fe.demean import FixedEffects
 from attnreg.fe.effects import normalise
 from attnreg.fe.leverage import level_quadratic
@@ -30,6 +32,7 @@ from attnreg.fe.ssc import check_ssc, fixest_cluster_middle
 from attnreg.formula.design import Design
 from attnreg.formula.parts import FixedEffectTerm
 from attnreg.linear.results import LinearResults
+from attnreg.linear.scorestats import group_score_sums
 
 __all__ = ["AbsorbedEffects", "FixedEffectsResults"]
 
@@ -198,14 +201,22 @@ class FixedEffectsResults(LinearResults):
     @cached_property
     def _middle(self) -> FloatArray:
         spec = self.vcov_spec
-        if spec.kind == "cluster" and spec.option("type") == "CR2":
-            raise OptionError("type='CR2' is not available with absorbed fixed effects yet: "
-                              "use type='HC1' (default) or write the fixed effects as C(firm)")
+        if spec.kind == "cluster" and spec.option("type") == "CR2" and self._df_ok:
+            ids = spec.option("cluster")  # no small-sample factor (clubSandwich)
+            v = fe_cr2_residuals(self, ids.codes[:, 0], ids.n_clusters[0])
+            S = group_score_sums(self.spectrum, v, ids.codes[:, 0], ids.n_clusters[0])
+            return np.asarray(S.T @ S)
         if self.ssc != "fixest" or spec.kind != "cluster" or not self._df_ok:
             return LinearResults._middle.func(self)  # type: ignore[attr-defined,no-any-return]
         return fixest_cluster_middle(self.spectrum, spec, sigma2=self._sigma2_s,
                                      resid_w=self._resid_ws, hat=np.full(self.nobs, np.nan),
                                      n_params=int(self.edf), fe=self.absorbed.fe)
+
+    @cached_property
+    def _cr2_parts(self) -> Any:
+        """The CR2 parts of the Satterthwaite df and HTZ tests, with the full hat matrix
+        (:class:`attnreg.fe.cr2_df.FixedEffectsSatterthwaite`)."""
+        return FixedEffectsSatterthwaite(self)
 
     def with_vcov(self, kind: str = "classical", *, maxlags: int | None = None,
                   adjust: bool = False, **options: Any) -> Any:
@@ -213,9 +224,6 @@ class FixedEffectsResults(LinearResults):
         (``"fixest"`` or ``"dummy"``) changes the small-sample convention of cluster
         covariances (:mod:`attnreg.fe.ssc`)."""
         ssc = check_ssc(options.pop("ssc", self.ssc))
-        if kind == "cluster" and options.get("type") == "CR2":
-            raise OptionError("type='CR2' is not available with absorbed fixed effects yet: "
-                              "use type='HC1' (default) or write the fixed effects as C(firm)")
         out = LinearResults.with_vcov(self, kind, maxlags=maxlags, adjust=adjust, **options)
         return dataclasses.replace(out, ssc=ssc)
 

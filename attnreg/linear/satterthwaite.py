@@ -52,9 +52,11 @@ def cr2_parts_of(fit: Any) -> Cr2Parts:
     return cr2_parts(fit.spectrum, fit.filtered.f, ids.codes[:, 0], ids.n_clusters[0])
 
 
-def _parts(fit: Any) -> Cr2Parts:
+def _parts(fit: Any) -> Any:
+    """The fit's CR2 parts: a Cr2Parts, or a family's own object with ``contrast_df(C)`` and
+    ``htz_nu(C)`` methods (fixed-effects fits, whose hat matrix is not the spectrum's)."""
     cached = getattr(fit, "_cr2_parts", None)  # LinearResults keeps them (cached_property)
-    return cached if isinstance(cached, Cr2Parts) else cr2_parts_of(fit)
+    return cached if cached is not None else cr2_parts_of(fit)
 
 
 def _moments(parts: Cr2Parts, C: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -83,8 +85,10 @@ def _moments(parts: Cr2Parts, C: FloatArray) -> tuple[FloatArray, FloatArray]:
     return (D + np.swapaxes(D, 1, 2)) / 2.0, N
 
 
-def contrast_df(parts: Cr2Parts, C: FloatArray) -> FloatArray:
+def contrast_df(parts: Any, C: FloatArray) -> FloatArray:
     """Satterthwaite df of each contrast (row of ``C``) alone, shape (q,): (tr P)² / ‖P‖²."""
+    if not isinstance(parts, Cr2Parts):
+        return np.asarray(parts.contrast_df(C))
     D, N = _moments(parts, C)
     S = parts.S
     d = np.einsum("gss->gs", D)  # (G, q): p_g'p_g
@@ -105,8 +109,10 @@ def _inverse_root(omega: FloatArray) -> FloatArray:
     return np.asarray((vecs * inv) @ vecs.T)
 
 
-def htz_nu(parts: Cr2Parts, C: FloatArray) -> float:
+def htz_nu(parts: Any, C: FloatArray) -> float:
     """ν of the HTZ test of the q contrasts ``C`` (rows): q (q + 1) / Σ_jk [tr B² + (tr B)²]."""
+    if not isinstance(parts, Cr2Parts):
+        return float(parts.htz_nu(C))
     D, N = _moments(parts, C)
     S = parts.S
     q = C.shape[0]

@@ -326,8 +326,6 @@ def test_errors_name_the_argument() -> None:
         ar.attnreg("y ~ x1 | plant", df)
     with pytest.raises(FormulaError, match=r"varying slopes \('firm\[x2\]'\)"):
         ar.attnreg("y ~ x1 | firm[x2]", df)
-    with pytest.raises(OptionError, match="type='CR2' is not available with absorbed"):
-        ar.attnreg("y ~ x1 | firm", df, vcov="cluster", cluster="year", type="CR2")
     with pytest.raises(DataError, match="no regressor besides the fixed effects"):
         ar.attnreg("y ~ 1 | firm", df)
     fit = ar.attnreg("y ~ x1 | firm", df)
