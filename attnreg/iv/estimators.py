@@ -22,6 +22,7 @@ from scipy.linalg import cholesky, qr, solve_triangular
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv._design import FloatArray, IVDesign, group_sums, make_design
+from attnreg.linear.hac_kernels import long_run
 
 __all__ = ["IVFit", "fuller", "gmm", "kclass", "liml", "liml_kappa", "tsls"]
 
@@ -228,10 +229,22 @@ def fuller(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.A
     return _kclass(d, k - alpha / (d.n - L), "Fuller", k)
 
 
-def _moment_factor(Qi: FloatArray, e: FloatArray, weight: str, clusters: npt.ArrayLike | None) -> FloatArray:
-    """Upper R_s with R_s'R_s = n S, S linearmodels' unscaled moment covariance."""
+def _moment_factor(Qi: FloatArray, e: FloatArray, weight: str, clusters: npt.ArrayLike | None,
+                   lag_weights: FloatArray | None = None) -> FloatArray:
+    """Upper R_s with R_s'R_s = n S, S linearmodels' unscaled moment covariance (for
+    ``weight="kernel"``: the long-run covariance of the moments with ``lag_weights``
+    w_0 = 1, w_1, ..., by its Cholesky factor)."""
     if weight == "robust":
         return _upper_r(Qi * e[:, None])[1]
+    if weight == "kernel":
+        if lag_weights is None:
+            raise OptionError("weight='kernel' needs lag_weights= (w_0 = 1, w_1, ...)")
+        S = long_run(Qi * e[:, None], np.asarray(lag_weights, dtype=np.float64))
+        try:
+            return np.asarray(cholesky(S, lower=False))
+        except np.linalg.LinAlgError:
+            raise DataError("the kernel-weighted covariance of the moments is not positive "
+                            "definite (use the Bartlett kernel, or fewer lags)") from None
     if weight == "cluster":
         if clusters is None:
             raise OptionError("weight='cluster' needs clusters= (one label per row)")
@@ -239,7 +252,8 @@ def _moment_factor(Qi: FloatArray, e: FloatArray, weight: str, clusters: npt.Arr
     if weight == "unadjusted":
         ec = e - e.mean()  # linearmodels' homoskedastic weight always centres the residuals
         return float(np.sqrt(ec @ ec / e.shape[0])) * _upper_r(Qi)[1]
-    raise OptionError(f"weight must be 'robust', 'cluster' or 'unadjusted', got {weight!r}")
+    raise OptionError(f"weight must be 'robust', 'cluster', 'kernel' or 'unadjusted', got "
+                      f"{weight!r}")
 
 
 def _gmm_step(d: IVDesign, Rs: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -252,12 +266,15 @@ def _gmm_step(d: IVDesign, Rs: FloatArray) -> tuple[FloatArray, FloatArray, Floa
 
 def gmm(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.ArrayLike,
         weights: npt.ArrayLike | None = None, *, weight: str = "robust",
-        clusters: npt.ArrayLike | None = None, iter_limit: int = 2, tol: float = 1e-10) -> IVFit:
+        clusters: npt.ArrayLike | None = None, iter_limit: int = 2, tol: float = 1e-10,
+        lag_weights: npt.ArrayLike | None = None) -> IVFit:
     r"""Efficient GMM with the moment conditions ``E[q_i e_i] = 0``, ``q = [X, Z]``.
 
     Step 1 is 2SLS; each later step uses ``W = S^{-1}`` with ``S`` the robust
-    (``Σ q_i q_i' e_i²``), cluster (``Σ_g (Σ_{i∈g} q_i e_i)(…)'``) or homoskedastic
-    (``s² Q'Q``) covariance of the moments at the previous step's residuals.  ``S = R_s'R_s``
+    (``Σ q_i q_i' e_i²``), cluster (``Σ_g (Σ_{i∈g} q_i e_i)(…)'``), kernel (HAC:
+    ``Σ_t Σ_s w_|t−s| g_t g_s'`` with ``g = q e`` in row order and ``lag_weights`` w, as
+    linearmodels' ``weight_type="kernel"``) or homoskedastic (``s² Q'Q``) covariance of the
+    moments at the previous step's residuals.  ``S = R_s'R_s``
     comes from a QR of the score (or cluster-sum) matrix, so
     :math:`\hat\beta` is least squares of ``R_s^{-T}Q'y`` on ``R_s^{-T}Q'R``.
     ``iter_limit=2`` is two-step GMM (linearmodels' default); larger values iterate until the
@@ -271,7 +288,8 @@ def gmm(y: npt.ArrayLike, X: npt.ArrayLike | None, D: npt.ArrayLike, Z: npt.Arra
     coef = _tsls(d).coef
     it = 1
     while it < iter_limit:
-        Rs = _moment_factor(d.instruments, d.y - d.regressors @ coef, weight, clusters)
+        Rs = _moment_factor(d.instruments, d.y - d.regressors @ coef, weight, clusters,
+                            None if lag_weights is None else np.asarray(lag_weights))
         new, T, Zt, G = _gmm_step(d, Rs)
         change = np.max(np.abs(new - coef) / np.maximum(np.abs(coef), 1e-12))
         coef, it = new, it + 1

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from attnreg.exceptions import DataError, OptionError
@@ -33,7 +34,32 @@ if TYPE_CHECKING:
 __all__ = ["fit_iv_arrays", "fit_iv_formula"]
 
 #: GMM's weight matrix under ``vcov=`` (robust under every other covariance)
-_GMM_WEIGHT = {"classical": "unadjusted", "cluster": "cluster"}
+_GMM_WEIGHT = {"classical": "unadjusted", "cluster": "cluster", "HAC": "kernel"}
+
+
+def _hac_lag_weights(options: Mapping[str, Any], n: int) -> Any:
+    """The kernel weights w_0 = 1, w_1, ... of ``vcov="HAC"`` for GMM's weight matrix: the
+    Bartlett weights 1 − l/(L + 1) of ``maxlags=L`` (sandwich's ``NeweyWest(lag = L)``,
+    linearmodels' ``bandwidth=L``), or ``kernel=`` at a numeric ``bandwidth=``; a bandwidth
+    chosen from the data or prewhitening is refused (the weight matrix needs it fixed)."""
+    from attnreg.linear.hac_kernels import KERNELS, WEIGHT_TOL, kernel_weights
+
+    given = dict(options.get("vcov_options", {}))
+    maxlags, bandwidth = given.get("maxlags"), given.get("bandwidth")
+    name = str(given.get("kernel") or "bartlett").lower()
+    kernel = KERNELS.get(name, name)
+    if given.get("prewhite") or not (isinstance(maxlags, int) or (
+            isinstance(bandwidth, (int, float)) and not isinstance(bandwidth, bool))):
+        raise OptionError("method 'gmm' with vcov='HAC' weights the moments by their kernel "
+                          "covariance at a fixed lag: give maxlags= (Bartlett) or a numeric "
+                          "bandwidth= with kernel=, without prewhite, however: "
+                          f"{ {k: given.get(k) for k in ('maxlags', 'bandwidth', 'prewhite')} }")
+    if isinstance(maxlags, int):
+        lags = min(int(maxlags), n - 1)
+        return 1.0 - np.arange(lags + 1) / (lags + 1.0)
+    assert bandwidth is not None
+    w = kernel_weights(np.arange(n) / float(bandwidth), kernel)
+    return w[: int(np.flatnonzero(np.abs(w) > WEIGHT_TOL).max()) + 1]
 
 
 def fit_iv_arrays(frame: IVFrame, method: str, options: Mapping[str, Any], clusters: Any) -> IVFit:
@@ -56,7 +82,8 @@ def fit_iv_arrays(frame: IVFrame, method: str, options: Mapping[str, Any], clust
         if weight == "cluster" and clusters is None:
             raise OptionError(f"method {method!r} weights the moments by one-way cluster sums; "
                               f"give one cluster dimension, however: cluster={options['cluster']!r}")
-        return gmm(*args, weights=w, weight=weight, clusters=clusters)
+        lags = _hac_lag_weights(options, len(frame.y)) if weight == "kernel" else None
+        return gmm(*args, weights=w, weight=weight, clusters=clusters, lag_weights=lags)
     if options["vcov"] == "cluster" and clusters is None:
         raise OptionError(f"method {method!r} weights the moments by one-way cluster sums; "
                           f"give one cluster dimension, however: cluster={options['cluster']!r}")

@@ -111,7 +111,7 @@ def test_errors():
         tsls(d.y, d.X, D, d.Z)
     with pytest.raises(DataError, match=r"Z \(after partialling out X\) is rank deficient"):
         tsls(d.y, d.X, d.D, np.column_stack([d.Z, d.Z[:, 0] + d.X[:, 1]]))
-    with pytest.raises(OptionError, match="weight must be 'robust', 'cluster' or 'unadjusted'"):
+    with pytest.raises(OptionError, match="weight must be 'robust', 'cluster', 'kernel' or 'unadjusted'"):
         gmm(d.y, d.X, d.D, d.Z, weight="hac")
     with pytest.raises(OptionError, match=r"kind must be one of classical, HC0, HC1, HC2, HC3, "
                                           r"cluster, HAC \(or another registered covariance\); "

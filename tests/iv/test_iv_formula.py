@@ -12,6 +12,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
+from attnreg.exceptions import OptionError
 from attnreg.iv.results import IVResults
 from tests.conftest import RTOL_EXACT, RTOL_OPTIM, RTOL_SM
 from tests.iv.conftest import make_iv_data
@@ -203,3 +204,27 @@ def test_2sls_is_tsls_and_ar_confidence_set_is_anderson_rubin() -> None:
     assert_allclose(named.std_err, default.std_err, rtol=0)
     a, b = default.ar_confidence_set(0.9), default.anderson_rubin(0.9)
     assert a == b
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("lags", [1, 3])
+def test_gmm_under_hac_is_efficient_for_the_kernel_covariance(lags: int, weighted: bool) -> None:
+    """vcov="HAC" with maxlags=L weights GMM's moments by their Bartlett long-run covariance:
+    linearmodels' IVGMM(weight_type="kernel", kernel="bartlett", bandwidth=L), coefficients
+    and Hansen's J."""
+    d = make_iv_data()
+    fit = ar.attnreg(FORMULA, frame(), method="gmm", vcov="HAC", maxlags=lags,
+                     weights="w" if weighted else None)
+    ref = lm_iv.IVGMM(d.y, d.X, d.D, d.Z, weights=d.w if weighted else None,
+                      weight_type="kernel", kernel="bartlett", bandwidth=lags).fit(
+        cov_type="kernel", kernel="bartlett", bandwidth=lags)
+    assert_allclose(fit.coef.to_numpy(), ref.params.to_numpy(), rtol=RTOL_SM)
+    assert_allclose(fit.fit.j_stat, ref.j_stat.stat, rtol=RTOL_SM)
+    robust = ar.attnreg(FORMULA, frame(), method="gmm", vcov="HC0")
+    assert np.max(np.abs(fit.coef.to_numpy() - robust.coef.to_numpy())) > 1e-6  # another W
+
+
+def test_gmm_under_hac_needs_a_fixed_lag() -> None:
+    with pytest.raises(OptionError, match=r"method 'gmm' with vcov='HAC' weights the moments "
+                                          r"by their kernel covariance at a fixed lag"):
+        ar.attnreg(FORMULA, frame(), method="gmm", vcov="HAC")
