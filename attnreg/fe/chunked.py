@@ -128,7 +128,7 @@ def _absorb_table(sums: LevelSums, terms: Any, rm: str, cap: int
         got = fixed_effects_of_frame(frame[in_fit], terms)
     means = sums.means()[in_fit]
     w = sums.table["w"].to_numpy()[in_fit]
-    dm = demean(means, got.fe, w, max_iter=cap)
+    dm = demean(means, got.fe, w, max_iter=cap, method="auto")
     fitted = np.zeros_like(sums.means())
     fitted[in_fit] = means - dm.resid  # D α of each combination
     absorbed = ChunkedAbsorbed(
