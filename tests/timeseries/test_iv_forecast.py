@@ -134,7 +134,7 @@ def test_an_iv_part_not_lagged_enough_is_refused_by_name(ivdata, formula, term) 
     ({"interval": "empirical"}, "interval='empirical' does not apply to a formula with an IV"),
     ({"strategy": "iterated"}, "strategy='iterated' does not apply"),
     ({"by": "g"}, "by='g' does not apply"),
-    ({"vcov": "HC1"}, "option.s. vcov do not apply to forecast"),
+    ({"cluster": "x"}, "option.s. cluster do not apply to forecast"),
     ({"method": "ridge"}, "method must be one of .* for a formula with an IV part"),
 ])
 def test_what_iv_forecasts_do_not_do_is_refused(ivdata, kw, match) -> None:
