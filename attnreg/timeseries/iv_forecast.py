@@ -85,6 +85,17 @@ def forecast_iv(formula: str, parts: FormulaParts, data: Any, method: str, *,
     Returns
     -------
     ForecastResults or MultiHorizonForecasts
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import attnreg as ar
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(60, 4)), columns=["y", "x", "d", "z"])
+    >>> df["d"] += df["z"]
+    >>> fc = ar.forecast("y ~ lag(x, 1) | lag(d, 1) ~ lag(z, 1)", df, start=40, method="liml")
+    >>> fc.plan.method, fc.plan.n_forecasts, list(fc.coef.columns)
+    ('liml', 20, ['(Intercept)', 'lag(x, 1)', 'lag(d, 1)'])
     """
     _refuse(given, options)
     if parts.fixed_effects:
@@ -121,8 +132,9 @@ def _one_horizon(formula: str, data: Any, method: str, h: int, weights: Any,
                           options={}, **kw)
     frame = build_iv_frame(parts, data, weights=weights, eval_env=env, extra_names=namespace)
     if not frame.design.row_labels.equals(plan.design.row_labels):
-        raise DataError("weights has missing or invalid values at rows the formula uses: drop "
-                        "those rows (or fill the weights) first")
+        lost = plan.design.row_labels.difference(frame.design.row_labels)
+        raise DataError(f"weights is missing or invalid at {lost.size} row(s) the formula uses "
+                        f"(the first: {lost[0]!r}): drop those rows or fill the weights first")
     plan = dataclasses.replace(plan, design=frame.design, method=method, options=dict(options))
     return _run(plan, frame, iv_options)
 

@@ -12,7 +12,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import attnreg as ar
-from attnreg.exceptions import LeakageError, OptionError
+from attnreg.exceptions import DataError, LeakageError, OptionError
 from tests.conftest import RTOL_EXACT
 
 FORMULA = "y ~ lag(x, 1) | lag(d, 1) ~ lag(z1, 1) + lag(z2, 1)"
@@ -148,3 +148,17 @@ def test_iv_forecasts_refuse_the_views_by_name(ivdata, view) -> None:
     args = ("2012Q1",) if view == "attention" else ()
     with pytest.raises(OptionError, match=rf"{view}\(\) is not available .* IV formula"):
         getattr(fc, view)(*args)
+
+
+def test_an_instrument_that_looks_ahead_is_refused_by_name(ivdata) -> None:
+    with pytest.raises(LeakageError, match=r"term 'lag\(z1 - z1.mean\(\), 1\)' looks ahead"):
+        ar.forecast("y ~ lag(x, 1) | lag(d, 1) ~ lag(z1 - z1.mean(), 1)", ivdata, start=START)
+
+
+def test_iv_forecasts_refuse_fixed_effects_and_missing_weights(ivdata) -> None:
+    with pytest.raises(OptionError, match=r"IV formula with fixed effects \(g\)"):
+        ar.forecast("y ~ lag(x, 1) | g | lag(d, 1) ~ lag(z1, 1)", ivdata.assign(g=1), start=START)
+    holed = ivdata.copy()
+    holed.loc[pd.Period("2012Q2", freq="Q"), "w"] = np.nan
+    with pytest.raises(DataError, match=r"weights is missing .* 1 row.*2012Q2"):
+        ar.forecast(FORMULA, holed, start=START, weights="w")
