@@ -58,7 +58,10 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     method : str
         Any method of :func:`attnreg.attnreg` (:func:`attnreg.methods.method_names`): "ols",
         "ridge", "pcr", "softmax", "block", "ftt", or "quantreg" (with ``tau=``: every τ
-        forecast, :mod:`attnreg.timeseries.quantile_forecasts`).
+        forecast, :mod:`attnreg.timeseries.quantile_forecasts`). A formula with an IV part,
+        ``"y ~ lag(x, 1) | lag(d, 1) ~ lag(z, 1)"``, takes "tsls" (its default), "liml",
+        "fuller", "gmm" or "cue", every part lagged at least h periods, without intervals,
+        views, ``by=`` or vintages (:mod:`attnreg.timeseries.iv_forecast`).
     scheme : {"recursive", "rolling", "fixed"}
     start : label, optional
         Date of the first forecast TARGET (its origin is ``horizon`` rows earlier), the same
