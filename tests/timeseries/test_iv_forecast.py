@@ -96,6 +96,7 @@ def test_iv_evaluation_against_the_prevailing_mean_by_hand(ivdata) -> None:
     assert 0.0 <= e.dm_p_value <= 1.0 and 0.0 <= e.cw_p_value <= 1.0
     text = str(fc.summary())
     assert "method = 'tsls'" in text and "Clark-West, vs mean" in text
+    assert "(both stages of the IV estimator)" in text and "spectrum" not in text
 
 
 def test_iv_forecasts_pickle_and_plot(ivdata) -> None:
