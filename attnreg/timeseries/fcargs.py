@@ -10,7 +10,8 @@ import pandas as pd
 
 from attnreg.exceptions import OptionError
 
-__all__ = ["at_horizon", "check_choice", "horizons_of", "positive_int"]
+__all__ = ["at_horizon", "check_choice", "horizons_of", "is_iv_formula", "positive_int",
+           "refuse_for_iv"]
 
 
 def at_horizon(formula: str, h: int, data: pd.DataFrame) -> str:
@@ -66,3 +67,33 @@ def positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise OptionError(f"{name} must be a positive integer, however: {name}={value!r}")
     return int(value)
+
+
+def is_iv_formula(formula: Any) -> Any:
+    """The split formula (:class:`~attnreg.formula.parts.FormulaParts`) when ``formula`` is a
+    string with an IV part (``"y ~ lag(x, 1) | lag(d, 1) ~ lag(z, 1)"``), else None.
+
+    Examples
+    --------
+    >>> is_iv_formula("y ~ lag(x, 1) | lag(d, 1) ~ lag(z, 1)").instruments
+    'lag(z, 1)'
+    >>> is_iv_formula("y ~ lag(x, 1)") is None
+    True
+    """
+    if not isinstance(formula, str) or "|" not in formula:
+        return None
+    from attnreg.formula.parts import split_formula
+
+    try:
+        parts = split_formula(formula)
+    except Exception:  # the single-part path reports it
+        return None
+    return parts if parts.endogenous is not None else None
+
+
+def refuse_for_iv(formula: Any, what: str) -> None:
+    """OptionError when forecasts of the IV formula ``formula`` are asked for ``what`` (an
+    attention view or the forecasts past the data, which refit through the method registry)."""
+    if is_iv_formula(formula) is not None:
+        raise OptionError(f"{what} is not available for the forecasts of an IV formula "
+                          f"({formula!r}): use the forecasts, evaluation, summary() and plot()")

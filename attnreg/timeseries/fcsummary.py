@@ -17,6 +17,7 @@ from attnreg.methods import get_method
 from attnreg.report.fcfigures import ForecastSetup, HorizonsSetup, IntervalMethod, TuningRange
 from attnreg.report.sections import Coefficients, Lines
 from attnreg.timeseries.density_summary import density_sections, horizons_density_sections
+from attnreg.timeseries.fcargs import is_iv_formula
 from attnreg.timeseries.forecast_common import tuning_label
 
 if TYPE_CHECKING:
@@ -131,8 +132,9 @@ def forecast_summary(res: ForecastResults, benchmark: Any = None) -> Summary:
               f"{p.horizon - 1} lags; CW: one-sided (model better), Newey-West "
               f"{p.horizon - 1} lags.",
               "Every forecast re-estimates the model from rows observed at its origin "
-              "(centring, scaling, spectrum, lambda/k"
-              + (", heads" if get_method(p.method).warm is not None else "") + ")."]
+              + ("(both stages of the IV estimator)." if is_iv_formula(p.design.formula) else
+                 "(centring, scaling, spectrum, lambda/k"
+                 + (", heads" if get_method(p.method).warm is not None else "") + ").")]
     if p.strategy == "iterated":
         footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
                       f"{p.horizon} time(s).")

@@ -24,7 +24,9 @@ import pandas as pd
 
 from attnreg.exceptions import OptionError
 from attnreg.timeseries.arlags import forecast_level as _level
-from attnreg.timeseries.fcargs import at_horizon, check_choice, horizons_of, positive_int
+from attnreg.timeseries.fcargs import (at_horizon, check_choice, horizons_of, is_iv_formula,
+                                      positive_int)
+from attnreg.timeseries.iv_forecast import forecast_iv
 from attnreg.timeseries.planning import plan_forecasts, plan_iterated
 
 __all__ = ["INTERVALS", "STRATEGIES", "at_horizon", "forecast", "plan_forecasts", "plan_iterated"]
@@ -56,7 +58,10 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     method : str
         Any method of :func:`attnreg.attnreg` (:func:`attnreg.methods.method_names`): "ols",
         "ridge", "pcr", "softmax", "block", "ftt", or "quantreg" (with ``tau=``: every τ
-        forecast, :mod:`attnreg.timeseries.quantile_forecasts`).
+        forecast, :mod:`attnreg.timeseries.quantile_forecasts`). A formula with an IV part,
+        ``"y ~ lag(x, 1) | lag(d, 1) ~ lag(z, 1)"``, takes "tsls" (its default), "liml",
+        "fuller", "gmm" or "cue", every part lagged at least h periods, without intervals,
+        views, ``by=`` or vintages (:mod:`attnreg.timeseries.iv_forecast`).
     scheme : {"recursive", "rolling", "fixed"}
     start : label, optional
         Date of the first forecast TARGET (its origin is ``horizon`` rows earlier), the same
@@ -175,6 +180,13 @@ def forecast(formula: str, data: pd.DataFrame, method: str = "ols", *,
     from attnreg.api import capture_env as _capture_env, formula_namespace
     from attnreg.timeseries._running import run_all
 
+    if (iv_parts := is_iv_formula(formula)) is not None:  # y ~ lag(x, 1) | lag(d, 1) ~ lag(z, 1)
+        return forecast_iv(formula, iv_parts, data, method, horizon=horizon, options=options,
+                           env=_capture_env(eval_env), namespace=formula_namespace(),
+                           given=dict(interval=interval, strategy=strategy, by=by,
+                                      vintage=vintage, evaluate_on=evaluate_on),
+                           scheme=scheme, start=start, window=window, refit_every=refit_every,
+                           benchmark=benchmark, known=known)
     if by is not None:  # many series: attnreg.timeseries.panel
         from attnreg.timeseries.panel import forecast_by
 

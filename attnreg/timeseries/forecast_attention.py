@@ -15,6 +15,7 @@ import pandas as pd
 
 from attnreg.views.attention import AttentionWeights
 from attnreg.exceptions import OptionError
+from attnreg.timeseries.fcargs import refuse_for_iv
 from attnreg.timeseries.quantile_votes import quantile_vote
 from attnreg.timeseries.views import attention_shares, forecast_attention
 
@@ -31,6 +32,7 @@ class ForecastAttention:
     forecasts: pd.DataFrame
 
     def _direct_only(self, what: str) -> None:
+        refuse_for_iv(self.plan.design.formula, what)
         if self.plan.strategy == "iterated":
             raise OptionError(f"{what} describes the fit that made a forecast; an iterated "
                               "forecast chains several one-step predictions: use "
@@ -116,6 +118,7 @@ class ForecastAttention:
         """
         from attnreg.timeseries.views import attention_over_time
 
+        refuse_for_iv(self.plan.design.formula, "attention_over_time()")
         return attention_over_time(self, origins, buckets)
 
     def leakage_audit(self) -> Any:

@@ -286,7 +286,9 @@ class ForecastResults(DensityScoring, ForecastAttention):
         1       2009Q4      3.91 -0.292  8.112      202
         """
         from attnreg.timeseries.ahead import forecast_ahead
+        from attnreg.timeseries.fcargs import refuse_for_iv
 
+        refuse_for_iv(self.plan.design.formula, "ahead()")
         return forecast_ahead([self], interval, level)
 
     def score_inputs(self) -> Any:
