@@ -27,6 +27,7 @@ from attnreg.formula.parts import FormulaParts
 from attnreg.iv.formula import fit_iv_arrays
 from attnreg.iv.frame import IVFrame, build_iv_frame
 from attnreg.iv.options import IV_METHODS, check_iv_options
+from attnreg.methods import DEFAULT_METHOD
 from attnreg.timeseries.fcargs import at_horizon, horizons_of
 from attnreg.timeseries.forecast_results import ForecastResults
 from attnreg.timeseries.plan import ForecastPlan, subdesign
@@ -102,7 +103,7 @@ def forecast_iv(formula: str, parts: FormulaParts, data: Any, method: str, *,
         raise OptionError(f"forecast() of an IV formula with fixed effects "
                           f"({' + '.join(parts.fixed_effects)}) is not available: write them as "
                           "regressors (C(firm)) or drop them")
-    method = "tsls" if method == "ols" else method
+    method = "tsls" if method == DEFAULT_METHOD else method  # the front door's default
     if method not in IV_METHODS:
         raise OptionError(f"method must be one of {', '.join(map(repr, IV_METHODS))} for a "
                           f"formula with an IV part, however: {method=}")
