@@ -9,6 +9,14 @@ z − (z̃ − X̃β): the new linear predictor needs no fixed-effect estimates.
 the dummy-variable IRLS's, without forming D. The β block of the inverse information is
 (X̃'WX̃)⁻¹, from the R of the last step.
 
+While far from the optimum a step needs no residuals per row: with two or more fixed effects
+(:class:`attnreg.fe.reweight.ReweightedDemeaner`) it solves the normal equations of [z, X, D]
+with the levels eliminated (X̃'WX̃ β = X̃'Wz̃ from sums per level, then the levels' part of
+the fit), which is the same step up to the normal equations' rounding. Once η moves by less
+than :data:`NORMAL_SWITCH` (relative), exact steps (residuals per row to the rounding floor,
+then QR) take over until η stops changing, so the reported β, R and X̃ are the exact
+steps', and R's convergence rule sees the same deviances to within that rounding.
+
 Observations that no finite fixed effect can fit — every response of a level 0 (Poisson), or
 every response of a level 0 or every one 1 (binomial) — make that level's effect infinite; they
 are dropped first (repeatedly, as dropping may empty another level), as fixest and ppmlhdfe
@@ -20,11 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import qr, solve_triangular
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, qr, solve_triangular
 
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.fe.demean import FixedEffects, demean
+from attnreg.fe.reweight import ReweightedDemeaner
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
 from attnreg.linear.tallqr import streaming_r
@@ -32,6 +41,11 @@ from attnreg.linear.tallqr import streaming_r
 __all__ = ["FeIrlsFit", "fe_irls", "perfectly_fitted"]
 
 EPS = float(np.finfo(np.float64).eps)
+#: a normal-equation step is taken only while no regressor loses more digits than this to
+#: collinearity with the others and the fixed effects (else the exact step)
+NORMAL_DIGITS = 6
+#: normal-equation steps give way to exact ones once η moves by less than this, relative
+NORMAL_SWITCH = 1e-10
 
 
 @dataclass(frozen=True)
@@ -117,30 +131,86 @@ class _Steps:
         self.family, self.link = family, link
         self.kept = np.arange(X.shape[1])
         self.demeaned = True
+        self.levels = ReweightedDemeaner(fe) if ReweightedDemeaner.applies(fe) else None
+        self.rounding = 0.0  # of the last exact step's η
+        self._stacked: FloatArray | None = None
+
+    def residuals(self, V: FloatArray, w: FloatArray) -> FloatArray:
+        """V residualised on the fixed effects with weights w, to the rounding floor: the
+        structure of the exact solve is kept across steps (:mod:`attnreg.fe.reweight`); the
+        general demeaning when that solve is singular or stops short of the floor."""
+        if self.levels is not None:
+            r, exact = self.levels.residuals(V, w)
+            if exact:
+                return r
+        dm = demean(V, self.fe, w, method="auto")
+        self.demeaned = self.demeaned and dm.converged
+        return dm.resid
 
     def deviance(self, eta: FloatArray) -> tuple[float, FloatArray]:
         mu = self.link.linkinv(eta)
         with np.errstate(invalid="ignore", divide="ignore"):
             return float(np.sum(self.family.dev_resids(self.y, mu, self.wt))), mu
 
-    def step(self, eta: FloatArray, mu: FloatArray
-             ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-        """New η, β, R, working weights and X̃ from (η, μ)."""
+    def stacked(self, z: FloatArray) -> FloatArray:
+        """[z, X of the kept columns], shape (n, 1 + k), Fortran order (the column of z
+        contiguous); X copied once."""
+        if self._stacked is None or self._stacked.shape[1] != self.kept.size + 1:
+            self._stacked = np.empty((z.size, self.kept.size + 1), order="F")
+            self._stacked[:, 1:] = self.X[:, self.kept]
+        self._stacked[:, 0] = z
+        return self._stacked
+
+    def _working(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The working response z (offset removed) and working weights W at (η, μ)."""
         var = self.family.variance(mu)
         if not np.isfinite(var).all() or (var == 0).any():
             raise DataError("0s or NAs in V(mu): a fitted mean reached the boundary of the "
                             "family's range; check for separation")
         d = self.link.mu_eta(eta)
-        z = eta - self.offset + (self.y - mu) / d
-        W = self.wt * d ** 2 / var
-        dm = demean(np.column_stack([z, self.X[:, self.kept]]), self.fe, W, method="auto")
-        self.demeaned = self.demeaned and dm.converged
-        zt, Xt = dm.resid[:, 0], np.ascontiguousarray(dm.resid[:, 1:])
+        return eta - self.offset + (self.y - mu) / d, self.wt * d ** 2 / var
+
+    def step(self, eta: FloatArray, mu: FloatArray
+             ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """New η, β, R, working weights and X̃ from (η, μ): residuals per row and QR."""
+        z, W = self._working(eta, mu)
+        resid = self.residuals(self.stacked(z), W)
+        if not np.isfinite(resid).all():
+            raise DataError("the working weights of some rows underflowed (fitted means at the "
+                            "boundary of the family's range); check for separation")
+        zt, Xt = resid[:, 0], np.ascontiguousarray(resid[:, 1:])
         k = self.kept.size
         R = streaming_r(Xt, zt, np.arange(k), np.zeros(k), np.sqrt(W), 0.0)
         r = np.triu(R[:k, :k])
         beta = solve_triangular(r, R[:k, k]) if k else np.zeros(0)
-        return self.offset + z - (zt - Xt @ beta), beta, r, W, Xt
+        fit = Xt @ beta
+        # the rounding of the new η: a few units of the largest term that makes it
+        self.rounding = 8 * EPS * float(np.max(np.abs(self.offset) + np.abs(z) + np.abs(zt)
+                                               + np.abs(fit)))
+        return self.offset + z - (zt - fit), beta, r, W, Xt
+
+    def normal_step(self, eta: FloatArray, mu: FloatArray) -> FloatArray | None:
+        """New η from the normal equations with the levels eliminated (no residuals per row:
+        a step while far from the optimum), or None where they do not apply or a column is
+        nearly collinear (more than :data:`NORMAL_DIGITS` digits lost)."""
+        if self.levels is None or not self.kept.size:
+            return None
+        z, W = self._working(eta, mu)
+        P = self.stacked(z)
+        X = P[:, 1:]
+        normal = self.levels.normal_equations(P, W)
+        if normal is None:
+            return None
+        G = normal.gram
+        try:
+            c = cho_factor(G[1:, 1:], check_finite=False)
+        except LinAlgError:
+            return None
+        if np.min(np.diag(c[0]) ** 2 / np.diag(G)[1:]) < 10.0 ** -NORMAL_DIGITS:
+            return None
+        beta = cho_solve(c, G[1:, 0], check_finite=False)
+        new = self.offset + X @ beta + normal.effects_fit(np.concatenate([[1.0], -beta]))
+        return new if np.isfinite(new).all() else None
 
 
 def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
@@ -166,7 +236,7 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     FeIrlsFit
     """
     s = _Steps(X, y, wt, offset, fe, family, link)
-    Xd = demean(X, fe, wt, method="auto").resid if X.shape[1] else X
+    Xd = s.residuals(X, wt) if X.shape[1] else X
     aliased = _aliased(Xd, X, np.sqrt(wt), tol) if X.shape[1] else np.zeros(0, dtype=np.intp)
     s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
     eta = link.linkfun(family.initialize(y, wt, link.name))
@@ -175,23 +245,38 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     beta, r, W, Xt = np.zeros(s.kept.size), np.zeros((0, 0)), wt, Xd
     while it < maxit:
         it += 1
-        new, beta, r, W, Xt = s.step(eta, mu)
+        new = s.normal_step(eta, mu) if it < maxit else None  # the last one exact
+        if new is None:
+            new, beta, r, W, Xt = s.step(eta, mu)
         eta, dev, mu = _halve(s, new, eta, maxit)
         if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
             converged = True
             break
         dev_old = dev
-    iter_r, last = it, np.inf
+    iter_r, last, exact = it, np.inf, False
     for _ in range(maxit if converged else 0):  # on to the optimum: until η stops changing
+        new = None if exact else s.normal_step(eta, mu)
+        if new is not None:  # normal equations while η moves by more than their accuracy
+            new, dev, mu = _halve(s, new, eta, maxit)
+            change = float(np.max(np.abs(new - eta)))
+            eta, it = new, it + 1
+            exact = change <= NORMAL_SWITCH * float(np.max(np.abs(new))) or change >= last
+            last = np.inf if exact else change
+            continue
+        exact = True
         new, beta_n, r_n, W_n, Xt_n = s.step(eta, mu)
         new, dev_n, mu_n = _halve(s, new, eta, maxit)
         change = float(np.max(np.abs(new - eta)))
         if change >= last and change > 0:
             break
         eta, dev, mu, beta, r, W, Xt, it = new, dev_n, mu_n, beta_n, r_n, W_n, Xt_n, it + 1
-        if change <= 4 * EPS * float(np.max(np.abs(new))):
+        if change <= s.rounding:
             break
         last = change
+    if not r.size and s.kept.size:  # every step was a normal one: one exact step reports
+        new, beta, r, W, Xt = s.step(eta, mu)
+        eta, dev, mu = _halve(s, new, eta, maxit)
+        it += 1
     return FeIrlsFit(beta, s.kept, aliased, eta, mu, r, W, Xt, dev, it, iter_r, converged,
                      s.demeaned)
 

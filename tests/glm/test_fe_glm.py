@@ -200,3 +200,30 @@ def test_etable_marks_the_absorbed_fixed_effects(panel: pd.DataFrame) -> None:
     table = ar.etable([fe, plain]).table
     rows = {label: table.loc[(label, "fixed_effects")].tolist() for label in ("g FE", "h FE")}
     assert rows == {"g FE": ["Yes", "No"], "h FE": ["Yes", "No"]}
+
+
+@pytest.mark.parametrize(("response", "family", "link"), [
+    ("y", "poisson", "log"), ("yb", "binomial", "logit")])
+def test_normal_equation_steps_reach_the_exact_steps_optimum(
+        panel: pd.DataFrame, response: str, family: str, link: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Far from the optimum the steps solve the eliminated normal equations; the reported fit
+    comes from exact steps and equals the fit that takes exact steps only."""
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    calls = {"normal": 0}
+    normal_step = fe_irls_module._Steps.normal_step
+
+    def counted(self: Any, eta: Any, mu: Any) -> Any:
+        calls["normal"] += 1
+        return normal_step(self, eta, mu)
+
+    monkeypatch.setattr(fe_irls_module._Steps, "normal_step", counted)
+    fast = _fit(panel, response, ["x", "z"], family, link)
+    assert calls["normal"] >= 3
+    monkeypatch.setattr(fe_irls_module._Steps, "normal_step", lambda self, eta, mu: None)
+    exact = _fit(panel, response, ["x", "z"], family, link)
+    assert_allclose(fast.coef, exact.coef, rtol=RTOL_EXACT)
+    assert_allclose(fast.r, exact.r, rtol=RTOL_EXACT, atol=RTOL_EXACT * np.abs(exact.r).max())
+    assert_allclose(fast.eta, exact.eta, rtol=RTOL_EXACT, atol=RTOL_EXACT)
+    assert fast.iter_r == exact.iter_r and fast.converged

@@ -1,0 +1,295 @@
+"""Exact residuals on two or more fixed effects for a sequence of weight vectors (IRLS).
+
+A GLM with absorbed fixed effects residualises its working response and regressors on the
+fixed effects once per scoring step, each time with new working weights W. Everything in the
+exact Schur solve of :mod:`attnreg.fe.solve` that does not depend on W is computed here once:
+the pairs of levels that share a row (the sparsity of B = D_big'WD_rest and of D_rest'WD_rest),
+the grounded levels (one per connected component, fixest's references), the transposed dummies.
+A step then costs a few weighted sums per row, the Schur complement S = D_rest'WD_rest −
+B'W_big⁻¹B, and its factor: dense Cholesky when the rest has at most :data:`DENSE_LEVELS`
+levels, sparse LU otherwise. As in :func:`attnreg.fe.demean.demean`, the solve is repeated on
+the residual (three passes at most) until every level's weighted residual sum is at the
+rounding floor; a factor that is singular to rounding (nested fixed effects), or a residual
+short of the floor, is reported so that the caller falls back to the general demeaning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from attnreg._typing import FloatArray, IntArray
+from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
+from attnreg.fe.solve import SINGULAR_PIVOT, _first_per_component
+from attnreg.threads import small_lapack
+
+__all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
+
+#: the rest's levels up to which S is factored dense (Cholesky; 72 MB at 3,000 levels)
+DENSE_LEVELS = 3000
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _pointers(rows: IntArray, n_rows: int) -> IntArray:
+    """CSR row pointers of entries sorted by ``rows``, shape (n_rows + 1,)."""
+    return np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The distinct (row key, column key) pairs among N·m entries, and each entry's pair."""
+
+    rows: IntArray  # (n_pairs,) sorted by row, then column
+    cols: IntArray  # (n_pairs,)
+    entry: IntArray  # (n_entries,) the pair of each entry
+
+    @classmethod
+    def of(cls, rows: IntArray, cols: IntArray, n_cols: int) -> _Pairs:
+        keys, entry = np.unique(rows.astype(np.int64) * n_cols + cols, return_inverse=True)
+        return cls(keys // n_cols, keys % n_cols, entry.reshape(-1))
+
+    def sums(self, w: FloatArray) -> FloatArray:
+        """The weights summed per pair, shape (n_pairs,)."""
+        return np.bincount(self.entry, weights=w, minlength=self.rows.size).astype(np.float64)
+
+
+class ReweightedDemeaner:
+    """Residuals on two or more fixed effects, exactly, for any positive weights.
+
+    Parameters
+    ----------
+    fe : FixedEffects
+        At least two fixed effects, all but the largest with at most
+        :data:`attnreg.fe.demean.SCHUR_MAX_LEVELS` levels together (:meth:`applies`).
+
+    Examples
+    --------
+    >>> fe = FixedEffects.from_columns([[0, 0, 1, 1], [0, 1, 0, 1]])
+    >>> r, ok = ReweightedDemeaner(fe).residuals(np.array([[1.0], [2.0], [4.0], [7.0]]),
+    ...                                          np.ones(4))
+    >>> ok, (np.round(r.ravel(), 12) + 0.0).tolist()
+    (True, [0.5, -0.5, -0.5, 0.5])
+    """
+
+    def __init__(self, fe: FixedEffects) -> None:
+        order = [int(k) for k in np.argsort(fe.n_levels, kind="stable")[::-1]]
+        self.big, self.n_big = fe.codes[order[0]], fe.n_levels[order[0]]
+        sizes = [fe.n_levels[k] for k in order[1:]]
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.rest = np.column_stack([fe.codes[k] + starts[j] for j, k in enumerate(order[1:])])
+        self.n_small = int(starts[-1])
+        m = self.rest.shape[1]
+        self.cross = _Pairs.of(np.repeat(self.big, m), self.rest.ravel(), self.n_small)
+        self.cross_ptr = _pointers(self.cross.rows, self.n_big)
+        self.cross_t = np.lexsort((self.cross.rows, self.cross.cols))  # B's entries, as B'
+        self.cross_t_rows = self.cross.rows[self.cross_t]
+        self.cross_t_ptr = _pointers(self.cross.cols, self.n_small)
+        j, k = np.triu_indices(m, 1)
+        self.own = _Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small)
+        grounded = np.concatenate([_first_per_component(
+            fe.codes[order[0]], fe.codes[order[1]], fe.n_levels[order[0]], fe.n_levels[order[1]]),
+            starts[1:-1]])
+        self.free = np.setdiff1d(np.arange(self.n_small), grounded)
+        positions = np.concatenate([np.arange(fe.offsets[k], fe.offsets[k + 1])
+                                    for k in order])  # level order: big, then rest
+        self.dummies_t = sp.csr_matrix(fe.dummies.T)[positions]  # (G, N), for the level sums
+        self._buffers: dict[str, FloatArray] = {}
+        self.floor = float(4 * _EPS * np.sqrt(np.diff(self.dummies_t.indptr).max()))
+
+    @staticmethod
+    def applies(fe: FixedEffects) -> bool:
+        """Whether ``fe`` has two or more fixed effects and a rest small enough to factor."""
+        return len(fe.codes) >= 2 and sum(fe.n_levels) - max(fe.n_levels) <= SCHUR_MAX_LEVELS
+
+    def residuals(self, V: FloatArray, w: FloatArray) -> tuple[FloatArray, bool]:
+        """V residualised on the fixed effects by weighted least squares.
+
+        Parameters
+        ----------
+        V : ndarray, shape (n_obs, n_cols)
+        w : ndarray, shape (n_obs,)
+            Positive weights.
+
+        Returns
+        -------
+        resid : ndarray, shape (n_obs, n_cols)
+        exact : bool
+            Every level's weighted residual sum reached its rounding floor (False also when
+            the grounded Schur complement is singular or a level's weights underflow: then
+            ``resid`` is V unchanged).
+        """
+        factor = self._factor(w)
+        if factor is None:
+            return V, False
+        scale = self._sums(np.abs(V), w).max(axis=0)
+        scale[scale == 0] = 1.0
+        r = np.array(V, dtype=np.float64, order="C")  # not V: the caller's
+        b = self._sums(r, w)
+        for _ in range(3):
+            self._subtract_fitted(r, *factor.solve(b[:self.n_big], b[self.n_big:]))
+            b = self._sums(r, w)
+            if not np.isfinite(b).all():
+                return V, False
+            if np.all(np.abs(b).max(axis=0) / scale <= self.floor):
+                return r, True
+        return r, False
+
+    def normal_equations(self, P: FloatArray, w: FloatArray) -> Normal | None:
+        """The weighted Gram matrix of P residualised on the fixed effects, from the normal
+        equations of [P, D] with the levels eliminated (no residuals per row: cheap, and
+        accurate to the square of P's condition, as normal equations are).
+
+        Parameters
+        ----------
+        P : ndarray, shape (n_obs, c)
+        w : ndarray, shape (n_obs,)
+
+        Returns
+        -------
+        Normal or None
+            None when the grounded Schur complement is singular.
+        """
+        factor = self._factor(w)
+        if factor is None:
+            return None
+        wP = self._weighted(P, w)
+        b = np.asarray(self.dummies_t @ wP)
+        half, reduced = factor.reduce(b[:self.n_big], b[self.n_big:])
+        gram = P.T @ wP - half.T @ half
+        if factor.free.size:
+            part = np.ascontiguousarray(reduced[factor.free])
+            gram -= part.T @ factor.solve_free(part)
+        return Normal(0.5 * (gram + gram.T), self, factor, b)
+
+    def _buffer(self, name: str, shape: tuple[int, int]) -> FloatArray:
+        """A reusable work array (fresh pages of a large array cost more than the work)."""
+        size = shape[0] * shape[1]
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < size:
+            buf = self._buffers[name] = np.empty(size)
+        return buf[:size].reshape(shape)
+
+    def _weighted(self, V: FloatArray, w: FloatArray) -> FloatArray:
+        """W V in a work array, C order (as the sparse products want it)."""
+        return np.multiply(w[:, None], V, out=self._buffer("weighted", V.shape))
+
+    def _sums(self, V: FloatArray, w: FloatArray) -> FloatArray:
+        """D'WV, levels in solve order (the largest fixed effect's first), shape (G, c)."""
+        return np.asarray(self.dummies_t @ self._weighted(V, w))
+
+    def _subtract_fitted(self, r: FloatArray, x_big: FloatArray, x_small: FloatArray) -> None:
+        """r −= D x, for level values x in solve order; r shape (n_obs, c), C order."""
+        part = self._buffer("gathered", r.shape)
+        r -= np.take(x_big, self.big, axis=0, out=part)
+        for col in self.rest.T:  # one other fixed effect at a time
+            r -= np.take(x_small, col, axis=0, out=part)
+
+    def _factor(self, w: FloatArray) -> _Factor | None:
+        """The block elimination for weights w: S formed and factored on the free levels."""
+        m = self.rest.shape[1]
+        root = np.sqrt(np.bincount(self.big, weights=w, minlength=self.n_big))
+        if not (np.isfinite(root).all() and root.min() > 0):  # a level's weights underflowed
+            return None
+        scaled = self.cross.sums(np.repeat(w, m)) / np.repeat(root, np.diff(self.cross_ptr))
+        Bs = sp.csr_matrix((scaled, self.cross.cols, self.cross_ptr),
+                           shape=(self.n_big, self.n_small))  # W_big^-1/2 B
+        Bs_t = sp.csr_matrix((scaled[self.cross_t], self.cross_t_rows, self.cross_t_ptr),
+                             shape=(self.n_small, self.n_big))
+        diag = np.bincount(self.rest.ravel(), weights=np.repeat(w, m), minlength=self.n_small)
+        off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
+        gram = sp.csr_matrix(Bs_t @ Bs)  # B'W_big^-1 B
+        free, blocks = self.free, (Bs, Bs_t, root)
+        if free.size <= DENSE_LEVELS:
+            S = -gram.toarray()
+            S[np.diag_indices(self.n_small)] += diag
+            np.add.at(S, (self.own.rows, self.own.cols), off)
+            np.add.at(S, (self.own.cols, self.own.rows), off)
+            return _Factor.dense(S[np.ix_(free, free)], blocks, free)
+        own = sp.csr_matrix((np.concatenate([diag, off, off]), (
+            np.concatenate([np.arange(self.n_small), self.own.rows, self.own.cols]),
+            np.concatenate([np.arange(self.n_small), self.own.cols, self.own.rows]))),
+            shape=(self.n_small, self.n_small))
+        S = sp.csc_matrix((own - gram)[free][:, free])
+        return _Factor.sparse(sp.csc_matrix((S + S.T) * 0.5), blocks, free)
+
+
+@dataclass(frozen=True)
+class Normal:
+    """The normal equations of [P, D] with the fixed effects' levels eliminated.
+
+    Attributes
+    ----------
+    gram : ndarray, shape (c, c)
+        P̃'WP̃, P̃ the columns of P residualised on the fixed effects.
+    """
+
+    gram: FloatArray
+    demeaner: ReweightedDemeaner
+    factor: _Factor
+    sums: FloatArray  # (G, c) D'WP in solve order
+
+    def effects_fit(self, v: FloatArray) -> FloatArray:
+        """D α for α solving D'WD α = D'W P v: the fixed effects' part of the least-squares
+        fit of P v, shape (n_obs,)."""
+        b = (self.sums @ v)[:, None]
+        n_big = self.factor.root.size
+        out = np.zeros((self.demeaner.big.size, 1))
+        self.demeaner._subtract_fitted(out, *self.factor.solve(b[:n_big], b[n_big:]))
+        return -out[:, 0]
+
+
+_Blocks = tuple[sp.csr_matrix, sp.csr_matrix, FloatArray]
+
+
+@dataclass(frozen=True)
+class _Factor:
+    """The block elimination with S factored on the free rest levels: with Bs = W_big^-1/2 B,
+    the big levels are x_big = W_big^-1/2 (W_big^-1/2 b_big − Bs x_small), and S x_small =
+    b_small − Bs'(W_big^-1/2 b_big)."""
+
+    solve_free: Callable[[FloatArray], FloatArray]  # (n_free, c) -> (n_free, c)
+    Bs: sp.csr_matrix  # (n_big, n_small)
+    Bs_t: sp.csr_matrix  # (n_small, n_big)
+    root: FloatArray  # (n_big,) square roots of the big levels' weights
+    free: IntArray
+
+    @classmethod
+    def dense(cls, S: FloatArray, blocks: _Blocks, free: IntArray) -> _Factor | None:
+        if not free.size:
+            return cls(lambda b: b, *blocks, free)
+        try:
+            with small_lapack():  # one thread: faster at these sizes, and no spinning threads
+                c = sla.cho_factor(S, lower=False, check_finite=False)
+        except sla.LinAlgError:
+            return None
+        pivots = np.diag(c[0]) ** 2
+        if pivots.min() <= SINGULAR_PIVOT * pivots.max():
+            return None
+        return cls(lambda b: sla.cho_solve(c, b, check_finite=False), *blocks, free)
+
+    @classmethod
+    def sparse(cls, S: sp.csc_matrix, blocks: _Blocks, free: IntArray) -> _Factor | None:
+        lu = spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                       options={"SymmetricMode": True})
+        pivots = np.abs(lu.U.diagonal())
+        if pivots.min() <= SINGULAR_PIVOT * pivots.max():
+            return None
+        return cls(lu.solve, *blocks, free)
+
+    def reduce(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """W_big^-1/2 b_big, and the right-hand side b_small − B'W_big^-1 b_big of S."""
+        half = b_big / self.root[:, None]
+        return half, b_small - np.asarray(self.Bs_t @ half)
+
+    def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """A solution of the normal equations (grounded levels 0); shapes (n, c)."""
+        half, rhs = self.reduce(b_big, b_small)
+        x_small = np.zeros_like(b_small)
+        if self.free.size:
+            x_small[self.free] = self.solve_free(np.ascontiguousarray(rhs[self.free]))
+        return (half - np.asarray(self.Bs @ x_small)) / self.root[:, None], x_small

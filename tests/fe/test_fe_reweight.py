@@ -1,0 +1,88 @@
+"""The reweighted exact demeaning of GLM scoring steps equals least squares on the dummies.
+
+References: numpy ``lstsq`` on the dense dummy matrix (the residuals), and the Gram matrix of
+those residuals (the normal equations with the levels eliminated). RTOL_EXACT relative to a
+column's scale for residuals (both backward stable); the eliminated normal equations lose
+up to the square of the columns' condition, so their Gram is compared at RTOL_NORMAL.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import attnreg.fe.reweight as rw
+from attnreg.fe import FixedEffects
+from attnreg.fe.reweight import ReweightedDemeaner
+from tests.conftest import RTOL_EXACT
+
+#: the eliminated normal equations: condition² × eps on these small, well-conditioned panels
+RTOL_NORMAL = 1e-9
+
+
+def _panel(k: int, seed: int = 0, n: int = 900) -> tuple[FixedEffects, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    cols = [rng.integers(0, 60, n), rng.integers(0, 12, n), rng.integers(0, 4, n)][:k]
+    V = np.column_stack([rng.normal(size=n) + 0.1 * cols[0], rng.normal(size=n),
+                         rng.normal(size=n) * 3 + cols[1]])
+    return FixedEffects.from_columns(cols), V, rng.uniform(0.05, 4.0, n)
+
+
+def _dummy_resid(V: np.ndarray, fe: FixedEffects, w: np.ndarray) -> np.ndarray:
+    D, sw = fe.dummies.toarray(), np.sqrt(w)
+    coef, *_ = np.linalg.lstsq(D * sw[:, None], V * sw[:, None], rcond=None)
+    return V - D @ coef
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("dense", [True, False])
+def test_residuals_equal_the_dummy_fit(k: int, dense: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not dense:
+        monkeypatch.setattr(rw, "DENSE_LEVELS", 0)  # the sparse LU of S
+    fe, V, w = _panel(k)
+    before = V.copy()
+    demeaner = ReweightedDemeaner(fe)
+    for seed in range(3):  # the same structure, new weights each time (as IRLS steps)
+        w = np.random.default_rng(seed).uniform(0.05, 4.0, V.shape[0])
+        r, exact = demeaner.residuals(V, w)
+        assert exact
+        np.testing.assert_allclose(r, _dummy_resid(V, fe, w), rtol=0,
+                                   atol=RTOL_EXACT * np.abs(V).max())
+    np.testing.assert_array_equal(V, before)  # the input is not modified
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_normal_equations_give_the_gram_of_the_residuals(k: int) -> None:
+    fe, V, w = _panel(k, seed=1)
+    normal = ReweightedDemeaner(fe).normal_equations(V, w)
+    assert normal is not None
+    r = _dummy_resid(V, fe, w)
+    np.testing.assert_allclose(normal.gram, r.T @ (w[:, None] * r), rtol=RTOL_NORMAL)
+    v = np.array([1.0, -0.5, 2.0])
+    np.testing.assert_allclose(normal.effects_fit(v), V @ v - r @ v, rtol=0,
+                               atol=RTOL_NORMAL * np.abs(V @ v).max())
+
+
+def test_nested_fixed_effects_are_left_to_the_general_demeaning() -> None:
+    rng = np.random.default_rng(2)
+    year = rng.integers(0, 10, 400)
+    fe = FixedEffects.from_columns([rng.integers(0, 30, 400), year, year // 2])  # nested
+    demeaner = ReweightedDemeaner(fe)
+    V = rng.normal(size=(400, 2))
+    r, exact = demeaner.residuals(V, np.ones(400))
+    assert not exact and r is V
+    assert demeaner.normal_equations(V, np.ones(400)) is None
+
+
+def test_underflowed_level_weights_are_refused() -> None:
+    fe, V, w = _panel(2, seed=3)
+    w = w.copy()
+    w[fe.codes[0] == 0] = 0.0  # a level whose weights all underflowed
+    r, exact = ReweightedDemeaner(fe).residuals(V, w)
+    assert not exact and r is V
+
+
+def test_applies_to_two_or_more_fixed_effects_with_a_small_rest() -> None:
+    fe, _, _ = _panel(2)
+    assert ReweightedDemeaner.applies(fe)
+    assert not ReweightedDemeaner.applies(FixedEffects.from_columns([fe.codes[0]]))
