@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import scipy.linalg as sla
@@ -26,10 +27,12 @@ import scipy.sparse.linalg as spla
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.solve import SINGULAR_PIVOT, _first_per_component
-from attnreg.threads import small_lapack
+from attnreg.threads import parallel_map, row_workers, small_lapack
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
 
+#: the fewest entries of B per thread forming S (fewer: one thread)
+BLOCK_ENTRIES = 1 << 17
 #: the rest's levels up to which S is factored dense (Cholesky; 72 MB at 3,000 levels)
 DENSE_LEVELS = 3000
 _EPS = float(np.finfo(np.float64).eps)
@@ -86,9 +89,11 @@ class ReweightedDemeaner:
         m = self.rest.shape[1]
         self.cross = _Pairs.of(np.repeat(self.big, m), self.rest.ravel(), self.n_small)
         self.cross_ptr = _pointers(self.cross.rows, self.n_big)
-        self.cross_t = np.lexsort((self.cross.rows, self.cross.cols))  # B's entries, as B'
-        self.cross_t_rows = self.cross.rows[self.cross_t]
-        self.cross_t_ptr = _pointers(self.cross.cols, self.n_small)
+        workers = max(1, min(row_workers(), self.cross.rows.size // BLOCK_ENTRIES))
+        cuts = np.searchsorted(self.cross_ptr, np.linspace(0, self.cross.rows.size, workers + 1))
+        cuts[0], cuts[-1] = 0, self.n_big
+        self.blocks = [_Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small)
+                       for lo, hi in pairwise(cuts) if hi > lo]
         j, k = np.triu_indices(m, 1)
         self.own = _Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small)
         grounded = np.concatenate([_first_per_component(
@@ -97,9 +102,11 @@ class ReweightedDemeaner:
         self.free = np.setdiff1d(np.arange(self.n_small), grounded)
         positions = np.concatenate([np.arange(fe.offsets[k], fe.offsets[k + 1])
                                     for k in order])  # level order: big, then rest
-        self.dummies_t = sp.csr_matrix(fe.dummies.T)[positions]  # (G, N), for the level sums
+        dummies_t = sp.csr_matrix(fe.dummies.T)[positions]  # (G, N), for the level sums
+        cuts = np.linspace(0, dummies_t.shape[0], workers + 1).astype(np.int64)
+        self.dummies_t = [dummies_t[lo:hi] for lo, hi in pairwise(cuts)]
         self._buffers: dict[str, FloatArray] = {}
-        self.floor = float(4 * _EPS * np.sqrt(np.diff(self.dummies_t.indptr).max()))
+        self.floor = float(4 * _EPS * np.sqrt(np.diff(dummies_t.indptr).max()))
 
     @staticmethod
     def applies(fe: FixedEffects) -> bool:
@@ -158,7 +165,7 @@ class ReweightedDemeaner:
         if factor is None:
             return None
         wP = self._weighted(P, w)
-        b = np.asarray(self.dummies_t @ wP)
+        b = self._level_sums(wP)
         half, reduced = factor.reduce(b[:self.n_big], b[self.n_big:])
         gram = P.T @ wP - half.T @ half
         if factor.free.size:
@@ -180,7 +187,11 @@ class ReweightedDemeaner:
 
     def _sums(self, V: FloatArray, w: FloatArray) -> FloatArray:
         """D'WV, levels in solve order (the largest fixed effect's first), shape (G, c)."""
-        return np.asarray(self.dummies_t @ self._weighted(V, w))
+        return self._level_sums(self._weighted(V, w))
+
+    def _level_sums(self, wV: FloatArray) -> FloatArray:
+        """D'(WV) from the weighted columns, blocks of levels on threads, shape (G, c)."""
+        return np.vstack(parallel_map(lambda part: np.asarray(part @ wV), self.dummies_t))
 
     def _subtract_fitted(self, r: FloatArray, x_big: FloatArray, x_small: FloatArray) -> None:
         """r −= D x, for level values x in solve order; r shape (n_obs, c), C order."""
@@ -196,26 +207,25 @@ class ReweightedDemeaner:
         if not (np.isfinite(root).all() and root.min() > 0):  # a level's weights underflowed
             return None
         scaled = self.cross.sums(np.repeat(w, m)) / np.repeat(root, np.diff(self.cross_ptr))
-        Bs = sp.csr_matrix((scaled, self.cross.cols, self.cross_ptr),
-                           shape=(self.n_big, self.n_small))  # W_big^-1/2 B
-        Bs_t = sp.csr_matrix((scaled[self.cross_t], self.cross_t_rows, self.cross_t_ptr),
-                             shape=(self.n_small, self.n_big))
+        blocks = [b.matrices(scaled, self.cross.cols, self.n_small) for b in self.blocks]
         diag = np.bincount(self.rest.ravel(), weights=np.repeat(w, m), minlength=self.n_small)
         off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
-        gram = sp.csr_matrix(Bs_t @ Bs)  # B'W_big^-1 B
-        free, blocks = self.free, (Bs, Bs_t, root)
-        if free.size <= DENSE_LEVELS:
-            S = -gram.toarray()
+        free, dense = self.free, self.free.size <= DENSE_LEVELS
+        parts = parallel_map(  # B'W_big^-1 B, one block of big levels per thread
+            lambda mats: (mats[1] @ mats[0]).toarray() if dense else mats[1] @ mats[0], blocks)
+        gram = sum(parts[1:], parts[0])
+        if dense:
+            S = -gram
             S[np.diag_indices(self.n_small)] += diag
             np.add.at(S, (self.own.rows, self.own.cols), off)
             np.add.at(S, (self.own.cols, self.own.rows), off)
-            return _Factor.dense(S[np.ix_(free, free)], blocks, free)
+            return _Factor.dense(S[np.ix_(free, free)], (blocks, root), free)
         own = sp.csr_matrix((np.concatenate([diag, off, off]), (
             np.concatenate([np.arange(self.n_small), self.own.rows, self.own.cols]),
             np.concatenate([np.arange(self.n_small), self.own.cols, self.own.rows]))),
             shape=(self.n_small, self.n_small))
         S = sp.csc_matrix((own - gram)[free][:, free])
-        return _Factor.sparse(sp.csc_matrix((S + S.T) * 0.5), blocks, free)
+        return _Factor.sparse(sp.csc_matrix((S + S.T) * 0.5), (blocks, root), free)
 
 
 @dataclass(frozen=True)
@@ -243,7 +253,40 @@ class Normal:
         return -out[:, 0]
 
 
-_Blocks = tuple[sp.csr_matrix, sp.csr_matrix, FloatArray]
+@dataclass(frozen=True)
+class _Block:
+    """The entries of B for big levels lo … hi − 1, and how they lie in B' (the pattern of a
+    block of rows of W_big^-1/2 B and of its transpose, fixed across weights)."""
+
+    lo: int
+    hi: int
+    start: int  # the block's first entry among B's (row-sorted) entries
+    end: int
+    ptr: IntArray  # (hi − lo + 1,) CSR pointers of the block's rows
+    t_order: IntArray  # the block's entries in the order of its transpose
+    t_rows: IntArray  # their big levels, from 0 at lo
+    t_ptr: IntArray  # (n_small + 1,) CSR pointers of the transpose
+
+    @classmethod
+    def of(cls, cross: _Pairs, ptr: IntArray, lo: int, hi: int, n_small: int) -> _Block:
+        start, end = int(ptr[lo]), int(ptr[hi])
+        rows, cols = cross.rows[start:end] - lo, cross.cols[start:end]
+        order = np.lexsort((rows, cols))
+        return cls(lo, hi, start, end, ptr[lo:hi + 1] - start, order, rows[order],
+                   _pointers(cols, n_small))
+
+    def matrices(self, data: FloatArray, cols: IntArray, n_small: int
+                 ) -> tuple[sp.csr_matrix, sp.csr_matrix, int, int]:
+        """The block of rows with entries ``data`` (all of B's), its transpose, lo and hi."""
+        part = data[self.start:self.end]
+        rows = sp.csr_matrix((part, cols[self.start:self.end], self.ptr),
+                             shape=(self.hi - self.lo, n_small))
+        trans = sp.csr_matrix((part[self.t_order], self.t_rows, self.t_ptr),
+                              shape=(n_small, self.hi - self.lo))
+        return rows, trans, self.lo, self.hi
+
+
+_Blocks = tuple[list[tuple[sp.csr_matrix, sp.csr_matrix, int, int]], FloatArray]
 
 
 @dataclass(frozen=True)
@@ -253,8 +296,7 @@ class _Factor:
     b_small − Bs'(W_big^-1/2 b_big)."""
 
     solve_free: Callable[[FloatArray], FloatArray]  # (n_free, c) -> (n_free, c)
-    Bs: sp.csr_matrix  # (n_big, n_small)
-    Bs_t: sp.csr_matrix  # (n_small, n_big)
+    blocks: list[tuple[sp.csr_matrix, sp.csr_matrix, int, int]]  # of Bs, Bs' (rows lo … hi)
     root: FloatArray  # (n_big,) square roots of the big levels' weights
     free: IntArray
 
@@ -284,7 +326,8 @@ class _Factor:
     def reduce(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
         """W_big^-1/2 b_big, and the right-hand side b_small − B'W_big^-1 b_big of S."""
         half = b_big / self.root[:, None]
-        return half, b_small - np.asarray(self.Bs_t @ half)
+        crossed = [np.asarray(trans @ half[lo:hi]) for _, trans, lo, hi in self.blocks]
+        return half, b_small - sum(crossed[1:], crossed[0])
 
     def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
         """A solution of the normal equations (grounded levels 0); shapes (n, c)."""
@@ -292,4 +335,5 @@ class _Factor:
         x_small = np.zeros_like(b_small)
         if self.free.size:
             x_small[self.free] = self.solve_free(np.ascontiguousarray(rhs[self.free]))
-        return (half - np.asarray(self.Bs @ x_small)) / self.root[:, None], x_small
+        fitted = np.vstack([np.asarray(rows @ x_small) for rows, _, _, _ in self.blocks])
+        return (half - fitted) / self.root[:, None], x_small

@@ -44,6 +44,9 @@ EPS = float(np.finfo(np.float64).eps)
 #: a normal-equation step is taken only while no regressor loses more digits than this to
 #: collinearity with the others and the fixed effects (else the exact step)
 NORMAL_DIGITS = 6
+#: the exact aliasing check is skipped when every column's part outside the fixed effects and
+#: the earlier columns is, squared, at least this share of its squared norm
+ESTIMABLE_FLOOR = 1e-8
 #: normal-equation steps give way to exact ones once η moves by less than this, relative
 NORMAL_SWITCH = 1e-10
 
@@ -152,6 +155,24 @@ class _Steps:
         with np.errstate(invalid="ignore", divide="ignore"):
             return float(np.sum(self.family.dev_resids(self.y, mu, self.wt))), mu
 
+    def clearly_estimable(self, tol: float) -> bool:
+        """Whether, by the eliminated normal equations with the prior weights, every column
+        keeps a part outside the fixed effects and the earlier columns far above ``tol``
+        times its norm: its Cholesky pivot squared at least :data:`ESTIMABLE_FLOOR` (and
+        ``tol``²) times the squared norm, eight orders of magnitude above the normal
+        equations' rounding. Else the exact check decides which columns are aliased."""
+        if self.levels is None:
+            return False
+        normal = self.levels.normal_equations(self.X, self.wt)
+        if normal is None:
+            return False
+        try:
+            c = cho_factor(normal.gram, check_finite=False)
+        except LinAlgError:
+            return False
+        norms = np.einsum("ij,ij,i->j", self.X, self.X, self.wt)
+        return bool(np.all(np.diag(c[0]) ** 2 >= max(tol ** 2, ESTIMABLE_FLOOR) * norms))
+
     def stacked(self, z: FloatArray) -> FloatArray:
         """[z, X of the kept columns], shape (n, 1 + k), Fortran order (the column of z
         contiguous); X copied once."""
@@ -236,9 +257,11 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     FeIrlsFit
     """
     s = _Steps(X, y, wt, offset, fe, family, link)
-    Xd = s.residuals(X, wt) if X.shape[1] else X
-    aliased = _aliased(Xd, X, np.sqrt(wt), tol) if X.shape[1] else np.zeros(0, dtype=np.intp)
+    aliased = np.zeros(0, dtype=np.intp)
+    if X.shape[1] and not s.clearly_estimable(tol):
+        aliased = _aliased(s.residuals(X, wt), X, np.sqrt(wt), tol)
     s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
+    Xd = np.zeros((X.shape[0], 0))
     eta = link.linkfun(family.initialize(y, wt, link.name))
     dev_old, mu = s.deviance(eta)
     converged, it = False, 0

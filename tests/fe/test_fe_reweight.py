@@ -36,12 +36,18 @@ def _dummy_resid(V: np.ndarray, fe: FixedEffects, w: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("dense", [True, False])
-def test_residuals_equal_the_dummy_fit(k: int, dense: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_residuals_equal_the_dummy_fit(k: int, dense: bool, blocks: int,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
     if not dense:
         monkeypatch.setattr(rw, "DENSE_LEVELS", 0)  # the sparse LU of S
+    if blocks > 1:  # S formed from blocks of big levels, level sums from blocks of levels
+        monkeypatch.setattr(rw, "BLOCK_ENTRIES", 64)
+        monkeypatch.setattr(rw, "row_workers", lambda: blocks)
     fe, V, w = _panel(k)
     before = V.copy()
     demeaner = ReweightedDemeaner(fe)
+    assert len(demeaner.blocks) == blocks
     for seed in range(3):  # the same structure, new weights each time (as IRLS steps)
         w = np.random.default_rng(seed).uniform(0.05, 4.0, V.shape[0])
         r, exact = demeaner.residuals(V, w)
@@ -52,7 +58,10 @@ def test_residuals_equal_the_dummy_fit(k: int, dense: bool, monkeypatch: pytest.
 
 
 @pytest.mark.parametrize("k", [2, 3])
-def test_normal_equations_give_the_gram_of_the_residuals(k: int) -> None:
+def test_normal_equations_give_the_gram_of_the_residuals(k: int,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rw, "BLOCK_ENTRIES", 64)
+    monkeypatch.setattr(rw, "row_workers", lambda: 2)
     fe, V, w = _panel(k, seed=1)
     normal = ReweightedDemeaner(fe).normal_equations(V, w)
     assert normal is not None

@@ -227,3 +227,22 @@ def test_normal_equation_steps_reach_the_exact_steps_optimum(
     assert_allclose(fast.r, exact.r, rtol=RTOL_EXACT, atol=RTOL_EXACT * np.abs(exact.r).max())
     assert_allclose(fast.eta, exact.eta, rtol=RTOL_EXACT, atol=RTOL_EXACT)
     assert fast.iter_r == exact.iter_r and fast.converged
+
+
+def test_the_exact_aliasing_check_runs_only_when_a_column_may_be_aliased(
+        panel: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    checked: list[int] = []
+    exact_check = fe_irls_module._aliased
+
+    def spy(*args: Any) -> Any:
+        out = exact_check(*args)
+        checked.append(len(out))
+        return out
+
+    monkeypatch.setattr(fe_irls_module, "_aliased", spy)
+    _fit(panel, "y", ["x", "z"], "poisson", "log")
+    assert checked == []  # clearly estimable: the normal equations decide
+    fit = _fit(panel, "y", ["x", "gx", "z"], "poisson", "log")
+    assert checked == [1] and fit.aliased.tolist() == [1]  # gx is constant within g
