@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 
 import numpy as np
 import scipy.linalg as sla
@@ -38,51 +37,70 @@ _TIE_RTOL = 1e-12  # breakpoints this close are one (rows whose residuals cross 
 _DUAL_SLACK = 1e-9  # dual feasibility of a basis, relative (as the solver's vertex check)
 
 
+_State = tuple[FloatArray, FloatArray, FloatArray, bool]
+
+
 def _basis_state(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray, b: float,
-                 tau: float) -> tuple[FloatArray, FloatArray, FloatArray, bool] | None:
+                 tau: float) -> _State | None:
     """For the basis rows ``h`` of the fit of ``y − b x_j`` on ``Z``: the residuals' intercepts
     ``A`` and slopes ``B`` in ``b`` (``r(b) = A − b B``), shape (n,) each, the dual ``u = â −
     (1 − τ)``, shape (n,), and whether ``u`` is feasible (in [τ − 1, τ]); None when singular."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", sla.LinAlgWarning)  # a singular candidate: None below
-        lu = sla.lu_factor(Z[h], check_finite=False)
-    if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0:
+    Zh = Z[h]
+    try:
+        coef = np.linalg.solve(Zh, np.column_stack([y[h], xj[h]]))  # shape (p - 1, 2)
+    except np.linalg.LinAlgError:  # a singular candidate
         return None
-    A = y - Z @ sla.lu_solve(lu, y[h], check_finite=False)
-    B = xj - Z @ sla.lu_solve(lu, xj[h], check_finite=False)
+    fitted = Z @ coef
+    A, B = y - fitted[:, 0], xj - fitted[:, 1]
     A[h] = 0.0
     B[h] = 0.0
     u = tau - ((A - b * B) < 0)
     u[h] = 0.0
-    u[h] = sla.lu_solve(lu, -(Z.T @ u), trans=1, check_finite=False)
+    u[h] = np.linalg.solve(Zh.T, -(Z.T @ u))
     slack = _DUAL_SLACK * (1.0 + float(np.max(np.abs(u[h]))))
     ok = bool(np.all(u[h] >= tau - 1.0 - slack) and np.all(u[h] <= tau + slack))
     return A, B, u, ok
 
 
 def _optimal_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray,
-                   crossed: np.ndarray, b: float, tau: float) -> np.ndarray:
+                   crossed: np.ndarray, b: float, tau: float) -> tuple[np.ndarray, _State]:
     """The optimal basis at ``b`` just past the breakpoint where the rows ``crossed`` crossed
-    zero: ``h`` itself, or ``h`` with one row exchanged for one of them (one simplex pivot); a
-    fresh fit when none is optimal."""
-    candidates = [h] + [np.append(np.delete(h, k), o) for o in crossed for k in range(h.size)]
-    for cand in candidates:
-        state = _basis_state(Z, y, xj, cand, b, tau)
-        if state is not None and state[3]:
-            return cand
-    return _fresh_basis(Z, y, xj, b, tau, crossed.size)
+    zero, and its state: ``h`` itself, or ``h`` with one row exchanged for one of them (one
+    simplex pivot; the rows whose dual leaves [τ − 1, τ] first); a fresh fit when none is."""
+    state = _basis_state(Z, y, xj, h, b, tau)
+    if state is not None and state[3]:
+        return h, state
+    order = np.arange(h.size)
+    if state is not None:  # the basic rows whose dual is out of bounds leave first
+        u = state[2][h]
+        order = np.argsort(-np.maximum(u - tau, tau - 1.0 - u), kind="stable")
+    for o in crossed:
+        for k in order:
+            cand = np.append(np.delete(h, k), o)
+            found = _basis_state(Z, y, xj, cand, b, tau)
+            if found is not None and found[3]:
+                return cand, found
+    return _with_state(Z, y, xj, _fresh_basis(Z, y, xj, b, tau, crossed.size), b, tau)
+
+
+def _with_state(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray, b: float,
+                tau: float) -> tuple[np.ndarray, _State]:
+    state = _basis_state(Z, y, xj, h, b, tau)
+    if state is None:  # pragma: no cover - a basis of an optimal vertex is regular
+        raise np.linalg.LinAlgError("singular basis in the rank-inversion path")
+    return h, state
 
 
 def _first_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, full_basis: np.ndarray, b: float,
-                 tau: float) -> np.ndarray:
-    """The restricted fit's basis just past ``β̂_j``: the full fit's p rows but one (the
-    first whose dual is feasible), else a fresh fit."""
+                 tau: float) -> tuple[np.ndarray, _State]:
+    """The restricted fit's basis just past ``β̂_j``, and its state: the full fit's p rows but
+    one (the first whose dual is feasible), else a fresh fit."""
     for k in range(full_basis.size):
         cand = np.delete(full_basis, k)
         state = _basis_state(Z, y, xj, cand, b, tau)
         if state is not None and state[3]:
-            return cand
-    return _fresh_basis(Z, y, xj, b, tau)
+            return cand, state
+    return _with_state(Z, y, xj, _fresh_basis(Z, y, xj, b, tau), b, tau)
 
 
 def _fresh_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, b: float, tau: float,
@@ -112,11 +130,8 @@ def _walk(Z: FloatArray, y: FloatArray, xj: FloatArray, full_basis: np.ndarray, 
     sign = 1.0 if up else -1.0
     b = start + sign * _TOL
     acc_b, acc_t = start, 0.0  # R's ci/tnmat rows 3 (2): the last segment accepted
-    h = _first_basis(Z, y, xj, full_basis, b, tau)
+    h, state = _first_basis(Z, y, xj, full_basis, b, tau)
     while True:
-        state = _basis_state(Z, y, xj, h, b, tau)
-        if state is None:  # pragma: no cover - a basis of an optimal vertex is regular
-            raise np.linalg.LinAlgError("singular basis in the rank-inversion path")
         A, B, u, _ = state
         tn = float(xj @ u) / scale
         if abs(tn) >= cutoff:  # the first segment rejected: interpolate
@@ -133,7 +148,7 @@ def _walk(Z: FloatArray, y: FloatArray, xj: FloatArray, full_basis: np.ndarray, 
         nxt = float(np.min(cross[idx]) if up else np.max(cross[idx]))
         crossed = idx[np.isclose(cross[idx], nxt, rtol=_TIE_RTOL, atol=0)]  # ties cross together
         b = nxt + sign * _TOL
-        h = _optimal_basis(Z, y, xj, h, crossed, b, tau)
+        h, state = _optimal_basis(Z, y, xj, h, crossed, b, tau)
 
 
 def _qn_iid(X: FloatArray) -> FloatArray:
