@@ -54,7 +54,7 @@ def _basis_state(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray, b:
     A, B = y - fitted[:, 0], xj - fitted[:, 1]
     A[h] = 0.0
     B[h] = 0.0
-    u = tau - ((A - b * B) < 0)
+    u: FloatArray = np.where(A - b * B < 0, tau - 1.0, tau)
     u[h] = 0.0
     u[h] = np.linalg.solve(Zh.T, -(Z.T @ u))
     slack = _DUAL_SLACK * (1.0 + float(np.max(np.abs(u[h]))))
