@@ -12,6 +12,15 @@ breakpoints are followed upwards (then downwards) until ``|T| ≥ t_{1 − α/2,
 interpolates linearly, as R, between the start of the last segment accepted and the start of
 the first rejected one. At each breakpoint the restricted fit's basis is kept or exchanged
 with the row whose residual crossed zero (one simplex pivot), checked optimal by its dual.
+
+Repeated rows are merged first (each distinct row once, weighted by its count), so the rank
+scores are those of the exact optimum where copies cross zero together; rows that cross at
+the same breakpoint (ties) are exchanged together. The bounds equal R's (``rqbr``) to 1e-8
+where the restricted fits are not degenerate; with ties R's bound can follow the basis its
+simplex holds (its interpolation starts from that basis' breakpoints), and where repeated
+rows cross zero R's simplex flips one copy, so its interval can contain values the rank
+test rejects. With ``iid=False``, a bandwidth that takes ``τ ± h`` out of (0, 1) is halved
+(as ``summary.rq``'s ``"nid"``; R's ``rq.fit.br`` fails there).
 """
 
 from __future__ import annotations

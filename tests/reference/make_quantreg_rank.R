@@ -10,7 +10,8 @@
 #
 # Data (embedded): quantreg's engel (n = 235, repeated rows), stackloss (n = 21, p = 4) and a
 # simulated heteroskedastic set y = 1 + 2 x1 - x2 + (1 + 0.5 x1) e, x1 ~ U(0, 4),
-# x2, e ~ N(0, 1), n = 300 (that of make_quantreg.R).
+# x2, e ~ N(0, 1), n = 300 (that of make_quantreg.R); five points whose intervals are
+# unbounded (R's bound .Machine$double.xmax).
 #
 # Regenerate from the repository root, in the C locale:
 #
@@ -26,7 +27,8 @@ simulate <- function(n, seed) {
 }
 stack <- data.frame(loss = stackloss$stack.loss, air = stackloss$Air.Flow,
                     water = stackloss$Water.Temp, acid = stackloss$Acid.Conc.)
-designs <- list(engel = engel, sim300 = simulate(300, 20261203), stack = stack)
+tiny <- data.frame(y = c(1.2, 1.9, 3.4, 3.9, 5.3), x = 1:5)  # n = 5: unbounded intervals
+designs <- list(engel = engel, sim300 = simulate(300, 20261203), stack = stack, tiny = tiny)
 designs <- lapply(designs, function(d) { d$w <- rep_len(c(1, 2, 3), nrow(d)); d })
 
 specs <- list(
@@ -34,7 +36,8 @@ specs <- list(
   list(design = "engel", formula = "foodexp ~ income - 1 + I(income^2)", taus = c(0.25, 0.5)),
   list(design = "sim300", formula = "y ~ x1 + x2", taus = c(0.1, 0.5, 0.9)),
   list(design = "sim300", formula = "y ~ x1 + x2 - 1", taus = c(0.25, 0.75)),
-  list(design = "stack", formula = "loss ~ air + water + acid", taus = c(0.25, 0.5, 0.75))
+  list(design = "stack", formula = "loss ~ air + water + acid", taus = c(0.25, 0.5, 0.75)),
+  list(design = "tiny", formula = "y ~ x", taus = 0.5, iid = TRUE)  # iid = FALSE: tau + h > 1
 )
 
 one_case <- function(spec, tau, iid, weighted) {
@@ -53,7 +56,7 @@ one_case <- function(spec, tau, iid, weighted) {
 }
 
 cases <- list()
-for (spec in specs) for (tau in spec$taus) for (iid in c(TRUE, FALSE))
+for (spec in specs) for (tau in spec$taus) for (iid in if (is.null(spec$iid)) c(TRUE, FALSE) else spec$iid)
   cases[[length(cases) + 1]] <- one_case(spec, tau, iid, FALSE)
 cases[[length(cases) + 1]] <- one_case(specs[[1]], 0.5, TRUE, TRUE)
 cases[[length(cases) + 1]] <- one_case(specs[[3]], 0.25, FALSE, TRUE)
@@ -65,7 +68,8 @@ text <- list(
   nid_iid = text_of(summary(rq(y ~ x1 + x2, tau = 0.9, data = designs$sim300), se = "rank",
                             iid = FALSE)),
   default = text_of(summary(rq(foodexp ~ income, tau = 0.5, data = engel))),
-  one_coef = text_of(summary(rq(foodexp ~ income - 1, tau = 0.5, data = engel), se = "rank"))
+  one_coef = text_of(summary(rq(foodexp ~ income - 1, tau = 0.5, data = engel), se = "rank")),
+  unbounded = text_of(summary(rq(y ~ x, tau = 0.5, data = tiny), se = "rank"))
 )
 
 out <- list(
