@@ -5,6 +5,7 @@ with ``iid = FALSE`` and prior weights; R's warnings; the printout; R's default 
 from __future__ import annotations
 
 import json
+import pickle
 import warnings
 from functools import cache
 from typing import Any
@@ -20,6 +21,7 @@ import attnreg as ar
 from attnreg.exceptions import InferenceWarning
 from attnreg.quantreg.rank import rank_intervals
 from tests.conftest import REPO, RTOL_EXACT, RTOL_R
+from tests.report.renderings import check_renderings
 
 
 @cache
@@ -210,3 +212,13 @@ def test_a_wider_level_gives_wider_intervals() -> None:
     wide = fit.coef_table(se="rank", alpha=0.01)
     assert np.all(wide["lower bd"] < narrow["lower bd"])
     assert np.all(wide["upper bd"] > narrow["upper bd"])
+
+
+def test_rank_summary_keeps_numbers_renders_and_pickles() -> None:
+    fit = ar.attnreg("foodexp ~ income", _frame("engel"), method="quantreg", tau=[0.25, 0.75])
+    s = fit.summary()
+    for tau, table in zip(fit.taus, s.tables, strict=True):
+        pd.testing.assert_frame_equal(table, fit.coef_table(tau, se="rank"))
+    check_renderings(s, [], s.tables[1]["upper bd"], ["lower bd", "tau: [1] 0.75"])
+    back = pickle.loads(pickle.dumps(fit))
+    assert back.se is None and str(back.summary()) == str(s)
