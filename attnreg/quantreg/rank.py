@@ -57,22 +57,25 @@ def _basis_state(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray, b:
     Zh = Z[h]
     try:
         coef = np.linalg.solve(Zh, np.column_stack([y[h], xj[h]]))  # shape (p - 1, 2)
-    except np.linalg.LinAlgError:  # a singular candidate
+        fitted = Z @ coef
+        A, B = y - fitted[:, 0], xj - fitted[:, 1]
+        A[h] = 0.0
+        B[h] = 0.0
+        u: FloatArray = np.where(A - b * B < 0, tau - 1.0, tau)
+        u[h] = 0.0
+        u[h] = np.linalg.solve(Zh.T, -(Z.T @ u))
+    except np.linalg.LinAlgError:  # a singular candidate (rows that are not independent)
         return None
-    fitted = Z @ coef
-    A, B = y - fitted[:, 0], xj - fitted[:, 1]
-    A[h] = 0.0
-    B[h] = 0.0
-    u: FloatArray = np.where(A - b * B < 0, tau - 1.0, tau)
-    u[h] = 0.0
-    u[h] = np.linalg.solve(Zh.T, -(Z.T @ u))
+    if not np.all(np.isfinite(u[h])):
+        return None
     slack = _DUAL_SLACK * (1.0 + float(np.max(np.abs(u[h]))))
     ok = bool(np.all(u[h] >= tau - 1.0 - slack) and np.all(u[h] <= tau + slack))
     return A, B, u, ok
 
 
 def _optimal_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray,
-                   crossed: np.ndarray, b: float, tau: float) -> tuple[np.ndarray, _State]:
+                   crossed: np.ndarray, b: float, tau: float,
+                   unverified: list[float]) -> tuple[np.ndarray, _State]:
     """The optimal basis at ``b`` just past the breakpoint where the rows ``crossed`` crossed
     zero, and its state: ``h`` itself, or ``h`` with one row exchanged for one of them (one
     simplex pivot; the rows whose dual leaves [τ − 1, τ] first); a fresh fit when none is."""
@@ -89,7 +92,8 @@ def _optimal_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray,
             found = _basis_state(Z, y, xj, cand, b, tau)
             if found is not None and found[3]:
                 return cand, found
-    return _with_state(Z, y, xj, _fresh_basis(Z, y, xj, b, tau, crossed.size), b, tau)
+    return _with_state(Z, y, xj, _fresh_basis(Z, y, xj, b, tau, unverified, crossed.size), b,
+                       tau)
 
 
 def _with_state(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray, b: float,
@@ -101,7 +105,7 @@ def _with_state(Z: FloatArray, y: FloatArray, xj: FloatArray, h: np.ndarray, b: 
 
 
 def _first_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, full_basis: np.ndarray, b: float,
-                 tau: float) -> tuple[np.ndarray, _State]:
+                 tau: float, unverified: list[float]) -> tuple[np.ndarray, _State]:
     """The restricted fit's basis just past ``β̂_j``, and its state: the full fit's p rows but
     one (the first whose dual is feasible), else a fresh fit."""
     for k in range(full_basis.size):
@@ -109,14 +113,15 @@ def _first_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, full_basis: np.nd
         state = _basis_state(Z, y, xj, cand, b, tau)
         if state is not None and state[3]:
             return cand, state
-    return _with_state(Z, y, xj, _fresh_basis(Z, y, xj, b, tau), b, tau)
+    return _with_state(Z, y, xj, _fresh_basis(Z, y, xj, b, tau, unverified), b, tau)
 
 
 def _fresh_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, b: float, tau: float,
-                 n_tied: int = 1) -> np.ndarray:
+                 unverified: list[float], n_tied: int = 1) -> np.ndarray:
     """The basis of the quantile regression of ``y − b x_j`` on ``Z``, solved from scratch: the
     first optimal choice of ``p − 1`` rows among those with the smallest residuals (at a
-    breakpoint where ``n_tied`` rows cross zero together, more than ``p − 1`` are near zero)."""
+    breakpoint where ``n_tied`` rows cross zero together, more than ``p − 1`` are near zero);
+    when none is, the rows with the smallest residuals, ``b`` appended to ``unverified``."""
     yb = y - b * xj
     r = yb - Z @ rq_fit(Z, yb, tau).coef
     k = Z.shape[1]
@@ -129,17 +134,19 @@ def _fresh_basis(Z: FloatArray, y: FloatArray, xj: FloatArray, b: float, tau: fl
     rows_or_none = vertex_rows(Z, r)
     if rows_or_none is None:  # pragma: no cover - Z has full column rank
         raise np.linalg.LinAlgError("no basis for the restricted quantile regression")
+    unverified.append(b)
     return rows_or_none
 
 
 def _walk(Z: FloatArray, y: FloatArray, xj: FloatArray, full_basis: np.ndarray, start: float,
-          tau: float, scale: float, cutoff: float, up: bool) -> float:
+          tau: float, scale: float, cutoff: float, up: bool, unverified: list[float]) -> float:
     """One side's bound: follow the breakpoints of ``â(b)`` from ``start`` in one direction
-    until ``|T(b)| ≥ cutoff``, then interpolate as R (``interp = TRUE``)."""
+    until ``|T(b)| ≥ cutoff``, then interpolate as R (``interp = TRUE``); the values of ``b``
+    where no basis was verified optimal are appended to ``unverified``."""
     sign = 1.0 if up else -1.0
     b = start + sign * _TOL
     acc_b, acc_t = start, 0.0  # R's ci/tnmat rows 3 (2): the last segment accepted
-    h, state = _first_basis(Z, y, xj, full_basis, b, tau)
+    h, state = _first_basis(Z, y, xj, full_basis, b, tau, unverified)
     while True:
         A, B, u, _ = state
         tn = float(xj @ u) / scale
@@ -157,7 +164,7 @@ def _walk(Z: FloatArray, y: FloatArray, xj: FloatArray, full_basis: np.ndarray, 
         nxt = float(np.min(cross[idx]) if up else np.max(cross[idx]))
         crossed = idx[np.isclose(cross[idx], nxt, rtol=_TIE_RTOL, atol=0)]  # ties cross together
         b = nxt + sign * _TOL
-        h, state = _optimal_basis(Z, y, xj, h, crossed, b, tau)
+        h, state = _optimal_basis(Z, y, xj, h, crossed, b, tau, unverified)
 
 
 def _qn_iid(X: FloatArray) -> FloatArray:
@@ -227,9 +234,15 @@ def rank_intervals(X: FloatArray, y: FloatArray, coef: FloatArray, tau: float, *
     if full is None:  # pragma: no cover - X has full column rank
         raise np.linalg.LinAlgError("no basis for the quantile regression")
     out = np.empty((p, 2))
+    unverified: list[float] = []
     for j in range(p):  # one walk per coefficient and side
         Z, xj = np.delete(Xm, j, axis=1), Xm[:, j]
         scale = math.sqrt(qn[j] * tau * (1 - tau))
         for side, up in ((0, False), (1, True)):
-            out[j, side] = _walk(Z, ym, xj, full, float(coef[j]), tau, scale, cutoff, up)
+            out[j, side] = _walk(Z, ym, xj, full, float(coef[j]), tau, scale, cutoff, up,
+                                 unverified)
+    if unverified:
+        warn_user(f"the rank-inversion paths met {len(unverified)} degenerate restricted "
+                  "fit(s) (tied residuals, e.g. discrete data) and went on from a basis not "
+                  "verified optimal: the bounds may differ from R's", InferenceWarning)
     return out

@@ -11,9 +11,9 @@ import pandas as pd
 from scipy import stats
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError
+from attnreg._warn import warn_user
+from attnreg.exceptions import DataError, InferenceWarning, OptionError
 from attnreg.formula.design import Design
-from attnreg.exceptions import OptionError
 from attnreg.quantreg.options import check_se, check_taus
 from attnreg.quantreg.rank import rank_intervals
 from attnreg.quantreg.report import quantreg_summary
@@ -209,6 +209,10 @@ class QuantregResults:
                 raise OptionError(f"alpha must be in (0, 1), however: {alpha=}")
             if len(self.names) == 1:  # R's rq.fit.br: no interval for one coefficient
                 return pd.DataFrame({"coefficients": f.coef}, index=self.names)
+            if not f.vertex:
+                warn_user(f"tau={f.tau:g}: the solution may be nonunique (R's warning; a "
+                          "degenerate fit, e.g. discrete data): the rank intervals depend on "
+                          "the solution taken and may differ from R's", InferenceWarning)
             bounds = rank_intervals(self.design.X, self.design.y, f.coef, f.tau,
                                     weights=self.design.weights, iid=iid, alpha=alpha)
             return pd.DataFrame(np.column_stack([f.coef, bounds]), index=self.names,

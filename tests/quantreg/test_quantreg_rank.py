@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import warnings
 from functools import cache
 from typing import Any
@@ -222,3 +223,18 @@ def test_rank_summary_keeps_numbers_renders_and_pickles() -> None:
     check_renderings(s, [], s.tables[1]["upper bd"], ["lower bd", "tau: [1] 0.75"])
     back = pickle.loads(pickle.dumps(fit))
     assert back.se is None and str(back.summary()) == str(s)
+
+
+def test_a_nonunique_fit_warns_as_r() -> None:
+    """Discrete data: R says "Solution may be nonunique"; the intervals depend on the solution."""
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"a": rng.integers(0, 5, 300), "b": rng.integers(0, 3, 300)})
+    df["y"] = rng.poisson(2 + df.a)
+    fit = ar.attnreg("y ~ a + b", df, method="quantreg", tau=0.5)
+    assert not fit.fits[0].vertex
+    with pytest.warns(InferenceWarning) as record:
+        fit.coef_table(se="rank")
+    messages = [str(w.message) for w in record]
+    assert any(m.startswith("tau=0.5: the solution may be nonunique") for m in messages)
+    assert any(re.match(r"the rank-inversion paths met \d+ degenerate restricted fit\(s\) "
+                        r".* not verified optimal", m) for m in messages)
