@@ -144,7 +144,7 @@ def plot_real_time(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
         raise OptionError(f"kind must be one of {KINDS}, however: {kind=}")
     if kind not in REAL_TIME_KINDS:
         raise OptionError(f"real-time forecasts keep no coefficient, tuning or attention "
-                          f"paths: kind must be one of {REAL_TIME_KINDS}, however: {kind=}")
+                          f"paths to draw: kind must be one of {REAL_TIME_KINDS}, however: {kind=}")
     parts = [fc.at_horizon(h) for h in ([horizon] if horizon is not None else fc.horizons)]
     if kind in ("forecast", "fan") and len(parts) > 1:
         raise OptionError(f"these forecasts hold horizons {fc.horizons}: choose one with "
