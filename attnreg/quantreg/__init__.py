@@ -1,7 +1,8 @@
 """Linear quantile regression (``attnreg(..., method="quantreg", tau=...)``).
 
 ``solver``: Frisch–Newton interior point and the exact vertex (R's ``rq``); ``se``: standard
-errors as R's ``summary.rq`` (``"nid"``, ``"iid"``, ``"ker"``, ``"boot"``); ``options``: the
+errors as R's ``summary.rq`` (``"nid"``, ``"iid"``, ``"ker"``, ``"boot"``); ``rank``: its
+rank-inversion intervals (``se="rank"``, R's default below 1001 rows); ``options``: the
 method's options; ``results``: :class:`QuantregResults`; ``report``: its R-style summary.
 """
 

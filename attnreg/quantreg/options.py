@@ -10,14 +10,19 @@ import numpy as np
 from attnreg.exceptions import OptionError
 from attnreg.quantreg.se import SE_KINDS
 
-__all__ = ["QUANTREG_OPTIONS", "check_quantreg_options", "check_se", "check_taus"]
+__all__ = ["QUANTREG_OPTIONS", "SUMMARY_SE", "check_quantreg_options", "check_se", "check_taus"]
 
-#: Option names and defaults: ``tau`` (one or several), ``se`` (R's ``summary.rq(se=)``),
+#: The ``se=`` values of a summary: the standard errors, and ``"rank"`` (rank-inversion
+#: confidence intervals, :mod:`attnreg.quantreg.rank`).
+SUMMARY_SE = (*SE_KINDS, "rank")
+
+#: Option names and defaults: ``tau`` (one or several), ``se`` (R's ``summary.rq(se=)``; None
+#: is R's default: ``"rank"`` below 1001 rows, else ``"nid"``; ``vcov()`` then gives ``"nid"``),
 #: ``hs`` (Hall–Sheather bandwidth, else Bofinger), ``replicates`` and ``seed`` (``se="boot"``),
 #: ``warm_start`` (coefficients, shape (n_coef, n_tau), whose vertex is tried first: the
 #: forecasting loop passes the previous origin's; the solution does not depend on it when
 #: it is unique, see :func:`attnreg.quantreg.solver.rq_fit`).
-QUANTREG_OPTIONS: dict[str, Any] = {"tau": 0.5, "se": "nid", "hs": True, "replicates": 200,
+QUANTREG_OPTIONS: dict[str, Any] = {"tau": 0.5, "se": None, "hs": True, "replicates": 200,
                                     "seed": None, "warm_start": None}
 _FRONT_DOOR = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
 
@@ -34,14 +39,12 @@ def check_taus(tau: Any) -> tuple[float, ...]:
     return tuple(float(t) for t in np.unique(taus))
 
 
-def check_se(se: Any) -> str:
-    """A valid ``se=``; "rank" is refused with what is available instead."""
-    if se == "rank":
-        raise OptionError("se='rank' (rank-inversion intervals, R's default below 1001 rows) is "
-                          f"not available; use se= one of {', '.join(map(repr, SE_KINDS))}")
-    if se not in SE_KINDS:
-        raise OptionError(f"se must be one of {', '.join(map(repr, SE_KINDS))}, however: {se=}")
-    return str(se)
+def check_se(se: Any) -> str | None:
+    """A valid ``se=`` (one of :data:`SUMMARY_SE`), or None for R's default."""
+    if se is not None and se not in SUMMARY_SE:
+        raise OptionError(f"se must be one of {', '.join(map(repr, SUMMARY_SE))} or None (R's "
+                          f"default: 'rank' below 1001 rows, else 'nid'), however: {se=}")
+    return None if se is None else str(se)
 
 
 def check_quantreg_options(name: str, options: dict[str, Any]) -> dict[str, Any]:

@@ -19,14 +19,15 @@ from attnreg.report.figures import Figures
 from attnreg.report.sections import Coefficients
 
 __all__ = ["QuantileCrossing", "RqCoefficients", "RqHeading", "quantreg_summary",
-           "rq_matrix_lines"]
+           "rq_matrix_lines", "rq_vector_lines"]
 
 _DIGITS = 5  # print.summary.rq: max(5, getOption("digits") - 2)
 
 
 @dataclass(frozen=True)
 class RqCoefficients(Coefficients):
-    """One τ's table (Value, Std. Error, t value, Pr(>|t|)), printed as R's ``print.summary.rq``."""
+    """One τ's table (Value, Std. Error, t value, Pr(>|t|); or coefficients, lower bd, upper bd
+    for ``se="rank"``), printed as R's ``print.summary.rq``."""
 
 
 def rq_matrix_lines(table: pd.DataFrame, digits: int = _DIGITS) -> list[str]:
@@ -47,8 +48,20 @@ def rq_matrix_lines(table: pd.DataFrame, digits: int = _DIGITS) -> list[str]:
     return lines
 
 
+def rq_vector_lines(values: pd.Series, digits: int = _DIGITS) -> list[str]:
+    """``print(format(round(v, digits)), quote = FALSE)`` of a named numeric vector (R's
+    ``se = "rank"`` table of one coefficient): names over values, both right-justified."""
+    cells = r_format([r_round(float(v), digits) for v in values], 7)
+    names = [str(n) for n in values.index]
+    widths = [max(len(n), len(c)) for n, c in zip(names, cells, strict=True)]
+    return ["".join(n.rjust(w) + " " for n, w in zip(names, widths, strict=True)),
+            "".join(c.rjust(w) + " " for c, w in zip(cells, widths, strict=True))]
+
+
 @render.text.register
 def _(section: RqCoefficients) -> list[str]:
+    if list(section.table.columns) == ["coefficients"]:  # se = "rank" with one coefficient
+        return ["Coefficients:", *rq_vector_lines(section.table["coefficients"])]
     return ["Coefficients:", *rq_matrix_lines(section.table)]
 
 

@@ -11,9 +11,11 @@ import pandas as pd
 from scipy import stats
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError
+from attnreg._warn import warn_user
+from attnreg.exceptions import DataError, InferenceWarning, OptionError
 from attnreg.formula.design import Design
 from attnreg.quantreg.options import check_se, check_taus
+from attnreg.quantreg.rank import rank_intervals
 from attnreg.quantreg.report import quantreg_summary
 from attnreg.quantreg.se import quantreg_vcov
 from attnreg.quantreg.solver import QuantregFit, rq_fit
@@ -22,6 +24,8 @@ from attnreg.report import Summary
 __all__ = ["QuantregResults", "fit_quantreg_design"]
 
 _TABLE_COLUMNS = ["Value", "Std. Error", "t value", "Pr(>|t|)"]
+_RANK_COLUMNS = ["coefficients", "lower bd", "upper bd"]
+_RANK_MAX_ROWS = 1000  # R's summary.rq: se = "rank" by default when n < 1001
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,9 @@ class QuantregResults:
         The model frame.
     fits : tuple of QuantregFit
         One solution per τ, in increasing τ.
-    se : str
-        The default standard errors of :meth:`summary` (``"nid"``, ``"iid"``, ``"ker"``,
-        ``"boot"``).
+    se : str or None
+        The default ``se`` of :meth:`summary` and :meth:`coef_table` (``"nid"``, ``"iid"``,
+        ``"ker"``, ``"boot"`` or ``"rank"``); None is R's default (:attr:`summary_se`).
     hs, replicates, seed
         The bandwidth rule and the bootstrap's settings.
     call : str
@@ -59,7 +63,7 @@ class QuantregResults:
 
     design: Design
     fits: tuple[QuantregFit, ...]
-    se: str = "nid"
+    se: str | None = None
     hs: bool = True
     replicates: int = 200
     seed: int | None = None
@@ -85,6 +89,14 @@ class QuantregResults:
     def df_resid(self) -> int:
         """n − p, the degrees of freedom of the t tests (as R's ``summary.rq``)."""
         return self.design.n_obs - self.design.n_coef
+
+    @property
+    def summary_se(self) -> str:
+        """The ``se`` a summary uses by default: :attr:`se`, else R's default (``"rank"``
+        below 1001 rows, else ``"nid"``)."""
+        if self.se is not None:
+            return self.se
+        return "rank" if self.nobs <= _RANK_MAX_ROWS else "nid"
 
     def _tau_index(self) -> pd.Index:
         return pd.Index(self.taus, name="tau")
@@ -140,8 +152,6 @@ class QuantregResults:
         for f in self.fits:
             if np.isclose(f.tau, tau, rtol=0, atol=1e-12):
                 return f
-        from attnreg.exceptions import OptionError
-
         raise OptionError(f"tau={tau!r} was not fitted; fitted: {', '.join(map(str, self.taus))}")
 
     def vcov(self, tau: float | None = None, se: str | None = None) -> pd.DataFrame:
@@ -152,28 +162,75 @@ class QuantregResults:
         tau : float, optional
             One of :attr:`taus` (default the first).
         se : {"nid", "iid", "ker", "boot"}, optional
-            Default: the fit's ``se``.
+            Default: the fit's ``se``, else ``"nid"`` (as R with ``covariance = TRUE``).
+
+        Raises
+        ------
+        OptionError
+            For ``se="rank"``, which gives intervals and no covariance.
         """
         f = self._fit_at(tau)
-        kind = self.se if se is None else check_se(se)
+        kind = check_se(se) or self.se or "nid"
+        if kind == "rank":
+            raise OptionError("se='rank' gives confidence intervals, not a covariance (as R's "
+                              "summary.rq); pass vcov(se='nid') (or 'iid', 'ker', 'boot'), or "
+                              "use coef_table(se='rank') for the intervals")
         cov = quantreg_vcov(kind, self.design.X, self.design.y, f.coef, f.tau,
                             weights=self.design.weights, hs=self.hs,
                             replicates=self.replicates, seed=self.seed)
         return pd.DataFrame(cov, index=self.names, columns=self.names)
 
-    def coef_table(self, tau: float | None = None, se: str | None = None) -> pd.DataFrame:
-        """Value, Std. Error, t value and Pr(>|t|) of one τ (t with n − p df, as R)."""
+    def coef_table(self, tau: float | None = None, se: str | None = None, *, iid: bool = True,
+                   alpha: float = 0.1) -> pd.DataFrame:
+        """One τ's coefficient table, R's ``summary(rq(...), se=)$coefficients``.
+
+        With standard errors: Value, Std. Error, t value and Pr(>|t|) (t with n − p df, as R).
+        With ``se="rank"``: coefficients, lower bd and upper bd, the ``1 − alpha`` intervals
+        from inverting the rank-score test (:func:`~attnreg.quantreg.rank.rank_intervals`,
+        with ``iid`` as R's); only the coefficients when there is one (as R).
+
+        Parameters
+        ----------
+        tau : float, optional
+            One of :attr:`taus` (default the first).
+        se : {"nid", "iid", "ker", "boot", "rank"}, optional
+            Default: :attr:`summary_se`.
+        iid, alpha
+            The rank intervals' options (R's ``summary(fit, se = "rank", iid =, alpha =)``).
+
+        Returns
+        -------
+        DataFrame, shape (n_coef, 4), or (n_coef, 3) or (1, 1) for ``se="rank"``
+        """
         f = self._fit_at(tau)
-        serr = np.sqrt(np.diag(self.vcov(f.tau, se).to_numpy()))
+        kind = check_se(se) or self.summary_se
+        if kind == "rank":
+            if not 0 < alpha < 1:
+                raise OptionError(f"alpha must be in (0, 1), however: {alpha=}")
+            if len(self.names) == 1:  # R's rq.fit.br: no interval for one coefficient
+                return pd.DataFrame({"coefficients": f.coef}, index=self.names)
+            if not f.vertex:
+                warn_user(f"tau={f.tau:g}: the solution may be nonunique (R's warning; a "
+                          "degenerate fit, e.g. discrete data): the rank intervals depend on "
+                          "the solution taken and may differ from R's", InferenceWarning)
+            bounds = rank_intervals(self.design.X, self.design.y, f.coef, f.tau,
+                                    weights=self.design.weights, iid=iid, alpha=alpha)
+            return pd.DataFrame(np.column_stack([f.coef, bounds]), index=self.names,
+                                columns=_RANK_COLUMNS)
+        serr = np.sqrt(np.diag(self.vcov(f.tau, kind).to_numpy()))
         t = f.coef / serr
         # R's 2 * (1 - pt(|t|, rdf)), kept as R computes it (a tiny p-value is 0)
         p = 2 * (1 - stats.t.cdf(np.abs(t), self.df_resid)) if self.df_resid > 0 else np.nan
         return pd.DataFrame(np.column_stack([f.coef, serr, t, np.broadcast_to(p, t.shape)]),
                             index=self.names, columns=_TABLE_COLUMNS)
 
-    def summary(self, se: str | None = None) -> Summary:
-        """R's ``print(summary(rq(...), se=))``, one block per τ, and quantile crossing."""
-        tables = [self.coef_table(t, se) for t in self.taus]
+    def summary(self, se: str | None = None, *, iid: bool = True, alpha: float = 0.1) -> Summary:
+        """R's ``print(summary(rq(...), se=))``, one block per τ, and quantile crossing.
+
+        ``se`` defaults to :attr:`summary_se` (R's: rank intervals below 1001 rows);
+        ``iid`` and ``alpha`` are those of the rank intervals (see :meth:`coef_table`).
+        """
+        tables = [self.coef_table(t, se, iid=iid, alpha=alpha) for t in self.taus]
         return quantreg_summary(self.call, self.taus, tables, self.crossing)
 
     def __repr__(self) -> str:
@@ -216,7 +273,7 @@ def fit_quantreg_design(design: Design, options: dict[str, Any], call: str = "")
     fits = tuple(rq_fit(design.X, design.y, tau, design.weights,
                         start=None if start is None else start[:, k])
                  for k, tau in enumerate(taus))
-    return QuantregResults(design=design, fits=fits, se=options.get("se", "nid"),
+    return QuantregResults(design=design, fits=fits, se=options.get("se"),
                            hs=options.get("hs", True), replicates=options.get("replicates", 200),
                            seed=options.get("seed"), call=call)
 
@@ -224,8 +281,6 @@ def fit_quantreg_design(design: Design, options: dict[str, Any], call: str = "")
 def predict_quantreg(result: QuantregResults, X: FloatArray) -> FloatArray:
     """The registry's predictor: one τ's predictions for design rows ``X``."""
     if len(result.taus) != 1:
-        from attnreg.exceptions import OptionError
-
         raise OptionError(f"this path predicts one quantile; the fit has tau={list(result.taus)} "
                           "(use result.predict(newdata) for all of them, or fit one tau)")
     return X @ result.fits[0].coef

@@ -9,7 +9,11 @@
 - Berkowitz (2001): ``z_t = Φ⁻¹(PIT_t)``, ``z_t − μ = ρ (z_{t−1} − μ) + ε_t``,
   ``ε ~ N(0, σ²)``, fitted by exact maximum likelihood (the first value from the stationary
   law, as Berkowitz; the conditional likelihood on request);
-  ``LR_3 = −2 [L(0, 0, 1) − L(μ̂, ρ̂, σ̂²)]``, χ²(3).
+  ``LR_3 = −2 [L(0, 0, 1) − L(μ̂, ρ̂, σ̂²)]``, χ²(3). PIT values of exactly 0 or 1 (an outcome
+  beyond the float64 resolution of the predictive tail) are clipped to ``[ε, 1 − ε]``,
+  ``ε = 2⁻⁵³`` (the spacing of float64 just below 1), so that ``|z| ≤ 8.2``.
+
+Likelihood-ratio statistics are ≥ 0: rounding below 0 (and −0.0) is reported as 0, p-value 1.
 
 At horizons above 1 the errors of consecutive forecasts overlap (MA(h−1)), so the
 independence parts (Christoffersen, Berkowitz's ρ) are only meaningful at h = 1.
@@ -26,7 +30,8 @@ from scipy import optimize, stats
 from scipy.special import xlogy
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError, OptionError
+from attnreg._warn import warn_user
+from attnreg.exceptions import DataError, InferenceWarning, OptionError
 from attnreg.report import Summary
 from attnreg.report.fcfigures import CalibrationSetup
 from attnreg.report.sections import Coefficients, Lines
@@ -51,6 +56,14 @@ def _hits(miss: object) -> np.ndarray:
     return x
 
 
+_PIT_EPS = 2.0**-53  # PIT clipped to [ε, 1 − ε]: the spacing of float64 just below 1
+
+
+def _nonnegative(lr: float) -> float:
+    """An LR statistic, ≥ 0 by construction: rounding below 0, and −0.0, become 0.0."""
+    return lr if lr > 0.0 else 0.0
+
+
 def _bernoulli_ll(k: float, n: float, p: float) -> float:
     """``k ln p + (n − k) ln(1 − p)`` with ``0 ln 0 = 0``."""
     return float(xlogy(k, p) + xlogy(n - k, 1.0 - p))
@@ -66,7 +79,7 @@ def kupiec(miss: object, p: float) -> LRTest:
     """
     x = _hits(miss)
     n, k = float(x.size), float(x.sum())
-    lr = max(-2.0 * (_bernoulli_ll(k, n, p) - _bernoulli_ll(k, n, k / n)), 0.0)  # rounding
+    lr = _nonnegative(-2.0 * (_bernoulli_ll(k, n, p) - _bernoulli_ll(k, n, k / n)))
     return LRTest(lr, float(stats.chi2.sf(lr, 1)), 1)
 
 
@@ -89,7 +102,7 @@ def christoffersen(miss: object, p: float) -> tuple[LRTest, LRTest]:
     pi = (n01 + n11) / (n0 + n1)
     lr = -2.0 * (_bernoulli_ll(n01 + n11, n0 + n1, pi)
                  - _bernoulli_ll(n01, n0, pi01) - _bernoulli_ll(n11, n1, pi11))
-    lr = max(lr, 0.0)  # rounding
+    lr = _nonnegative(lr)
     ind = LRTest(lr, float(stats.chi2.sf(lr, 1)), 1)
     cc = kupiec(x, p).statistic + lr
     return ind, LRTest(cc, float(stats.chi2.sf(cc, 2)), 2)
@@ -121,7 +134,9 @@ def berkowitz(pit: object, likelihood: str = "exact") -> BerkowitzResult:
     Parameters
     ----------
     pit : array_like, shape (n,)
-        PIT values strictly inside (0, 1), in time order (n >= 4).
+        PIT values in [0, 1], in time order (n >= 4); 0 and 1 are clipped to
+        ``[2⁻⁵³, 1 − 2⁻⁵³]`` (an outcome beyond the float64 resolution of the predictive
+        tail; ``|Φ⁻¹| ≤ 8.2``) with an :class:`~attnreg.exceptions.InferenceWarning`.
     likelihood : {"exact", "conditional"}
         ``"exact"`` (Berkowitz's): the first ``z`` drawn from the stationary law
         ``N(μ, σ² / (1 − ρ²))``, maximised numerically from the conditional estimates;
@@ -135,9 +150,15 @@ def berkowitz(pit: object, likelihood: str = "exact") -> BerkowitzResult:
     True
     """
     u = np.asarray(pit, dtype=np.float64)
-    if u.ndim != 1 or u.size < 4 or not ((u > 0.0) & (u < 1.0)).all():
-        raise DataError(f"PIT values must be a 1-D sequence of at least 4 values strictly "
-                        f"inside (0, 1), however: shape={u.shape}")
+    if u.ndim != 1 or u.size < 4 or not ((u >= 0.0) & (u <= 1.0)).all():
+        raise DataError(f"PIT values must be a 1-D sequence of at least 4 values in [0, 1] "
+                        f"(no NaN), however: shape={u.shape}")
+    edge = int(np.sum((u == 0.0) | (u == 1.0)))
+    if edge:
+        warn_user(f"{edge} PIT value(s) equal to 0 or 1 (an outcome beyond the predictive "
+                  "tail's float64 resolution) clipped to [2**-53, 1 - 2**-53] for Berkowitz's "
+                  "inverse-normal transform", InferenceWarning)
+        u = np.clip(u, _PIT_EPS, 1.0 - _PIT_EPS)
     if likelihood not in ("exact", "conditional"):
         raise OptionError(f"likelihood must be 'exact' or 'conditional', however: "
                           f"{likelihood=!r}")
@@ -149,12 +170,12 @@ def berkowitz(pit: object, likelihood: str = "exact") -> BerkowitzResult:
     mu = float(coef[0] / (1.0 - rho)) if rho != 1.0 else float(np.mean(z))
     if likelihood == "conditional":
         ll1 = -0.5 * resid.size * (np.log(2.0 * np.pi * sigma2) + 1.0)
-        lr = max(-2.0 * (float(stats.norm.logpdf(z[1:]).sum()) - ll1), 0.0)
+        lr = _nonnegative(-2.0 * (float(stats.norm.logpdf(z[1:]).sum()) - ll1))
         return BerkowitzResult(lr, float(stats.chi2.sf(lr, 3)), mu, rho, sigma2)
     start = np.array([mu, np.arctanh(np.clip(rho, -0.99, 0.99)), np.log(sigma2)])
     opt = optimize.minimize(lambda t: -_ar1_exact_ll(t, z), start, method="BFGS",
                             options={"gtol": 1e-9})
-    lr = max(-2.0 * (float(stats.norm.logpdf(z).sum()) + float(opt.fun)), 0.0)
+    lr = _nonnegative(-2.0 * (float(stats.norm.logpdf(z).sum()) + float(opt.fun)))
     return BerkowitzResult(lr, float(stats.chi2.sf(lr, 3)), float(opt.x[0]),
                            float(np.tanh(opt.x[1])), float(np.exp(opt.x[2])))
 

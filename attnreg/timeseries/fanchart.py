@@ -16,6 +16,12 @@ own intervals come from, so that at the run's ``level`` they are the run's ``low
 - ``interval="aci"``: the adaptive conformal intervals at level L, each level with its own
   adaptive miss rate (:func:`attnreg.timeseries.conformal.aci_bounds`, same step size).
 
+Real-time forecasts (:class:`~attnreg.timeseries.vintages.RealTimeForecasts`) have the same
+bands from what their intervals come from: the quantile forecasts of each origin's vintage,
+the Gaussian scale of each interval, and the quantiles of the first-release errors known at
+each origin (empirical intervals); their adaptive conformal intervals keep no step size, so
+they draw no fan.
+
 :func:`draw_fan` draws them (``fc.plot(kind="fan", levels=...)``).
 """
 
@@ -46,10 +52,53 @@ def _levels(levels: Any) -> list[float]:
     return sorted({float(v) for v in values})
 
 
+def _quantile_bounds(q: FloatArray, taus: Any, level: float) -> tuple[FloatArray, FloatArray]:
+    from attnreg.timeseries.quantile_density import quantile_ppf, rearrange
+
+    t = np.asarray(taus, dtype=np.float64)
+    if t.size < 2:
+        raise OptionError(f"a fan chart of quantile forecasts needs at least two tau, however: "
+                          f"tau={t.tolist()}; fit several (tau=[0.05, 0.5, 0.95])")
+    q = rearrange(q)
+    return quantile_ppf((1.0 - level) / 2.0, q, t), quantile_ppf((1.0 + level) / 2.0, q, t)
+
+
+def _real_time_bounds(rt: Any, level: float) -> tuple[FloatArray, FloatArray]:
+    """The bounds of real-time forecasts (all of them, released or not)."""
+    f = rt.forecasts
+    mean = f["forecast"].to_numpy(dtype=np.float64)
+    if rt.quantile_path is not None and rt.interval in (None, "quantile"):
+        return _quantile_bounds(rt.quantile_path, rt.taus, level)
+    if rt.interval not in ("gaussian", "empirical"):
+        raise OptionError("a fan chart of real-time forecasts needs quantile forecasts or "
+                          "interval='gaussian' or 'empirical' (adaptive conformal intervals "
+                          f"keep no step size to redo at other levels), however: "
+                          f"interval={rt.interval!r}")
+    lo, up = f["lower"].to_numpy(dtype=np.float64), f["upper"].to_numpy(dtype=np.float64)
+    if rt.interval == "gaussian":  # the t of the fit's prediction interval at h = 1
+        df = rt.df_path
+        scale = (up - lo) / (2.0 * (stats.norm.ppf(0.5 + rt.level / 2.0) if df is None
+                                    else stats.t.ppf(0.5 + rt.level / 2.0, df)))
+        q = stats.norm.ppf(0.5 + level / 2.0) if df is None else stats.t.ppf(0.5 + level / 2.0, df)
+        return mean - q * scale, mean + q * scale
+    from attnreg.timeseries.intervals import empirical_bounds
+
+    # the errors known at each origin, as the run's intervals (vintages.real_time_bounds);
+    # the run's min_errors is where its intervals start
+    errors = f["first_release"].to_numpy(dtype=np.float64) - mean
+    lower, upper, _ = empirical_bounds(mean, errors, np.arange(mean.size), rt.n_errors - 1,
+                                       level, 1)
+    none = np.isnan(lo)
+    lower[none], upper[none] = np.nan, np.nan
+    return lower, upper
+
+
 def _bounds(fc: Any, level: float) -> tuple[FloatArray, FloatArray]:
     """Lower and upper bounds of the central ``level`` interval of every forecast."""
     from attnreg.timeseries.scores import predictive
 
+    if not hasattr(fc, "plan"):  # real-time forecasts
+        return _real_time_bounds(fc, level)
     p = fc.plan
     pred = predictive(fc)
     if pred.kind == "quantile":
@@ -82,7 +131,7 @@ def fan_bands(fc: Any, levels: Sequence[float] = FAN_LEVELS) -> pd.DataFrame:
 
     Parameters
     ----------
-    fc : ForecastResults
+    fc : ForecastResults or RealTimeForecasts
         Quantile forecasts, or forecasts made with ``interval=``.
     levels : sequence of float
         Coverage levels in (0, 1).
@@ -133,5 +182,7 @@ def draw_fan(fc: Any, ax: Any, levels: Sequence[float] = FAN_LEVELS) -> Any:
     ax.plot(x, f["forecast"].to_numpy(), color="tab:blue", lw=1.2, label="forecast")
     ax.plot(x, f["actual"].to_numpy(), color="black", lw=1, label="actual")
     ax.legend(fontsize=8)
-    ax.set_title(f"{fc.plan.method} fan chart, horizon {fc.plan.horizon}")
+    run = getattr(fc, "plan", fc)  # real-time forecasts carry method and horizon themselves
+    where = "" if hasattr(fc, "plan") else "real-time "
+    ax.set_title(f"{run.method} {where}fan chart, horizon {run.horizon}")
     return ax

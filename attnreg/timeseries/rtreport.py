@@ -6,8 +6,8 @@
 release (the forecasts whose release is out), the intervals' coverage, and the density scores
 and calibration tests of :mod:`attnreg.timeseries.density_summary`.
 :func:`plot_real_time` draws the plots of :func:`attnreg.timeseries.fcplots.plot_forecasts`
-that real-time forecasts have data for; the others (coefficient, tuning and attention paths,
-fan charts) are refused.
+that real-time forecasts have data for, fan charts included (:mod:`attnreg.timeseries.fanchart`);
+the others (coefficient, tuning and attention paths) are refused.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from attnreg.exceptions import OptionError
 from attnreg.report import Summary
 from attnreg.report.sections import Coefficients, Lines
 from attnreg.timeseries.density_summary import density_sections, horizons_density_sections
+from attnreg.timeseries.fanchart import FAN_LEVELS, draw_fan
 from attnreg.timeseries.fcplots import KINDS, _axes, _x, cumulative_gain, rolling_oos_r2
 
 __all__ = ["REAL_TIME_KINDS", "plot_real_time", "real_time_horizons_summary",
            "real_time_summary"]
 
 #: the plot kinds real-time forecasts have data for
-REAL_TIME_KINDS = ("forecast", "cumulative", "oos_r2", "pit", "coverage")
+REAL_TIME_KINDS = ("forecast", "cumulative", "oos_r2", "pit", "coverage", "fan")
 
 
 def _release(evaluate_on: Any) -> str:
@@ -108,13 +109,15 @@ def plot_real_time(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
     Parameters
     ----------
     fc : RealTimeForecasts or RealTimeHorizons
-    kind : {"forecast", "cumulative", "oos_r2", "pit", "coverage"}
+    kind : {"forecast", "cumulative", "oos_r2", "pit", "coverage", "fan"}
         As in :func:`attnreg.timeseries.fcplots.plot_forecasts` (several horizons without
-        ``horizon=``: a line per horizon, except ``"forecast"``).
+        ``horizon=``: a line per horizon, except ``"forecast"`` and ``"fan"``, which draw
+        one horizon).
     horizon : int, optional
     ax : matplotlib Axes, optional
     **kw
-        Options of the kind: ``window=`` (oos_r2, coverage), ``bins=`` (pit).
+        Options of the kind: ``window=`` (oos_r2, coverage), ``bins=`` (pit), ``levels=``
+        (fan: nested central intervals, default 50/70/90 %).
 
     Returns
     -------
@@ -141,10 +144,9 @@ def plot_real_time(fc: Any, kind: str = "forecast", *, horizon: int | None = Non
         raise OptionError(f"kind must be one of {KINDS}, however: {kind=}")
     if kind not in REAL_TIME_KINDS:
         raise OptionError(f"real-time forecasts keep no coefficient, tuning or attention "
-                          f"paths and draw no fan chart: kind must be one of "
-                          f"{REAL_TIME_KINDS}, however: {kind=}")
+                          f"paths to draw: kind must be one of {REAL_TIME_KINDS}, however: {kind=}")
     parts = [fc.at_horizon(h) for h in ([horizon] if horizon is not None else fc.horizons)]
-    if kind == "forecast" and len(parts) > 1:
+    if kind in ("forecast", "fan") and len(parts) > 1:
         raise OptionError(f"these forecasts hold horizons {fc.horizons}: choose one with "
                           "horizon=")
     draw = _DRAW[kind]
@@ -243,5 +245,10 @@ def _draw_coverage(parts: list[Any], ax: Any, window: int = 20) -> Any:
     return ax
 
 
+def _draw_fan(parts: list[Any], ax: Any, levels: Any = FAN_LEVELS) -> Any:
+    return draw_fan(parts[0], ax, levels)
+
+
 _DRAW: dict[str, Any] = {"forecast": _draw_forecast, "cumulative": _draw_cumulative,
-                         "oos_r2": _draw_oos_r2, "pit": _draw_pit, "coverage": _draw_coverage}
+                         "oos_r2": _draw_oos_r2, "pit": _draw_pit, "coverage": _draw_coverage,
+                         "fan": _draw_fan}

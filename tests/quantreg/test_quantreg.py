@@ -118,8 +118,8 @@ def test_result_pickles() -> None:
 @pytest.mark.parametrize(("options", "match"), [
     ({"tau": 1.0}, r"tau must be in \(0, 1\) \(exclusive\), however: tau=1.0"),
     ({"tau": "median"}, r"tau must be a number in \(0, 1\)"),
-    ({"se": "rank"}, r"se='rank' .* not available; use se= one of 'nid', 'iid', 'ker', 'boot'"),
-    ({"se": "hc1"}, r"se must be one of 'nid', 'iid', 'ker', 'boot', however: se='hc1'"),
+    ({"se": "hc1"}, r"se must be one of 'nid', 'iid', 'ker', 'boot', 'rank' or None \(R's "
+                    r"default: 'rank' below 1001 rows, else 'nid'\), however: se='hc1'"),
     ({"alpha": 0.1}, r"unknown option\(s\) for method 'quantreg': alpha; valid: tau, se"),
     ({"lam": 1.0}, r"option\(s\) lam do not apply to method 'quantreg'"),
     ({"replicates": 1}, r"replicates must be an integer >= 2"),
@@ -134,8 +134,11 @@ def test_summary_se_and_tau_errors() -> None:
     q = ar.attnreg("y ~ x1", _data(), method="quantreg", tau=0.5)
     with pytest.raises(OptionError, match=r"tau=0.3 was not fitted; fitted: 0.5"):
         q.vcov(tau=0.3)
-    with pytest.raises(OptionError, match=r"se='rank' .* not available"):
-        q.summary(se="rank")
+    with pytest.raises(OptionError, match=r"se='rank' gives confidence intervals, not a "
+                                          r"covariance .* pass vcov\(se='nid'\)"):
+        q.vcov(se="rank")
+    with pytest.raises(OptionError, match=r"alpha must be in \(0, 1\), however: alpha=1.5"):
+        q.summary(se="rank", alpha=1.5)
     assert "Std. Error" in str(q.summary(se="ker"))
 
 

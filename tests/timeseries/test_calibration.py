@@ -108,8 +108,8 @@ def test_berkowitz_by_hand_on_four_values() -> None:
     ll0 = sum(-0.5 * math.log(2 * math.pi) - 0.5 * v * v for v in z[1:])
     assert_allclose(berkowitz(stats.norm.cdf(z), "conditional").statistic, -2.0 * (ll0 - ll1),
                     rtol=1e-9)  # Φ then Φ⁻¹ loses a few digits
-    with pytest.raises(DataError, match="strictly inside"):
-        berkowitz([0.2, 0.5, 1.0, 0.3])
+    with pytest.raises(DataError, match=r"at least 4 values in \[0, 1\] \(no NaN\)"):
+        berkowitz([0.2, 0.5, 1.5, 0.3])
     with pytest.raises(OptionError, match="likelihood must be 'exact' or 'conditional'"):
         berkowitz([0.2, 0.5, 0.7, 0.3], likelihood="full")
 
