@@ -37,6 +37,22 @@ _INTERVAL_COLUMNS = (("n_intervals", "n int."), ("coverage", "Coverage"),
 _DENSITY_COLUMNS = ("CRPS", "Pr(uc)", "Pr(cc)")
 
 
+def refitted(method: str) -> str:
+    """What a forecast re-estimates at each origin, from the method's declarations.
+
+    Examples
+    --------
+    >>> refitted("ridge"), refitted("poisson")
+    ('centring, scaling, spectrum, lambda', "all parameters of method 'poisson'")
+    """
+    est = get_method(method)
+    if est.rule is not None:  # a spectral method: its pieces, and its tuning parameter
+        return ", ".join(["centring", "scaling", "spectrum"]
+                         + ([est.rule.parameter] if est.tuning is not None else []))
+    return (f"all parameters of method {est.name!r}"
+            + (", warm-started at the previous origin's" if est.warm is not None else ""))
+
+
 def density_figures(res: ForecastResults) -> dict[str, float]:
     """Mean CRPS and the Kupiec (uc) and Christoffersen (cc) p-values of one horizon's
     intervals (three of the numbers of the summaries' density table,
@@ -133,8 +149,7 @@ def forecast_summary(res: ForecastResults, benchmark: Any = None) -> Summary:
               f"{p.horizon - 1} lags.",
               "Every forecast re-estimates the model from rows observed at its origin "
               + ("(both stages of the IV estimator)." if is_iv_formula(p.design.formula) else
-                 "(centring, scaling, spectrum, lambda/k"
-                 + (", heads" if get_method(p.method).warm is not None else "") + ").")]
+                 f"({refitted(p.method)}).")]
     if p.strategy == "iterated":
         footer.append(f"Iterated strategy: the one-step model fitted at the origin, iterated "
                       f"{p.horizon} time(s).")
