@@ -19,8 +19,8 @@ own intervals come from, so that at the run's ``level`` they are the run's ``low
 Real-time forecasts (:class:`~attnreg.timeseries.vintages.RealTimeForecasts`) have the same
 bands from what their intervals come from: the quantile forecasts of each origin's vintage,
 the Gaussian scale of each interval, and the quantiles of the first-release errors known at
-each origin (empirical intervals); their adaptive conformal intervals keep no step size, so
-they draw no fan.
+each origin (empirical intervals; adaptive conformal intervals with the run's step size, each
+level with its own adaptive miss rate).
 
 :func:`draw_fan` draws them (``fc.plot(kind="fan", levels=...)``).
 """
@@ -69,10 +69,9 @@ def _real_time_bounds(rt: Any, level: float) -> tuple[FloatArray, FloatArray]:
     mean = f["forecast"].to_numpy(dtype=np.float64)
     if rt.quantile_path is not None and rt.interval in (None, "quantile"):
         return _quantile_bounds(rt.quantile_path, rt.taus, level)
-    if rt.interval not in ("gaussian", "empirical"):
+    if rt.interval not in ("gaussian", "empirical", "aci"):
         raise OptionError("a fan chart of real-time forecasts needs quantile forecasts or "
-                          "interval='gaussian' or 'empirical' (adaptive conformal intervals "
-                          f"keep no step size to redo at other levels), however: "
+                          "interval='gaussian', 'empirical' or 'aci', however: "
                           f"interval={rt.interval!r}")
     lo, up = f["lower"].to_numpy(dtype=np.float64), f["upper"].to_numpy(dtype=np.float64)
     if rt.interval == "gaussian":  # the t of the fit's prediction interval at h = 1
@@ -85,7 +84,14 @@ def _real_time_bounds(rt: Any, level: float) -> tuple[FloatArray, FloatArray]:
 
     # the errors known at each origin, as the run's intervals (vintages.real_time_bounds);
     # the run's min_errors is where its intervals start
-    errors = f["first_release"].to_numpy(dtype=np.float64) - mean
+    first = f["first_release"].to_numpy(dtype=np.float64)
+    if rt.interval == "aci":
+        from attnreg.timeseries.conformal import aci_bounds
+
+        lower, upper, _ = aci_bounds(mean, first, np.arange(mean.size), rt.n_errors - 1, level,
+                                     rt.min_errors, rt.aci_gamma)
+        return lower, upper
+    errors = first - mean
     lower, upper, _ = empirical_bounds(mean, errors, np.arange(mean.size), rt.n_errors - 1,
                                        level, 1)
     none = np.isnan(lo)

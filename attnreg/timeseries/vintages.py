@@ -156,6 +156,11 @@ class RealTimeForecasts(DensityScoring):
     n_errors : ndarray of int, shape (n_forecasts,), or None
         ``interval="empirical"`` or ``"aci"``: the first-release errors known at each origin
         (the interval's pool, the predictive ensemble of the scores).
+    min_errors : int, or None
+        ``interval="empirical"`` or ``"aci"``: the errors an interval needs.
+    aci_gamma : float, or None
+        ``interval="aci"``: the step size of the adaptive miss rate (fan charts redo the
+        intervals at other levels with it).
     """
 
     forecasts: pd.DataFrame
@@ -170,6 +175,8 @@ class RealTimeForecasts(DensityScoring):
     quantile_path: FloatArray | None = field(default=None, repr=False)
     taus: tuple[float, ...] | None = None
     n_errors: np.ndarray | None = field(default=None, repr=False)
+    min_errors: int | None = None
+    aci_gamma: float | None = None
 
     @property
     def horizons(self) -> list[int]:
@@ -222,7 +229,7 @@ class RealTimeForecasts(DensityScoring):
 
     def plot(self, kind: str = "forecast", **kw: Any) -> Any:
         """Plots of :func:`attnreg.timeseries.rtreport.plot_real_time` (``"forecast"``,
-        ``"cumulative"``, ``"oos_r2"``, ``"pit"``, ``"coverage"``)."""
+        ``"cumulative"``, ``"oos_r2"``, ``"pit"``, ``"coverage"``, ``"fan"``)."""
         from attnreg.timeseries.rtreport import plot_real_time
 
         return plot_real_time(self, kind, **kw)
@@ -314,7 +321,9 @@ def forecast_vintages(formula: str, data: Any, method: str, *, vintage: str | No
     return RealTimeForecasts(forecasts=f, formula=formula, method=method, scheme=scheme,
                              horizon=horizon, evaluate_on=evaluate_on, interval=interval,
                              level=level, df_path=df if interval == "gaussian" and horizon == 1
-                             else None, quantile_path=quantiles, taus=taus, n_errors=n_errors)
+                             else None, quantile_path=quantiles, taus=taus, n_errors=n_errors,
+                             min_errors=min_errors if n_errors is not None else None,
+                             aci_gamma=aci_gamma if interval == "aci" else None)
 
 
 def _first_published(table: pd.DataFrame, targets: pd.Index) -> FloatArray:

@@ -29,6 +29,7 @@ F1 = "y ~ lag(y, 1) + lag(x, 1)"
 LEVELS = (0.5, 0.7, 0.9)
 RUNS = {"gaussian": {"interval": "gaussian"},
         "empirical": {"interval": "empirical", "min_errors": 10},
+        "aci": {"interval": "aci", "min_errors": 10, "aci_gamma": 0.02},
         "quantile": {"method": "quantreg", "tau": [0.05, 0.15, 0.25, 0.5, 0.75, 0.85, 0.95],
                      "interval": "quantile"}}
 
@@ -60,7 +61,7 @@ def test_unrevised_vintages_fan_as_the_ordinary_forecasts(kind: str) -> None:
     assert_allclose(a.to_numpy(), b.to_numpy(), rtol=RTOL_EXACT, atol=RTOL_EXACT)
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "empirical"])
+@pytest.mark.parametrize("kind", ["gaussian", "empirical", "aci"])
 def test_revised_vintages_fan_is_the_run_at_each_level(kind: str) -> None:
     long = _vintages()
     bands = fan_bands(ar.forecast(F1, long, vintage="vintage", start=START, level=0.9,
@@ -104,10 +105,6 @@ def test_several_horizons_fan_one_at_a_time() -> None:
 def test_fan_errors() -> None:
     long = _vintages()
     aci = ar.forecast(F1, long, vintage="vintage", start=START, interval="aci", min_errors=10)
-    with pytest.raises(OptionError, match=r"a fan chart of real-time forecasts needs quantile "
-                                          r"forecasts or interval='gaussian' or 'empirical'.*"
-                                          r"interval='aci'"):
-        aci.plot("fan")
     plain = ar.forecast(F1, long, vintage="vintage", start=START)
     with pytest.raises(OptionError, match=r"interval=None"):
         plain.plot("fan")
