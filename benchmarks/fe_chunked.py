@@ -3,15 +3,20 @@
     python benchmarks/fe_chunked.py                        # 1e6 rows, 8 files
     python benchmarks/fe_chunked.py --rows 2e8 --files 200 # the issue's size (larger than RAM)
     python benchmarks/fe_chunked.py --rows 1e6 --dask      # and on a dask LocalCluster
+    python benchmarks/fe_chunked.py --rows 2e8 --workers 1e6 --files 200 --dir /tmp/fe
 
 The dataset: ``--rows`` rows of a worker–firm panel, two fixed effects (``worker``: rows/10
-levels, int64 ids; ``firm``: 1,000 levels; each worker at one firm but for 5 % of the rows,
-so about 1.4 combinations of levels per worker), five regressors x0..x4 and a response y, in
-``--files`` parquet files, generated file by file into a temporary directory (``--dir`` to
-keep one; reused when it has the right size). Each tool runs in a fresh Python process; the
-best wall-clock seconds of ``--reps`` calls and the client's peak RSS during them (VmHWM,
-reset before by writing "5" to /proc/self/clear_refs after malloc_trim, as
-benchmarks/large_ols.py; absolute, so it includes the interpreter and the libraries):
+levels by default, ``--workers`` to set them, int64 ids; ``firm``: 1,000 levels; each worker
+at one firm but for a fraction of the rows, 5 % with 10 rows per worker, scaled so that a
+worker has 0.5 moved rows on average whatever its rows: about 1.4 combinations of levels per
+worker), five regressors x0..x4 and a response y, in ``--files`` parquet files, generated
+file by file into a temporary directory (``--dir`` to keep one; reused when it has the right
+size; memory: one file). The client holds pass A's table of combinations (about 1.4 per
+worker), not the rows: its memory grows with ``--workers``, not with ``--rows``. Each tool
+runs in a fresh Python process; the best wall-clock seconds of ``--reps`` calls and the
+client's peak RSS during them (VmHWM, reset before by writing "5" to /proc/self/clear_refs
+after malloc_trim, as benchmarks/large_ols.py; absolute, so it includes the interpreter and
+the libraries):
 
 * ``pyarrow read`` -- the I/O floor: the same columns read and decoded by a
   ``pyarrow.dataset`` scan (nothing computed);
@@ -22,7 +27,8 @@ benchmarks/large_ols.py; absolute, so it includes the interpreter and the librar
 * ``attnreg fe on dask`` (``--dask``) -- the same formula on ``dd.read_parquet(dir)`` on a
   LocalCluster of 2 single-threaded worker processes (started before the timing).
 
-Printed: seconds, peak client memory (GB) and the ratio of each fit's time to the I/O floor.
+Printed: seconds, peak client memory (GB), the ratio of each fit's time to the I/O floor and
+the machine's load averages before and after.
 Target (issue 25): client memory < 2 GB at 2e8 rows.
 """
 
@@ -53,13 +59,14 @@ N_FIRMS = 1000
 ROW_GROUP = 1 << 18
 
 
-def write_dataset(directory: Path, n_rows: int, n_files: int, seed: int = 25) -> float:
+def write_dataset(directory: Path, n_rows: int, n_files: int, n_workers: int,
+                  seed: int = 25) -> float:
     """The parquet files, one generated at a time (memory: one file); returns GB written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
-    n_workers = max(1, n_rows // 10)
+    move = min(0.05, 0.5 * n_workers / n_rows)  # 0.5 moved rows per worker (5 % of 10 rows)
     ability = rng.normal(size=n_workers)
     premium = rng.normal(size=N_FIRMS)
     home = rng.integers(0, N_FIRMS, n_workers)
@@ -70,7 +77,7 @@ def write_dataset(directory: Path, n_rows: int, n_files: int, seed: int = 25) ->
             break
         worker = rng.integers(0, n_workers, rows)
         firm = home[worker]  # a worker's firm, but for 5 % of rows (movers)
-        moved = rng.random(rows) < 0.05
+        moved = rng.random(rows) < move
         firm[moved] = rng.integers(0, N_FIRMS, int(moved.sum()))
         X = rng.normal(size=(rows, N_X)) + 0.3 * ability[worker][:, None]
         y = X @ np.linspace(-1, 1, N_X) + ability[worker] + premium[firm] + rng.normal(size=rows)
@@ -78,6 +85,12 @@ def write_dataset(directory: Path, n_rows: int, n_files: int, seed: int = 25) ->
                           **{f"x{j}": X[:, j] for j in range(N_X)}, "y": y})
         pq.write_table(table, directory / f"part-{i:04d}.parquet", row_group_size=ROW_GROUP)
     return sum(p.stat().st_size for p in directory.glob("*.parquet")) / 1e9
+
+
+def _loadavg() -> str:
+    """The 1-, 5- and 15-minute load averages of the machine."""
+    with open("/proc/loadavg") as fh:
+        return " ".join(fh.read().split()[:3])
 
 
 def _peak_gb() -> float:
@@ -136,6 +149,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=float, default=1e6)
     parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--workers", type=float, default=None,
+                        help="worker levels (default: rows/10)")
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--dask", action="store_true")
@@ -145,16 +160,20 @@ def main() -> None:
         print(json.dumps(measure(args.child, args.dir, args.reps)))
         return
     n = int(args.rows)
+    n_workers = max(1, int(args.workers) if args.workers else n // 10)
     directory = args.dir or Path(tempfile.mkdtemp(prefix="fe_chunked_"))
     directory.mkdir(parents=True, exist_ok=True)
-    marker = directory / f"rows-{n}-files-{args.files}.txt"
+    marker = directory / f"rows-{n}-workers-{n_workers}-files-{args.files}.txt"
     if not marker.exists():
-        for p in directory.glob("*.parquet"):
+        for p in [*directory.glob("*.parquet"), *directory.glob("rows-*.txt")]:
             p.unlink()
-        gb = write_dataset(directory, n, args.files)
+        t = time.perf_counter()
+        gb = write_dataset(directory, n, args.files, n_workers)
         marker.write_text(f"{gb}")
-    print(f"{n:,} rows, {n // 10:,} workers x {N_FIRMS} firms, {args.files} files, "
+        print(f"generated in {time.perf_counter() - t:.0f} s")
+    print(f"{n:,} rows, {n_workers:,} workers x {N_FIRMS} firms, {args.files} files, "
           f"{float(marker.read_text()):.2f} GB; formula {FORMULA!r}, clustered by worker")
+    print(f"load average before: {_loadavg()}")
     tools = ["pyarrow read", "attnreg fe fit"] + (["attnreg fe on dask"] if args.dask else [])
     rows = []
     for tool in tools:
@@ -162,6 +181,7 @@ def main() -> None:
                                str(directory), "--reps", str(args.reps)],
                               capture_output=True, text=True, check=True)
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(f"load average after: {_loadavg()}")
     floor = rows[0]["seconds"]
     print(f"{'tool':<22}{'seconds':>9}{'peak GB':>9}{'/ I/O floor':>13}")
     for r in rows:

@@ -109,6 +109,10 @@ class AbsorbedSpec(ChunkSpec):
         Whether a combination's rows are in the fit (False: removed as singletons).
     fitted : ndarray, shape (n_combinations, 1 + p)
         D α of the response and of each regressor, per combination.
+    leverage : ndarray, shape (n_combinations,), or None
+        d_c'(D'WD)⁺d_c per combination (NaN: a level with a single row), when the passes
+        need the hat values of the dummy-variable regression (HC2, HC3:
+        :mod:`attnreg.fe.chunked_leverage`); each chunk's rows get w_i times it.
     """
 
     slopes: tuple[int, ...] = ()
@@ -117,6 +121,7 @@ class AbsorbedSpec(ChunkSpec):
     keys: Any = field(default=None, repr=False)
     in_fit: Any = field(default=None, repr=False)
     fitted: Any = field(default=None, repr=False)
+    leverage: Any = field(default=None, repr=False)
 
     @property
     def column_names(self) -> list[str]:
@@ -181,14 +186,18 @@ class AbsorbedSpec(ChunkSpec):
         y = columns.y[ok] - fitted[:, 0]
         take = rows[ok]
         p = len(self.slopes)
+        weights = None if columns.weights is None else columns.weights[ok]
+        leverage = None
+        if self.leverage is not None:
+            leverage = self.leverage[at] if weights is None else weights * self.leverage[at]
         return ChunkColumns(
             pieces=(Piece(0, p, X, raw=False),) if p else (), n_coef=p, y=y,
-            weights=None if columns.weights is None else columns.weights[ok],
+            weights=weights,
             take=None if take.size == columns.index.size else take, index=columns.index,
             names=list(self.slope_names), response_name=columns.response_name,
             n_dropped=columns.n_dropped, n_excluded=columns.n_excluded,
             n_zero_weight=columns.n_zero_weight, n_read=columns.n_read,
-            complete=columns.complete)
+            complete=columns.complete, leverage=leverage)
 
 
 @dataclass(frozen=True)

@@ -136,8 +136,18 @@ def _absorb_table(sums: LevelSums, terms: Any, rm: str, cap: int
         n_missing=dict(sums.n_missing), n_singletons=n_single,
         n_combinations=int(in_fit.sum()), effects=dm.effects,
         orthogonality=float(dm.orthogonality.max()), floor=dm.floor, converged=dm.converged,
-        iterations=dm.iterations, tss=sums.total_sum_of_squares(in_fit))
+        iterations=dm.iterations, tss=sums.total_sum_of_squares(in_fit), weights=w,
+        counts=n_rows[in_fit])
     return in_fit, fitted, absorbed
+
+
+def _leverage(absorbed: ChunkedAbsorbed, in_fit: Any) -> Any:
+    """Each combination's leverage on the fixed effects, 0 for those not in the fit."""
+    from attnreg.fe.chunked_leverage import combination_leverage
+
+    full = np.zeros(in_fit.size)
+    full[in_fit] = combination_leverage(absorbed.fe, absorbed.weights, absorbed.counts)
+    return full
 
 
 def _alias_explained(factor: RFactor, before: Any) -> RFactor:
@@ -166,10 +176,6 @@ def _check_options(request: Any, backend: str, options: dict[str, Any]
     dask_own = {k: options.pop(k) for k in DASK_OPTIONS if k in options}
     chunk = check_chunk_options(options)
     checked = get_method("ols").check_options(options)
-    vcov = checked["vcov"]
-    if vcov in NEEDS_FE_LEVERAGE:
-        raise OptionError(f"vcov={vcov!r} needs each row's leverage on the fixed effects, which "
-                          "a chunked fit does not compute: use 'HC1' or 'HC0', or fit in memory")
     check_vcov_chunked(checked)
     check_request_rows(request)
     options.update(dask_own)
@@ -235,6 +241,8 @@ def _passes(request: Any, parts: Any, backend: str, settings: tuple[str, str, in
     aspec = AbsorbedSpec(**fields, slopes=tuple(int(j) for j in slopes),
                          slope_names=tuple(names[j] for j in slopes), terms=absorbed.terms,
                          keys=sums.table.index, in_fit=in_fit, fitted=fitted)
+    if checked["vcov"] in NEEDS_FE_LEVERAGE:  # HC2, HC3: the passes need the hat values
+        aspec = dataclasses.replace(aspec, leverage=_leverage(absorbed, in_fit))
     factor = _alias_explained(accumulate_factor(aspec, source, progress=chunk["progress"]),
                               sums.norms(in_fit))
     if not absorbed.converged:

@@ -4,7 +4,9 @@ The effects are those of :meth:`ChunkedFixedEffectsResults.fixef` (fixest's norm
 the effects of pass A's table), so the predictions are the in-memory fit's
 (:func:`attnreg.fe.predict.predict_fe` with ``interval="none"``): a level not in the fit gives
 NaN and a warning naming it, or an error (``unseen="error"``); a missing fixed effect, NaN.
-Intervals need the fit's leverages on the fixed effects, which a chunked fit does not keep.
+Their confidence and prediction intervals are the in-memory fit's too
+(:mod:`attnreg.fe.chunked_intervals`: classical from the fit's tables, robust and cluster
+ones from one more pass over the rows).
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import patsy
+from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
+from attnreg.fe.chunked_intervals import chunked_prediction_variance
 from attnreg.fe.effects import normalise
 from attnreg.fe.predict import UNSEEN, _codes, _sum_effects
+from attnreg.inference.tstats import check_level
 
 if TYPE_CHECKING:
     from attnreg.fe.chunked_results import ChunkedFixedEffectsResults
@@ -49,29 +54,45 @@ def _regressors(fit: ChunkedFixedEffectsResults, frame: pd.DataFrame) -> FloatAr
 
 
 def predict_chunked_fe(fit: ChunkedFixedEffectsResults, newdata: Any, *,
-                       interval: str = "none", unseen: str = "nan") -> pd.Series:
+                       interval: str = "none", level: float = 0.95, unseen: str = "nan",
+                       data: Any = None, progress: bool = False) -> Any:
     """Predictions for the rows of ``newdata`` (a DataFrame or a dict of columns), the fixed
-    effects included (module notes).
+    effects included, with intervals (module notes).
+
+    Parameters
+    ----------
+    fit : ChunkedFixedEffectsResults
+    newdata : DataFrame or dict
+        Rows with the regressors and the fixed-effect columns.
+    interval : {"none", "confidence", "prediction"}
+        Intervals under the fit's covariance: classical (no pass over the rows), HC0–HC3 or
+        cluster (HC0, HC1: one more pass over the rows); ``"prediction"`` adds σ².
+    level : float
+    unseen : {"nan", "error"}
+        A level not in the fit: NaN with an InferenceWarning naming it, or DataError.
+    data : optional
+        The fit's data again, for a robust interval of a fit that does not keep its source.
+    progress : bool
 
     Returns
     -------
-    Series, shape (m,)
-        Indexed as ``newdata``.
+    Series, shape (m,), or DataFrame, shape (m, 3)
+        Indexed as ``newdata``; with an interval the columns ``fit``, ``lwr``, ``upr``.
 
     Raises
     ------
     OptionError
-        ``interval`` other than ``"none"``; ``unseen`` not ``"nan"``/``"error"``; ``newdata``
-        not in memory.
+        ``interval`` or ``unseen`` not one of theirs; ``newdata`` not in memory; a
+        covariance without prediction intervals (HAC, Driscoll–Kraay, CR2).
     DataError
         An unseen level with ``unseen="error"`` (named).
     """
-    if interval != "none":
-        raise OptionError(f"predict(interval={interval!r}) of a chunked fit with absorbed fixed "
-                          "effects is not available (the intervals need each fitted row's "
-                          "leverage): fit in memory for intervals")
+    if interval not in ("none", "confidence", "prediction"):
+        raise OptionError(f"interval must be 'none', 'confidence' or 'prediction', however: "
+                          f"{interval=}")
     if unseen not in UNSEEN:
         raise OptionError(f"unseen must be 'nan' or 'error', however: {unseen=}")
+    check_level(level)
     if isinstance(newdata, dict):
         newdata = pd.DataFrame(newdata)
     if not isinstance(newdata, pd.DataFrame):
@@ -79,9 +100,18 @@ def predict_chunked_fe(fit: ChunkedFixedEffectsResults, newdata: Any, *,
                           f"pandas DataFrame or a dict of columns, however: "
                           f"{type(newdata).__name__}")
     X = _regressors(fit, newdata)
-    codes = _codes(fit, newdata, unseen)  # type: ignore[arg-type]
+    as_fit: Any = fit  # the helpers of the in-memory fit read its absorbed fixed effects
+    codes = _codes(as_fit, newdata, unseen)
     b = np.where(np.isnan(fit.filtered.coef), 0.0, fit.filtered.coef)
     eff = fit.absorbed.effects
     alpha = normalise(fit.absorbed.fe, eff[:, 0] - eff[:, 1:] @ b)
-    fe_part = _sum_effects(fit, codes, alpha[:, None])[:, 0]  # type: ignore[arg-type]
-    return pd.Series(X @ b + fe_part, index=newdata.index, name="fit")
+    pred = X @ b + _sum_effects(as_fit, codes, alpha[:, None])[:, 0]
+    if interval == "none":
+        return pd.Series(pred, index=newdata.index, name="fit")
+    Xt = X - _sum_effects(as_fit, codes, eff[:, 1:])
+    var = chunked_prediction_variance(fit, Xt, codes, data=data, progress=progress)
+    if interval == "prediction":
+        var = var + fit.sigma ** 2
+    half = stats.t.ppf(0.5 + level / 2.0, fit.df_resid) * np.sqrt(var)
+    return pd.DataFrame({"fit": pred, "lwr": pred - half, "upr": pred + half},
+                        index=newdata.index)

@@ -58,6 +58,9 @@ class ChunkedAbsorbed:
     iterations : int
     tss : float
         Σ w (y − ȳ)² over the fitted rows.
+    weights, counts : ndarray, shape (n_combinations,), or None
+        Σ w and the row count of each combination in the fit: D'WD of the rows is that of
+        the combinations weighted by ``weights`` (:mod:`attnreg.fe.chunked_leverage`).
     """
 
     fe: FixedEffects
@@ -72,6 +75,8 @@ class ChunkedAbsorbed:
     converged: bool
     iterations: int
     tss: float
+    weights: Any = field(default=None, repr=False)
+    counts: Any = field(default=None, repr=False)
 
     @property
     def n_params(self) -> int:
@@ -87,8 +92,10 @@ class ChunkedFixedEffectsResults(ChunkedResults):
     Coefficients, covariances (classical, HC0, HC1, HAC, 1- and multi-way cluster,
     Driscoll–Kraay), degrees of freedom, R², within R², ``tidy()``, ``glance()`` and the
     summary's fixed-effects lines, ``fixef()`` and ``predict()`` are those of the in-memory fit
-    (:class:`~attnreg.fe.results.FixedEffectsResults`). HC2 and HC3, which need each row's
-    leverage on the fixed effects, prediction intervals and the attention view are refused.
+    (:class:`~attnreg.fe.results.FixedEffectsResults`), and so are HC2 and HC3 (each row's
+    leverage on the fixed effects from pass A's table, :mod:`attnreg.fe.chunked_leverage`)
+    and the confidence and prediction intervals (:mod:`attnreg.fe.chunked_intervals`). The
+    attention view is refused.
 
     Attributes
     ----------
@@ -169,12 +176,33 @@ class ChunkedFixedEffectsResults(ChunkedResults):
         from attnreg.fe.chunked_vcov import fe_chunked_vcov
 
         ssc = check_ssc(options.pop("ssc", self.ssc))
-        if kind in NEEDS_FE_LEVERAGE:
-            raise OptionError(f"vcov={kind!r} needs each row's leverage on the fixed effects, "
-                              "which a chunked fit does not compute: use 'HC1' or 'HC0', or "
-                              "fit in memory")
-        return fe_chunked_vcov(self, kind, ssc, maxlags=maxlags, adjust=adjust, data=data,
+        base = self._with_leverage() if kind in NEEDS_FE_LEVERAGE else self
+        return fe_chunked_vcov(base, kind, ssc, maxlags=maxlags, adjust=adjust, data=data,
                                progress=progress, **options)
+
+    @cached_property
+    def _level_solver(self) -> Any:
+        """Exact solves with the fixed effects' normal equations D'WD, on pass A's table of
+        combinations weighted by their Σ w (:class:`attnreg.fe.solve.LevelSolver`)."""
+        from attnreg.fe.solve import LevelSolver
+
+        return LevelSolver(self.absorbed.fe, self.absorbed.weights)
+
+    def _with_leverage(self) -> ChunkedFixedEffectsResults:
+        """The same fit whose passes over the rows compute the hat values of the
+        dummy-variable regression (for HC2 and HC3): each combination's leverage on the fixed
+        effects (:func:`attnreg.fe.chunked_leverage.combination_leverage`, one exact solve per
+        fixed-effect level involved, on pass A's table) travels with the spec."""
+        from attnreg.fe.chunked_leverage import combination_leverage
+
+        spec: Any = self.spec
+        if spec.leverage is not None:
+            return self
+        a = self.absorbed
+        full = np.zeros(len(spec.in_fit))
+        full[spec.in_fit] = combination_leverage(a.fe, a.weights, a.counts,
+                                                 solver=self._level_solver)
+        return self._with(spec=dataclasses.replace(spec, leverage=full))
 
     def _with(self, **changes: Any) -> ChunkedFixedEffectsResults:
         """A copy with fields changed (cached statistics recomputed)."""
@@ -200,13 +228,18 @@ class ChunkedFixedEffectsResults(ChunkedResults):
                 for k, name in enumerate(fe.names)}
 
     # ------------------------------------------------------------ refused
-    def predict(self, newdata: Any, *, interval: str = "none", unseen: str = "nan") -> Any:
-        """Predictions for new rows with the estimated fixed effects added, as the in-memory
-        fit's (:func:`attnreg.fe.chunked_predict.predict_chunked_fe`); ``unseen="nan"``
-        (NaN and a warning naming the level) or ``"error"``; intervals are refused."""
+    def predict(self, newdata: Any, *, interval: str = "none", level: float = 0.95,
+                unseen: str = "nan", data: Any = None, progress: bool = False) -> Any:
+        """Predictions for new rows with the estimated fixed effects added, and their
+        confidence or prediction intervals, as the in-memory fit's
+        (:func:`attnreg.fe.chunked_predict.predict_chunked_fe`): classical intervals from
+        the fit's tables, HC0–HC3 and cluster ones from one more pass over the rows
+        (``data=``: the data again, for a fit that does not keep its source);
+        ``unseen="nan"`` (NaN and a warning naming the level) or ``"error"``."""
         from attnreg.fe.chunked_predict import predict_chunked_fe
 
-        return predict_chunked_fe(self, newdata, interval=interval, unseen=unseen)
+        return predict_chunked_fe(self, newdata, interval=interval, level=level, unseen=unseen,
+                                  data=data, progress=progress)
 
     def attention(self, newdata: Any, *, k: int = 10, data: Any = None) -> Any:
         """Not available for chunked fixed-effects fits (OptionError)."""

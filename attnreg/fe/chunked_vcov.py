@@ -27,7 +27,7 @@ from attnreg.large.passes import frames_of
 if TYPE_CHECKING:
     from attnreg.fe.chunked_results import ChunkedFixedEffectsResults
 
-__all__ = ["fe_chunked_vcov", "nested_in_clusters"]
+__all__ = ["fe_chunked_vcov", "nested_in_clusters", "nested_of_keys"]
 
 
 def nested_in_clusters(res: ChunkedFixedEffectsResults, cluster: tuple[str, ...],
@@ -50,6 +50,14 @@ def nested_in_clusters(res: ChunkedFixedEffectsResults, cluster: tuple[str, ...]
             part = key_part(spec, cluster, frame)
             keys = part if keys is None else keys.merge(part)
     assert isinstance(keys, KeySet)
+    return nested_of_keys(res, keys, cluster)
+
+
+def nested_of_keys(res: ChunkedFixedEffectsResults, keys: KeySet, cluster: tuple[str, ...]
+                   ) -> tuple[int, int]:
+    """(levels of the fixed effects nested in a cluster dimension, their number), from the
+    distinct (combination, cluster ids) of the fitted rows."""
+    spec: Any = res.spec
     combo, codes = cluster_codes(keys, cluster)
     fe = res.absorbed.fe
     position = np.cumsum(spec.in_fit) - 1  # a combination's row among those in the fit

@@ -68,6 +68,10 @@ class ChunkDesign:
         Rows of weight zero (left out of the fit, as R's ``lm``).
     n_read : int
         Rows of the chunk.
+    leverage : ndarray, shape (m,), or None
+        Each row's leverage on what the design does not carry (absorbed fixed effects),
+        added to the design's own hat value; NaN: a row the absorbed part fits exactly
+        (hat value 1). None: nothing absorbed.
     """
 
     X: FloatArray
@@ -79,6 +83,7 @@ class ChunkDesign:
     n_excluded: int = 0
     n_zero_weight: int = 0
     n_read: int = 0
+    leverage: FloatArray | None = field(default=None, repr=False)
 
     @property
     def n_obs(self) -> int:
@@ -123,6 +128,8 @@ class ChunkColumns:
     complete : bool
         Whether rows with missing values were looked for and dropped (False: built with
         ``assume_complete``; a NaN is then found only when the rows are assembled).
+    leverage : ndarray, shape (m,), or None
+        As :class:`ChunkDesign`, for the kept rows.
     """
 
     pieces: tuple[Piece, ...] = field(repr=False)
@@ -138,6 +145,7 @@ class ChunkColumns:
     n_zero_weight: int = 0
     n_read: int = 0
     complete: bool = True
+    leverage: FloatArray | None = field(default=None, repr=False)
 
     @property
     def n_obs(self) -> int:
@@ -187,7 +195,8 @@ class ChunkColumns:
         check_finite(self.y[:, None], [self.response_name], labels, "data")
         return ChunkDesign(X=X, y=self.y, weights=self.weights, rows=self.rows, labels=labels,
                            n_dropped=self.n_dropped, n_excluded=self.n_excluded,
-                           n_zero_weight=self.n_zero_weight, n_read=self.n_read)
+                           n_zero_weight=self.n_zero_weight, n_read=self.n_read,
+                           leverage=self.leverage)
 
     def check_rows(self, block: FloatArray, lo: int) -> None:
         """DataError naming the first non-finite value of ``block`` (design rows ``lo:``, the

@@ -13,7 +13,8 @@ Per chunk, with Z = √w (X_kept − x̄) / d the centred, weighted, scaled colu
 R_z = U_R S Vᵀ of their R factor, the chunk's rows of the left singular vectors are
 U = Z V S⁻¹ (= Z R_z⁻¹ U_R, no inverse formed), the hat values h_i = w_i/Σw + Σ_k f_k U_ik²
 and the scores s_i = v_i [√w_i/Σw, U_i] (v the weighted residuals, divided by √(1 − h) for
-HC2 and by 1 − h for HC3). A pass accumulates what a covariance's
+HC2 and by 1 − h for HC3; h includes a chunk's ``leverage`` on what its design does not
+carry, e.g. absorbed fixed effects). A pass accumulates what a covariance's
 :class:`~attnreg.linear.scorestats.ScoreNeeds` asks for (the covariance itself, the middle
 matrix from these sums, is the registry's: :mod:`attnreg.large.covariance`):
 
@@ -184,6 +185,8 @@ def chunk_scores(plan: PassPlan, chunk: ChunkDesign, basis: bool = True,
         hat = sq @ plan.f
     if plan.intercept:
         hat += (chunk.weights if chunk.weights is not None else 1.0) / plan.sum_w
+    if chunk.leverage is not None:  # absorbed fixed effects' own part (NaN: exactly 1)
+        hat = np.where(np.isnan(chunk.leverage), 1.0, hat + chunk.leverage)
     if not basis:
         return rw, hat, None
     out = scratch("basis", (m, plan.width))
@@ -248,7 +251,8 @@ def _block_part(plan: PassPlan, frame: pd.DataFrame, cols: ChunkColumns,
     rows = np.arange(lo, hi, dtype=np.int64) if cols.take is None else cols.take[lo:hi]
     chunk = ChunkDesign(X=X, y=y, weights=None if cols.weights is None else cols.weights[lo:hi],
                         rows=rows, labels=cols.index[rows] if cols.take is not None
-                        else cols.index[lo:hi])
+                        else cols.index[lo:hi],
+                        leverage=None if cols.leverage is None else cols.leverage[lo:hi])
     check_finite(X, cols.names, chunk.labels, "data")
     check_finite(y[:, None], [cols.response_name], chunk.labels, "data")
     return _chunk_part(plan, frame, chunk)

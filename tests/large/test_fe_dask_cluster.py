@@ -32,3 +32,24 @@ def test_fixed_effects_on_worker_processes(client: object, tmp_path: object) -> 
         assert_allclose(fit.coef, mem.coef, rtol=RTOL_EXACT)
         assert_allclose(fit.std_err, mem.std_err, rtol=RTOL_EXACT)
         assert_allclose(fit.within_r_squared, mem.within_r_squared, rtol=RTOL_EXACT)
+
+
+def test_fixed_effects_leverage_and_intervals_on_worker_processes(client: object) -> None:
+    """HC3 (each combination's leverage travels with the spec) and cluster-robust prediction
+    intervals (the interval pass's partials travel back) on worker processes."""
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(5)
+    n = 4_000
+    df = pd.DataFrame({"firm": np.arange(n) % 500, "year": rng.integers(0, 9, n),
+                       "x": rng.normal(size=n)})
+    df["y"] = 2.0 * df.x + df.firm % 5 + rng.normal(size=n) * (1 + df.x ** 2)
+    new = df.iloc[:20]
+    ddf = dd.from_pandas(df, npartitions=4)
+    mem = ar.attnreg("y ~ x | firm + year", df, vcov="HC3")
+    fit = ar.attnreg("y ~ x | firm + year", ddf, client=client, vcov="HC3")
+    assert_allclose(fit.std_err, mem.std_err, rtol=RTOL_EXACT)
+    for got, want in ((fit, mem), (fit.with_vcov("cluster", cluster="firm"),
+                                   mem.with_vcov("cluster", cluster="firm"))):
+        a = got.predict(new, interval="prediction")
+        b = want.predict(new, interval="prediction")
+        assert_allclose(a["upr"] - a["fit"], b["upr"] - b["fit"], rtol=RTOL_EXACT)
