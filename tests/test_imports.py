@@ -236,20 +236,6 @@ def test_functions_stay_under_the_line_limit() -> None:
 FAMILY_CYCLE_EDGES = {
     ("attnreg.methods", "attnreg.adapters"):
         "the registry registers adapters' check/fit/predict, which import the fits late",
-    ("attnreg.linear.results", "attnreg.inference.bootstrap"):
-        "LinearResults composes the inference family's Bootstrap mixin",
-    ("attnreg.linear.results", "attnreg.inference.hypotheses"):
-        "LinearResults composes the inference family's Hypotheses mixin (wald_test, t_test)",
-    ("attnreg.linear.results", "attnreg.inference.tidy"):
-        "LinearResults composes the inference family's Tidy mixin (tidy, glance, augment)",
-    ("attnreg.linear.coefficients", "attnreg.inference.tstats"):
-        "the coefficient mixin of LinearResults extends StudentInference (t, p, intervals)",
-    ("attnreg.linear.fitstats", "attnreg.inference.tstats"):
-        "the fit statistics' F test uses inference's F tail f_sf (df2 = inf: chi-squared)",
-    ("attnreg.linear.results", "attnreg.views.linear"):
-        "LinearResults composes the views family's LinearViews mixin (predict, attention)",
-    ("attnreg.linear.results", "attnreg.diagnostics.reports"):
-        "LinearResults composes the diagnostics family's Diagnostics mixin",
 }
 
 
@@ -280,3 +266,16 @@ def test_families_form_no_cycle_but_through_the_allowed_edges() -> None:
     open_ = {(a, b) for a, b in FAMILY_CYCLE_EDGES
              if not any({family(a), family(b)} <= c for c in components)}
     assert open_ == set(), f"these close no cycle now: remove them from FAMILY_CYCLE_EDGES: {open_}"
+
+
+#: families that read a fit through :mod:`attnreg.inference.contract` only, and import nothing
+#: of the linear (spectral) family, not even inside functions (types under TYPE_CHECKING only)
+FIT_INDEPENDENT = ("attnreg.inference", "attnreg.views", "attnreg.diagnostics")
+
+
+def test_inference_views_and_diagnostics_import_nothing_of_the_linear_family() -> None:
+    graph = family_graph()
+    found = {f for f in FIT_INDEPENDENT if "attnreg.linear" in graph[f]}
+    assert found == set(), (f"{sorted(found)} import attnreg.linear: ask the fit (the contract) "
+                            "or take the spectrum as an argument")
+    assert "attnreg.inference.vcov.registry" in MODULES  # the covariance registry lives here

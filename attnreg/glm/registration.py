@@ -19,7 +19,7 @@ from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
 from attnreg.glm.vcov import refuse_cr2
-from attnreg.linear.inference import VCOV_REGISTRY, check_vcov_options, get_vcov, vcov_names
+from attnreg.inference.vcov.registry import VCOV_REGISTRY, check_vcov_options, get_vcov, vcov_names
 from attnreg.threads import narrow_blas
 from attnreg.glm.separation import check_separation_mode, find_separation, handle_separation
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from attnreg.exceptions import OptionError
 from attnreg.formula.kept import not_kept_error
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 from attnreg.linear.score_vcov import ScoreDesign, bind_vcov, score_vcov
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Cluster-robust covariances: one-way and multi-way (CGM), CR2 (Bell–McCaffrey), Driscoll–Kraay.
 
-All of them fit the spectral structure of :mod:`attnreg.linear.inference`: the covariance is
+All of them fit the spectral structure of :mod:`attnreg.inference.vcov.registry`: the covariance is
 M [c U]' Σ [c U] M', and a cluster meat is Σ_g s_g s_g' with s_g = Σ_{i∈g} v_i [c_i, U_i]
 the sum of the scores of cluster g (v the weighted residuals, adjusted for CR2). Score sums
 are products of a sparse cluster indicator with the row blocks of U: no loop over rows or
@@ -16,7 +16,7 @@ clusters in Python, and nothing n_obs × n_obs.
 - ``type="CR2"``: ``clubSandwich::vcovCR(type = "CR2")``. The residuals of cluster g are
   multiplied by G_g^(-1/2), G_g = [(I − H) Θ (I − H)']_gg with the working model Θ = I on
   the response's scale (clubSandwich's target for ``lm``, with or without weights; without
-  weights and for OLS G_g = I − H_gg); computed in :mod:`attnreg.linear.cr2`. ``cadjust``
+  weights and for OLS G_g = I − H_gg); computed in :mod:`attnreg.inference.vcov.cr2`. ``cadjust``
   does not apply to it (clubSandwich has no G/(G − 1) factor) and is refused.
 - ``"DK"`` (``"driscoll_kraay"``): ``plm::vcovSCC`` — the Newey–West (Bartlett) long-run
   covariance of the per-period score sums, periods in sorted order, default lag
@@ -26,7 +26,7 @@ clusters in Python, and nothing n_obs × n_obs.
 t and F use G − 1 degrees of freedom (the smallest G − 1 over the dimensions for multi-way
 clustering, as fixest) unless ``df="residual"``, or, with ``type="CR2"``,
 ``df="satterthwaite"``: clubSandwich's Satterthwaite df per coefficient and HTZ Wald tests
-(:mod:`attnreg.linear.satterthwaite`); Driscoll–Kraay uses the residual df, as
+(:mod:`attnreg.inference.vcov.satterthwaite`); Driscoll–Kraay uses the residual df, as
 ``lmtest::coeftest`` on plm. For ridge and PCR every covariance is conditional on the
 chosen λ or k.
 """
@@ -34,7 +34,7 @@ chosen λ or k.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -42,25 +42,27 @@ import scipy.linalg as sla
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear.inference import (
-    CovarianceEstimator,
-    MiddleInputs,
-    VcovSpec,
-    check_lags,
-    register_vcov,
-)
-from attnreg.linear.cluster_columns import ClusterCounts, column_names
-from attnreg.linear.cluster_ids import (
+from attnreg.inference.vcov.cluster_columns import ClusterCounts, column_names
+from attnreg.inference.vcov.cluster_ids import (
     ClusterIds,
     check_cluster_argument,
     cluster_codes,
     cluster_ids,
     factorize_ids,
 )
-from attnreg.linear.scorestats import ScoreNeeds, ScoreStats, group_score_sums, subsets
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov.registry import (
+    CovarianceEstimator,
+    MiddleInputs,
+    VcovSpec,
+    check_lags,
+    register_vcov,
+)
+from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats, group_score_sums, subsets
 
-#: ``ClusterIds`` and the functions that resolve ids are in :mod:`attnreg.linear.cluster_ids`
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
+
+#: ``ClusterIds`` and the functions that resolve ids are in :mod:`attnreg.inference.vcov.cluster_ids`
 #: (imported here for the callers that know them from this module).
 __all__ = ["CLUSTER_TYPES", "DK_TYPES", "ClusterIds", "check_cluster_argument", "cluster_codes",
            "cluster_ids", "factorize_ids", "group_score_sums", "psd_fix", "wald_from_vcov"]
@@ -131,7 +133,7 @@ class _Cluster(CovarianceEstimator):
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
         if spec.option("type") != "CR2":
             return super().middle(sp, spec, inputs)
-        from attnreg.linear.cr2 import cr2_residuals  # (cr2 imports this module)
+        from attnreg.inference.vcov.cr2 import cr2_residuals  # (cr2 imports this module)
 
         ids: ClusterIds = spec.option("cluster")
         f = np.ones(sp.rank) if inputs.f is None else inputs.f

@@ -14,20 +14,23 @@ small symmetric T_g (m × m) from an eigenproblem per cluster, solved for all cl
 once (``numpy.linalg.eigh`` on a stack); eigenvalues of G_g below 1e-12 get a zero inverse
 square root, as clubSandwich's ``matrix_power``. :class:`Cr2Parts` keeps L's recipe, S, the
 Gram matrices L_g'L_g and T_g: the adjusted residuals (:func:`cr2_residuals`) and the
-Satterthwaite degrees of freedom (:mod:`attnreg.linear.satterthwaite`) use them.
+Satterthwaite degrees of freedom (:mod:`attnreg.inference.vcov.satterthwaite`) use them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._blocks import BLOCK_NUMBERS as _BLOCK_NUMBERS
-from attnreg.linear._blocks import indicator as _indicator
-from attnreg.linear._blocks import scores_c as _scores_c
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov._blocks import BLOCK_NUMBERS as _BLOCK_NUMBERS
+from attnreg.inference.vcov._blocks import indicator as _indicator
+from attnreg.inference.vcov._blocks import scores_c as _scores_c
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["Cr2Parts", "cr2_parts", "cr2_residuals"]
 
