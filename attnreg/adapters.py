@@ -45,12 +45,12 @@ def predict_spectral(result: Any, X: FloatArray) -> FloatArray:
 
 def check_softmax(name: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options of method ``name`` of the softmax family, checked once before any work."""
-    from attnreg.softmax.results import _check_softmax_options
+    from attnreg.softmax.results import check_softmax_options
 
     given = [k for k in SPECTRAL_KEYWORDS if k != "lam" and k in options]
     if given:
         raise OptionError(f"option(s) {', '.join(given)} do not apply to method {name!r}")
-    _check_softmax_options(options)
+    check_softmax_options(options)
     return options
 
 
