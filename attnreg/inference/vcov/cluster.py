@@ -17,7 +17,10 @@ clusters in Python, and nothing n_obs × n_obs.
   multiplied by G_g^(-1/2), G_g = [(I − H) Θ (I − H)']_gg with the working model Θ = I on
   the response's scale (clubSandwich's target for ``lm``, with or without weights; without
   weights and for OLS G_g = I − H_gg); computed in :mod:`attnreg.inference.vcov.cr2`. ``cadjust``
-  does not apply to it (clubSandwich has no G/(G − 1) factor) and is refused.
+  does not apply to it (clubSandwich has no G/(G − 1) factor) and is refused. An estimator
+  whose working model is the inverse of its weights (clubSandwich's ``inverse_var = TRUE``:
+  a glm) hands over the working variances as ``working_variance=`` (one per row;
+  :mod:`attnreg.inference.vcov.cr2_target`).
 - ``"DK"`` (``"driscoll_kraay"``): ``plm::vcovSCC`` — the Newey–West (Bartlett) long-run
   covariance of the per-period score sums, periods in sorted order, default lag
   floor(T^(1/4)) with T the number of periods; ``type="HC0"`` (default), ``"HC1"``
@@ -57,6 +60,7 @@ from attnreg.inference.vcov.registry import (
     check_lags,
     register_vcov,
 )
+from attnreg.inference.vcov.cr2_target import WorkingVariances, cr2_target_residuals
 from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats, group_score_sums, subsets
 
 if TYPE_CHECKING:
@@ -89,6 +93,17 @@ def _check_bool(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def _working_variance(value: Any, kind: str, df: str) -> dict[str, WorkingVariances]:
+    """``{"working_variance": θ}`` when given (CR2 only, without Satterthwaite df), else {}."""
+    if value is None:
+        return {}
+    if kind != "CR2" or df == "satterthwaite":
+        raise OptionError("working_variance (an inverse-variance working model, as "
+                          "clubSandwich's vcovCR of a glm) applies to type='CR2' with "
+                          f"df='cluster' or 'residual', however: type={kind!r}, df={df!r}")
+    return {"working_variance": WorkingVariances.check(value)}
+
+
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -97,7 +112,7 @@ class _Cluster(CovarianceEstimator):
     """Cluster-robust (one-way and multi-way) covariances: sandwich's vcovCL, clubSandwich CR2."""
 
     name = "cluster"
-    option_names = ("cluster", "type", "cadjust", "df", "fix")
+    option_names = ("cluster", "type", "cadjust", "df", "fix", "working_variance")
     needs_hat = False  # CR2's adjustment uses the blocks of H, from the filter factors
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -115,9 +130,10 @@ class _Cluster(CovarianceEstimator):
             raise OptionError(
                 "df='satterthwaite' needs type='CR2' (clubSandwich's coef_test(test = "
                 f"'Satterthwaite') and Wald_test(test = 'HTZ')), however: type={kind!r}")
-        return {"cluster": options["cluster"], "type": kind,
-                "cadjust": _check_bool("cadjust", options.get("cadjust", True)),
-                "df": df, "fix": _check_bool("fix", options.get("fix", True))}
+        checked = {"cluster": options["cluster"], "type": kind,
+                   "cadjust": _check_bool("cadjust", options.get("cadjust", True)),
+                   "df": df, "fix": _check_bool("fix", options.get("fix", True))}
+        return {**checked, **_working_variance(options.get("working_variance"), kind, df)}
 
     def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
              design: Any = None) -> VcovSpec:
@@ -138,7 +154,9 @@ class _Cluster(CovarianceEstimator):
         ids: ClusterIds = spec.option("cluster")
         f = np.ones(sp.rank) if inputs.f is None else inputs.f
         G = ids.n_clusters[0]
-        v = cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G)
+        theta = spec.option("working_variance")
+        v = (cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G) if theta is None else
+             cr2_target_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G, theta))
         S = group_score_sums(sp, v, ids.codes[:, 0], G)
         return S.T @ S
 

@@ -32,16 +32,22 @@ from attnreg.inference.vcov._blocks import scores_c as _scores_c
 if TYPE_CHECKING:
     from attnreg.linear.spectral import Spectrum
 
-__all__ = ["Cr2Parts", "cr2_parts", "cr2_residuals"]
+__all__ = ["Cr2Parts", "cr2_parts", "cr2_residuals", "hat_multipliers"]
 
 
 def _row_block(width: int) -> int:
     return max(1, _BLOCK_NUMBERS // max(width, 1))
 
 
+def hat_multipliers(sp: Spectrum, f: FloatArray) -> FloatArray:
+    """D, shape (1 + rank,), with Z = [c, U] D the factor of the weighted hat matrix H̃ = Z Z'."""
+    return np.r_[np.sqrt(sp.sum_w) if sp.intercept is not None else 0.0,
+                 np.sqrt(np.maximum(f, 0))]
+
+
 def _hat_factors(sp: Spectrum, f: FloatArray) -> tuple[FloatArray, FloatArray]:
     """D with Z = [c, U] D the factor of the weighted hat matrix H̃ = Z Z', and K = Z' W Z."""
-    D = np.r_[np.sqrt(sp.sum_w) if sp.intercept is not None else 0.0, np.sqrt(np.maximum(f, 0))]
+    D = hat_multipliers(sp, f)
     c = _scores_c(sp)
     k = 1 + sp.rank
     K = np.zeros((k, k))
