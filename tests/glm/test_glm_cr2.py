@@ -1,6 +1,7 @@
 """CR2 (Bell–McCaffrey) of GLM fits against ``clubSandwich::vcovCR(glm, cluster, type =
 "CR2")`` (golden values from tests/reference/make_glm_cr2.R, on the data of
-score_vcov_r.json): the shared score layer with clubSandwich's working model for a glm."""
+score_vcov_r.json and the binomial counts it adds): the shared score layer with
+clubSandwich's working model for a glm."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.conftest import REPO, RTOL_EXACT, RTOL_R, RTOL_R_VCOV
 
 REF = json.loads((REPO / "tests" / "reference" / "glm_cr2_r.json").read_text())
 DATA = pd.DataFrame(json.loads((REPO / "tests" / "reference" / "score_vcov_r.json")
-                               .read_text())["data"])
+                               .read_text())["data"]).assign(**REF["data"])
 #: reference key -> (formula, attnreg arguments, prior-weight column)
 MODELS: dict[str, tuple[str, dict[str, Any], str | None]] = {
     "logit": ("yb ~ x1 + x2", {"method": "logit"}, None),
@@ -27,11 +28,12 @@ MODELS: dict[str, tuple[str, dict[str, Any], str | None]] = {
     "poisson": ("yc ~ x1 + x2", {"method": "poisson"}, None),
     "poisson_w": ("yc ~ x1 + x2", {"method": "poisson"}, "w"),
     "gaussian_w": ("y ~ x1 + x2 + d1", {"method": "glm", "family": "gaussian"}, "w"),
+    "cbind": ("cbind(succ, fail) ~ x1 + x2", {"method": "logit"}, None),
 }
 #: R's glm returns the working weights of the step before the last (see test_glm_vcov_r.py):
 #: the binomial fits' last step moves them by about 1e-7 of their size, so their sandwiches
 #: agree to RTOL_R_VCOV; the others to RTOL_R
-RTOL = {"logit": RTOL_R_VCOV, "probit": RTOL_R_VCOV}
+RTOL = {"logit": RTOL_R_VCOV, "probit": RTOL_R_VCOV, "cbind": RTOL_R_VCOV}
 
 
 def _fit(key: str, **vcov: Any) -> Any:

@@ -2,7 +2,8 @@
 # Reference values for CR2 (Bell-McCaffrey) cluster-robust covariances of GLM fits:
 # clubSandwich::vcovCR(glm_fit, cluster, type = "CR2") (its working model for a glm: the
 # weight matrix diag(w / V(mu)) and the target its inverse, inverse_var = TRUE) on logit,
-# probit, Poisson (with and without prior weights) and Gaussian (prior weights) glms.
+# probit, Poisson (with and without prior weights), Gaussian (prior weights) and two-column
+# binomial (cbind(succ, fail), trials drawn here and stored) glms.
 # Checked by tests/glm/test_glm_cr2.py.
 #
 # Regenerate from the repository root (needs clubSandwich, jsonlite):
@@ -13,6 +14,10 @@
 suppressPackageStartupMessages({ library(jsonlite); library(clubSandwich) })
 
 dat <- as.data.frame(fromJSON("tests/reference/score_vcov_r.json")$data)
+set.seed(20261204)
+dat$trials <- sample(1:20, nrow(dat), replace = TRUE)
+dat$succ <- rbinom(nrow(dat), dat$trials, plogis(-0.2 + 0.6 * dat$x1 - 0.4 * dat$x2))
+dat$fail <- dat$trials - dat$succ
 ctl <- glm.control(epsilon = 1e-14, maxit = 100)
 fits <- list(
   logit = list(glm(yb ~ x1 + x2, family = binomial, data = dat, control = ctl), "a"),
@@ -22,11 +27,14 @@ fits <- list(
   poisson_w = list(glm(yc ~ x1 + x2, family = poisson, data = dat, weights = w,
                        control = ctl), "a"),
   gaussian_w = list(glm(y ~ x1 + x2 + d1, family = gaussian, data = dat, weights = w,
-                        control = ctl), "a"))
+                        control = ctl), "a"),
+  cbind = list(glm(cbind(succ, fail) ~ x1 + x2, family = binomial, data = dat,
+                   control = ctl), "b"))
 out <- list(header = list(R = R.version.string,
                           clubSandwich = as.character(packageVersion("clubSandwich")),
                           jsonlite = as.character(packageVersion("jsonlite")),
-                          script = "tests/reference/make_glm_cr2.R"))
+                          script = "tests/reference/make_glm_cr2.R"),
+            data = list(succ = dat$succ, fail = dat$fail))
 for (name in names(fits)) {
   fit <- fits[[name]][[1]]
   cl <- fits[[name]][[2]]
