@@ -110,7 +110,8 @@ class GlmCovariance:
             None (and no cluster): dispersion × unscaled covariance (``vcov.glm``). Without
             ``cluster``, any registered covariance (``"HC0"`` … ``"HC5"``: sandwich's
             ``vcovHC``; ``"HAC"``: ``NeweyWest`` / ``vcovHAC``; ``"DK"``); with ``cluster``,
-            vcovCL's type (``"HC1"``, the default, or ``"HC0"``).
+            vcovCL's type (``"HC1"``, the default, or ``"HC0"``), or ``"CR2"``
+            (``clubSandwich::vcovCR``).
         cluster : str, list or array-like, optional
             A column of the data (``"a + b"`` or a list: multi-way), or one id per training
             row: ``sandwich::vcovCL`` (G/(G − 1) always; HC1 also (n − 1)/(n − rank)).
@@ -209,7 +210,8 @@ class GlmCovariance:
             With ``vcov="cluster"``: a column of the data (``"a + b"`` or a list: multi-way)
             or one id per training row.
         type : str, optional
-            With ``vcov="cluster"``: vcovCL's type (default HC1, or ``"HC0"``).
+            With ``vcov="cluster"``: vcovCL's type (default HC1, or ``"HC0"``), or ``"CR2"``
+            (``clubSandwich::vcovCR``, one-way).
         **options
             The covariance's other options (``maxlags=``, ``kernel=``, ``time=``, ...).
 
