@@ -8,6 +8,7 @@ attention regression, and returns results with an R-style ``summary()`` and both
 
 from __future__ import annotations
 
+from attnreg import adapters  # noqa: F401  (first: registers the built-in methods)
 from attnreg.api import attnreg
 from attnreg.datasets import load_dataset
 from attnreg.inference.anova import anova

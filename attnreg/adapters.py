@@ -1,7 +1,9 @@
-"""The formula-free operations of attnreg's built-in estimator families, which the method
-registry (:mod:`attnreg.methods`) registers: for each family, its option check, its fit of a
-built design and its prediction from a design matrix. The families' own modules are imported
-only when a method is used, so ``import attnreg`` stays light (no torch).
+"""The formula-free operations of attnreg's built-in estimator families, and their
+registration in the method registry (:mod:`attnreg.methods`): for each family, its option
+check, its fit of a built design and its prediction from a design matrix. The package imports
+this module first, so the built-in methods are registered (in this order) before any other.
+The families' own modules are imported only when a method is used, so ``import attnreg``
+stays light (no torch).
 """
 
 from __future__ import annotations
@@ -13,15 +15,15 @@ import numpy as np
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
+from attnreg.linear.rules import RULES
+from attnreg.methods import SPECTRAL_KEYWORDS, Capabilities, Estimator, register
 
-__all__ = ["SPECTRAL_KEYWORDS", "check_glm", "check_iv", "check_network", "check_quantreg", "check_softmax",
+__all__ = ["check_glm", "check_iv", "check_network", "check_quantreg", "check_softmax",
            "check_spectral", "drop_intercept", "fit_glm", "fit_glm_chunks",
            "fit_glm_fixed_effects", "fit_iv", "fit_network", "fit_quantreg", "fit_softmax",
            "fit_spectral", "predict_glm", "predict_iv", "predict_network", "predict_quantreg",
            "predict_softmax", "predict_spectral"]
 
-#: The front door's keywords for the spectral family (``attnreg(..., lam=, k=, ...)``).
-SPECTRAL_KEYWORDS = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
 
 
 def check_spectral(name: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -45,12 +47,12 @@ def predict_spectral(result: Any, X: FloatArray) -> FloatArray:
 
 def check_softmax(name: str, options: dict[str, Any]) -> dict[str, Any]:
     """The options of method ``name`` of the softmax family, checked once before any work."""
-    from attnreg.softmax.results import _check_softmax_options
+    from attnreg.softmax.results import check_softmax_options
 
     given = [k for k in SPECTRAL_KEYWORDS if k != "lam" and k in options]
     if given:
         raise OptionError(f"option(s) {', '.join(given)} do not apply to method {name!r}")
-    _check_softmax_options(options)
+    check_softmax_options(options)
     return options
 
 
@@ -173,3 +175,75 @@ def fit_iv(name: str, design: Design, options: dict[str, Any], call: str) -> Any
 def predict_iv(result: Any, X: FloatArray) -> FloatArray:
     """Predictions of a iv fit from a design matrix ``X`` (n_rows, n_coef), shape (n_rows,)."""
     return X @ result.fit.coef
+
+
+# ------------------------------------------------------------------------------ spectral
+
+for _rule in RULES.values():  # the spectral family: one entry per method in linear/rules.py
+    register(Estimator(_rule.name, "spectral", _rule.title,
+                       Capabilities(weights=True, wide=_rule.penalized, vcov=True, rolling=True,
+                                    updating=_rule.updating, linear=True, attention=True),
+                       check_spectral, fit_spectral, predict_spectral, tuning=_rule.tuning,
+                       call_options=() if _rule.tuning is None else (_rule.tuning,), rule=_rule))
+
+
+# ------------------------------------------------------------------------------ softmax
+
+register(Estimator("softmax", "softmax", "softmax attention regression (L-BFGS)",
+                   Capabilities(torch=True, attention=True, intercept_free=True),
+                   check_softmax, fit_softmax, predict_softmax,
+                   warm=lambda result: {"warm_start": result.fit}))
+
+
+# ------------------------------------------------------------------------------ networks
+
+register(Estimator("block", "network", "the paper's Regression Block (torch)",
+                   Capabilities(torch=True), check_network, fit_network, predict_network,
+                   call_options=("variant",)))
+register(Estimator("ftt", "network", "FT-Transformer baseline (torch)",
+                   Capabilities(torch=True), check_network, fit_network, predict_network,
+                   call_options=("variant",)))
+
+
+# ------------------------------------------------------------------------------ glm
+
+_GLM = Capabilities(weights=True, binomial_counts=True)  # attnreg/glm: R's glm(), and three shortcuts
+register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, check_glm,
+                   fit_glm, predict_glm, call_options=("family", "link", "offset"),
+                   fit_chunks=fit_glm_chunks, fit_fixed_effects=fit_glm_fixed_effects))
+register(Estimator("logit", "glm", "logistic regression (binomial, logit link)", _GLM,
+                   check_glm, fit_glm, predict_glm, call_options=("offset",),
+                   fit_chunks=fit_glm_chunks, fit_fixed_effects=fit_glm_fixed_effects))
+register(Estimator("probit", "glm", "probit regression (binomial, probit link)", _GLM,
+                   check_glm, fit_glm, predict_glm, call_options=("offset",),
+                   fit_chunks=fit_glm_chunks, fit_fixed_effects=fit_glm_fixed_effects))
+register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _GLM,
+                   check_glm, fit_glm, predict_glm, call_options=("link", "offset"),
+                   fit_chunks=fit_glm_chunks, fit_fixed_effects=fit_glm_fixed_effects))
+
+
+# ------------------------------------------------------------------------------ quantile regression
+
+register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
+                   Capabilities(weights=True, quantiles=True), check_quantreg, fit_quantreg,
+                   predict_quantreg, call_options=("tau", "se"),
+                   warm=lambda result: {"warm_start": np.column_stack([f.coef for f in result.fits])}))
+
+
+
+# ------------------------------------------------------------------------------ instrumental variables
+
+# attnreg/iv: fitted from formulas with an IV part only ("y ~ x | d ~ z"; attnreg.iv.formula)
+_IV = Capabilities(weights=True, vcov=True)
+register(Estimator("tsls", "iv", "two-stage least squares (IV formula)", _IV, check_iv, fit_iv,
+                   predict_iv))
+register(Estimator("2sls", "iv", "two-stage least squares (IV formula; as 'tsls')", _IV,
+                   check_iv, fit_iv, predict_iv))
+register(Estimator("liml", "iv", "limited-information maximum likelihood (IV formula)", _IV,
+                   check_iv, fit_iv, predict_iv))
+register(Estimator("fuller", "iv", "Fuller's modified LIML (IV formula)", _IV, check_iv,
+                   fit_iv, predict_iv, call_options=("alpha",)))
+register(Estimator("gmm", "iv", "two-step efficient GMM (IV formula)", _IV, check_iv, fit_iv,
+                   predict_iv))
+register(Estimator("cue", "iv", "continuously updated GMM (IV formula)", _IV, check_iv, fit_iv,
+                   predict_iv))

@@ -6,7 +6,9 @@ scikit-learn wrapper and the command line) build the design once and hand it to 
 :class:`Estimator` looked up here. An estimator declares its options (validated once, before
 any work), what it supports (:class:`Capabilities`) and three formula-free operations:
 ``fit_design``, ``predict_design`` and, for the forecasting loop, ``warm_start``. Adding a
-method is one :func:`register` call.
+method is one :func:`register` call; the built-in ones are registered by
+:mod:`attnreg.adapters` (imported with the package), so that this registry imports none of
+the families that use it.
 
 The softmax and network estimators import torch only when they fit, so ``import attnreg``
 stays light.
@@ -31,15 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from attnreg import adapters as fam
 from attnreg._typing import FloatArray
-from attnreg.adapters import SPECTRAL_KEYWORDS
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
 from attnreg.linear.rules import RULES, SpectralRule
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "SPECTRAL_KEYWORDS", "Capabilities", "Estimator", "call_string",
            "get_method", "method_names", "register"]
+
+#: The front door's keywords for the spectral family (``attnreg(..., lam=, k=, ...)``).
+SPECTRAL_KEYWORDS = ("lam", "k", "standardize", "vcov", "maxlags", "tol")
 
 #: The method ``attnreg()`` fits when none is named (not shown in the call string).
 DEFAULT_METHOD = next(iter(RULES))
@@ -265,75 +268,3 @@ def call_string(formula: str, method: str, options: Mapping[str, Any], *,
     if weighted:
         parts.append("weights = weights")
     return "attnreg(" + ", ".join(parts) + ")"
-
-
-# ------------------------------------------------------------------------------ spectral
-
-for _rule in RULES.values():  # the spectral family: one entry per method in linear/rules.py
-    register(Estimator(_rule.name, "spectral", _rule.title,
-                       Capabilities(weights=True, wide=_rule.penalized, vcov=True, rolling=True,
-                                    updating=_rule.updating, linear=True, attention=True),
-                       fam.check_spectral, fam.fit_spectral, fam.predict_spectral, tuning=_rule.tuning,
-                       call_options=() if _rule.tuning is None else (_rule.tuning,), rule=_rule))
-
-
-# ------------------------------------------------------------------------------ softmax
-
-register(Estimator("softmax", "softmax", "softmax attention regression (L-BFGS)",
-                   Capabilities(torch=True, attention=True, intercept_free=True),
-                   fam.check_softmax, fam.fit_softmax, fam.predict_softmax,
-                   warm=lambda result: {"warm_start": result.fit}))
-
-
-# ------------------------------------------------------------------------------ networks
-
-register(Estimator("block", "network", "the paper's Regression Block (torch)",
-                   Capabilities(torch=True), fam.check_network, fam.fit_network, fam.predict_network,
-                   call_options=("variant",)))
-register(Estimator("ftt", "network", "FT-Transformer baseline (torch)",
-                   Capabilities(torch=True), fam.check_network, fam.fit_network, fam.predict_network,
-                   call_options=("variant",)))
-
-
-# ------------------------------------------------------------------------------ glm
-
-_GLM = Capabilities(weights=True, binomial_counts=True)  # attnreg/glm: R's glm(), and three shortcuts
-register(Estimator("glm", "glm", "generalised linear model (IRLS, R's glm)", _GLM, fam.check_glm,
-                   fam.fit_glm, fam.predict_glm, call_options=("family", "link", "offset"),
-                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
-register(Estimator("logit", "glm", "logistic regression (binomial, logit link)", _GLM,
-                   fam.check_glm, fam.fit_glm, fam.predict_glm, call_options=("offset",),
-                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
-register(Estimator("probit", "glm", "probit regression (binomial, probit link)", _GLM,
-                   fam.check_glm, fam.fit_glm, fam.predict_glm, call_options=("offset",),
-                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
-register(Estimator("poisson", "glm", "Poisson regression (log link by default)", _GLM,
-                   fam.check_glm, fam.fit_glm, fam.predict_glm, call_options=("link", "offset"),
-                   fit_chunks=fam.fit_glm_chunks, fit_fixed_effects=fam.fit_glm_fixed_effects))
-
-
-# ------------------------------------------------------------------------------ quantile regression
-
-register(Estimator("quantreg", "quantreg", "linear quantile regression (Frisch-Newton, exact vertex)",
-                   Capabilities(weights=True, quantiles=True), fam.check_quantreg, fam.fit_quantreg,
-                   fam.predict_quantreg, call_options=("tau", "se"),
-                   warm=lambda result: {"warm_start": np.column_stack([f.coef for f in result.fits])}))
-
-
-
-# ------------------------------------------------------------------------------ instrumental variables
-
-# attnreg/iv: fitted from formulas with an IV part only ("y ~ x | d ~ z"; attnreg.iv.formula)
-_IV = Capabilities(weights=True, vcov=True)
-register(Estimator("tsls", "iv", "two-stage least squares (IV formula)", _IV, fam.check_iv, fam.fit_iv,
-                   fam.predict_iv))
-register(Estimator("2sls", "iv", "two-stage least squares (IV formula; as 'tsls')", _IV,
-                   fam.check_iv, fam.fit_iv, fam.predict_iv))
-register(Estimator("liml", "iv", "limited-information maximum likelihood (IV formula)", _IV,
-                   fam.check_iv, fam.fit_iv, fam.predict_iv))
-register(Estimator("fuller", "iv", "Fuller's modified LIML (IV formula)", _IV, fam.check_iv,
-                   fam.fit_iv, fam.predict_iv, call_options=("alpha",)))
-register(Estimator("gmm", "iv", "two-step efficient GMM (IV formula)", _IV, fam.check_iv, fam.fit_iv,
-                   fam.predict_iv))
-register(Estimator("cue", "iv", "continuously updated GMM (IV formula)", _IV, fam.check_iv, fam.fit_iv,
-                   fam.predict_iv))

@@ -80,7 +80,8 @@ def public_objects() -> dict[str, Any]:
     import attnreg.large as large
     import attnreg.methods as methods
     import attnreg.plots as plots
-    from attnreg.linear import handover, inference, rules
+    from attnreg.inference.vcov import registry
+    from attnreg.linear import handover, rules
 
     out: dict[str, Any] = {f"attnreg.{n}": getattr(ar, n) for n in ar.__all__ if n != "__version__"}
     out["attnreg.AttnRegressor"] = ar.AttnRegressor
@@ -92,8 +93,8 @@ def public_objects() -> dict[str, Any]:
     out["attnreg.linear.handover.least_squares_results"] = handover.least_squares_results
     out["attnreg.linear.rules.least_squares_rule"] = rules.least_squares_rule
     out["attnreg.linear.rules.SpectralRule"] = rules.SpectralRule
-    out["attnreg.linear.inference.register_vcov"] = inference.register_vcov
-    out["attnreg.linear.inference.CovarianceEstimator"] = inference.CovarianceEstimator
+    out["attnreg.inference.vcov.registry.register_vcov"] = registry.register_vcov
+    out["attnreg.inference.vcov.registry.CovarianceEstimator"] = registry.CovarianceEstimator
     out["attnreg.large.register_backend"] = large.register_backend
     out["attnreg.large.Backend"] = large.Backend
     out |= {f"returned by {k}": v for k, v in returned_types().items()

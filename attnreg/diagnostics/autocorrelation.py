@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.integrate as sint
@@ -13,9 +13,6 @@ import scipy.linalg as sla
 from scipy import stats
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError, OptionError
-from attnreg.linear.contract import LinearFitContract
-from attnreg.linear.spectral import Spectrum
 from attnreg.diagnostics.projection import (
     aux_rank,
     df_text,
@@ -24,6 +21,11 @@ from attnreg.diagnostics.projection import (
     resid_scaled,
     table_row,
 )
+from attnreg.exceptions import DataError, OptionError
+from attnreg.inference.contract import LinearFitContract
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["DW_EXACT_MAX_N", "breusch_godfrey", "durbin_watson"]
 

@@ -23,20 +23,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from attnreg.diagnostics.autocorrelation import breusch_godfrey, durbin_watson
+from attnreg.diagnostics.collinearity import condition_numbers
+from attnreg.diagnostics.heteroskedasticity import breusch_pagan, white_test
+from attnreg.diagnostics.projection import (
+    table_row,
+)
+from attnreg.diagnostics.specification import check_power, jarque_bera, reset_test
 from attnreg.exceptions import DataError, OptionError
-from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.contract import LinearFitContract
 from attnreg.report.summary import Summary
 from attnreg.report.tables import (
     DiagnosticsSection,
     diagnostic_lines,
 )
-from attnreg.diagnostics.projection import (
-    table_row,
-)
-from attnreg.diagnostics.autocorrelation import breusch_godfrey, durbin_watson
-from attnreg.diagnostics.collinearity import condition_numbers
-from attnreg.diagnostics.heteroskedasticity import breusch_pagan, white_test
-from attnreg.diagnostics.specification import check_power, jarque_bera, reset_test
 
 __all__ = ["DiagnosticTable", "diagnostic_table", "perfect_fit_note"]
 

@@ -11,7 +11,7 @@ import pandas as pd
 import scipy.linalg as sla
 
 from attnreg.exceptions import DataError, OptionError
-from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.contract import LinearFitContract
 
 __all__ = ["condition_numbers", "vif_table"]
 
@@ -61,8 +61,7 @@ def vif_table(fit: LinearFitContract) -> pd.DataFrame:
     >>> vif_table(fit).columns.tolist()
     ['VIF']
     """
-    from attnreg.linear.filters import ols_filter
-    from attnreg.linear.inference import vcov_scaled
+    from attnreg.inference.vcov.registry import vcov_scaled
 
     design, sp = fit.design, fit.spectrum
     if not design.intercept:
@@ -82,7 +81,7 @@ def vif_table(fit: LinearFitContract) -> pd.DataFrame:
         raise DataError("vif() needs more rows than design columns (an OLS covariance)")
     middle = np.eye(1 + sp.rank)
     middle[0, 0] = 1.0 / sp.sum_w
-    Vz, _ = vcov_scaled(sp, ols_filter(sp.s), design.n_coef, middle)
+    Vz, _ = vcov_scaled(sp, np.ones_like(sp.s), design.n_coef, middle)  # OLS: f = 1
     keep = np.arange(1, design.n_coef)
     V = Vz[np.ix_(keep, keep)]
     d = np.sqrt(np.diag(V))

@@ -9,8 +9,6 @@ import numpy as np
 from scipy import stats
 
 from attnreg._typing import FloatArray
-from attnreg.exceptions import DataError
-from attnreg.linear.contract import LinearFitContract
 from attnreg.diagnostics.projection import (
     aux_rank,
     df_text,
@@ -19,6 +17,8 @@ from attnreg.diagnostics.projection import (
     row_weights,
     table_row,
 )
+from attnreg.exceptions import DataError
+from attnreg.inference.contract import LinearFitContract
 
 __all__ = ["breusch_pagan", "white_products", "white_test"]
 
@@ -88,8 +88,6 @@ def white_test(fit: LinearFitContract) -> dict[str, Any]:
     >>> white_test(fit)["df"]  # 1, GNP, UNEMP, GNP², GNP·UNEMP, UNEMP²: rank 6 - 1
     '5'
     """
-    from attnreg.linear import spectral
-
     e, _ = resid_scaled(fit)
     w = row_weights(fit)
     n = fit.nobs
@@ -101,8 +99,7 @@ def white_test(fit: LinearFitContract) -> dict[str, Any]:
     e2 = e * e
     v = e2 - float(w @ e2) / n
     intercept = 0 if fit.design.intercept else None
-    aux = spectral.decompose(Z, v, intercept=intercept, weights=fit.design.weights,
-                             scaling="sd")
+    aux = fit.aux_spectrum(Z, v)
     ss = float(aux.uty @ aux.uty) * aux.y_scale**2
     if intercept is not None:
         ss += float(w @ v) ** 2 / float(w.sum())

@@ -20,7 +20,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.contract import LinearFitContract
 
 __all__ = ["RESIDUAL_KINDS", "Influence"]
 

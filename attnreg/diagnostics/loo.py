@@ -5,7 +5,7 @@ With ẽ = √w e the weighted residuals and h the hat values, deleting row i gi
     RSS₍ᵢ₎ = RSS − ẽᵢ² / (1 − hᵢ),       σ₍ᵢ₎² = RSS₍ᵢ₎ / (n − p − 1),
     b − b₍ᵢ₎ = (X'WX)⁻¹ xᵢ wᵢ eᵢ / (1 − hᵢ) = M [cᵢ ; Uᵢ] ẽᵢ / (1 − hᵢ),
 
-with M the coefficient map of :func:`attnreg.linear.inference.coef_map` (coef = M [c'ỹ ; U'ỹ],
+with M the coefficient map of :func:`attnreg.inference.vcov.registry.coef_map` (coef = M [c'ỹ ; U'ỹ],
 c = √w / Σw): column i of (X'WX)⁻¹ X̃' is M [cᵢ ; Uᵢ]. Nothing is refitted, no inverse of
 X'X is formed, and the rows are processed in blocks (memory: one block of U at a time
 besides the n × p output). These hold for a projection (OLS/WLS); for ridge and PCR the
@@ -19,11 +19,15 @@ covratio) are right at any scale of the data. Rows with hᵢ = 1 (to 10 ε, as R
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear.inference import coef_map
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov.registry import coef_map
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["dfbeta_blocks", "hat_one", "loo_sigma_scaled"]
 

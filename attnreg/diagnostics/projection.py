@@ -8,13 +8,15 @@ Also the rows of the tests' table.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attnreg._typing import FloatArray
-from attnreg.linear.contract import LinearFitContract
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.contract import LinearFitContract
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["aux_rank", "coords", "df_text", "extra_ss", "intercept_direction",
            "partial_out", "projected_ss", "resid_scaled", "row_weights", "table_row"]

@@ -9,8 +9,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from attnreg.exceptions import DataError, OptionError
-from attnreg.linear.contract import LinearFitContract
 from attnreg.diagnostics.projection import (
     aux_rank,
     df_text,
@@ -18,6 +16,8 @@ from attnreg.diagnostics.projection import (
     resid_scaled,
     table_row,
 )
+from attnreg.exceptions import DataError, OptionError
+from attnreg.inference.contract import LinearFitContract
 
 __all__ = ["check_power", "jarque_bera", "reset_test"]
 

@@ -29,7 +29,7 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError
 from attnreg.large.columns import chunk_columns
 from attnreg.large.passes import PassPlan, chunk_scores, frames_of
-from attnreg.linear.scorestats import residual_scale
+from attnreg.inference.vcov.scorestats import residual_scale
 
 __all__ = ["IntervalPart", "IntervalPlan", "interval_part", "run_interval_pass"]
 

@@ -1,6 +1,6 @@
 """Satterthwaite df and HTZ Wald tests of the CR2 covariance with absorbed fixed effects.
 
-The same statistics as :mod:`attnreg.linear.satterthwaite` (clubSandwich's
+The same statistics as :mod:`attnreg.inference.vcov.satterthwaite` (clubSandwich's
 ``coef_test(test = "Satterthwaite")`` and ``Wald_test(test = "HTZ")`` on the
 dummy-variable ``lm``): for q contrasts of the components a = U'W^½y of the demeaned design,
 p_j = A_j r_j with r = W^½ U C' (A_j the CR2 adjustment of cluster j, :mod:`attnreg.fe.cr2`)

@@ -25,7 +25,7 @@ from attnreg.fe.results import AbsorbedEffects, FixedEffectsResults
 from attnreg.fe.ssc import check_ssc
 from attnreg.formula.design import Design
 from attnreg.linear.fit import fit_spectral_design
-from attnreg.linear.inference import make_vcov_spec
+from attnreg.inference.vcov.registry import make_vcov_spec
 from attnreg.methods import call_string, get_method
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from attnreg.fe.ssc import check_ssc, fixest_cluster_middle
 from attnreg.formula.design import Design
 from attnreg.formula.parts import FixedEffectTerm
 from attnreg.linear.results import LinearResults
-from attnreg.linear.scorestats import group_score_sums
+from attnreg.inference.vcov.scorestats import group_score_sums
 
 __all__ = ["AbsorbedEffects", "FixedEffectsResults"]
 

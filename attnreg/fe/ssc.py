@@ -33,7 +33,7 @@ import numpy as np
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
 from attnreg.fe.demean import FixedEffects
-from attnreg.linear.inference import VcovSpec, middle_matrix
+from attnreg.inference.vcov.registry import VcovSpec, middle_matrix
 from attnreg.linear.spectral import Spectrum
 
 __all__ = ["SSC_CHOICES", "check_ssc", "fixest_cluster_middle", "nested_fixed_effects"]

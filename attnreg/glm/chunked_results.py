@@ -27,7 +27,7 @@ from attnreg.glm.chunked_separation import certified, handle_chunked, merged
 from attnreg.glm.chunked_vcov import ScoreAccumulator, check_streamed_vcov, streamed_vcov
 from attnreg.glm.separation import Separation
 from attnreg.glm.vcov import sandwich_name
-from attnreg.linear.inference import get_vcov
+from attnreg.inference.vcov.registry import get_vcov
 from attnreg.glm.families import FAMILIES
 from attnreg.glm.links import LINKS
 from attnreg.glm.coeftests import GlmTests

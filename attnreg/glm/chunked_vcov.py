@@ -1,13 +1,13 @@
 """The covariances of a GLM fitted chunk by chunk: the registry's estimators, fed by its final pass.
 
 No covariance formula lives here. The final pass over the rows accumulates what the registered
-estimator asks of the scores (:meth:`~attnreg.linear.inference.CovarianceEstimator.score_needs`:
+estimator asks of the scores (:meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.score_needs`:
 cross-products, Bartlett-lagged ones across chunk boundaries, score sums per cluster or
 period) in the coordinates where the bread is the identity: with X'WX = R'R (R the last IRLS
 step's factor) the scores w_i (z_i − η_i) x_i are mapped to s̃_i = R⁻ᵀ s_i, the rows of the
 orthonormal basis √W X R⁻¹ times the weighted working residuals, as the spectral scores of a
 linear fit are. The estimator computes its middle matrix M from them
-(:meth:`~attnreg.linear.inference.CovarianceEstimator.middle_from_scores`, the same code as
+(:meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.middle_from_scores`, the same code as
 for an in-memory or chunked linear fit) and the covariance is R⁻¹ M R⁻ᵀ: vcovHC HC0–HC3 (the
 hat values w_i x_iᵀ(X'WX)⁻¹x_i come with the rows), vcovCL one- and multi-way, Newey–West
 with fixed lags, Driscoll–Kraay, and the classical dispersion × (X'WX)⁻¹.
@@ -26,8 +26,8 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.large.covariance import score_stats
 from attnreg.large.meat import MeatPart
-from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov, make_vcov_spec
-from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
+from attnreg.inference.vcov.registry import VcovSpec, check_vcov_options, get_vcov, make_vcov_spec
+from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats
 
 __all__ = ["ScoreAccumulator", "check_streamed_vcov", "streamed_vcov"]
 
@@ -57,7 +57,7 @@ class ScoreAccumulator:
     ----------
     spec : VcovSpec
         The covariance bound for a fit that keeps no rows
-        (:meth:`~attnreg.linear.inference.CovarianceEstimator.bind_streamed`).
+        (:meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.bind_streamed`).
     r : ndarray, shape (k, k)
         Upper triangular R with X'WX = R'R.
     """

@@ -18,8 +18,7 @@ from attnreg.glm.irls import IrlsFit, aliased_columns, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
-from attnreg.glm.vcov import refuse_cr2
-from attnreg.linear.inference import VCOV_REGISTRY, check_vcov_options, get_vcov, vcov_names
+from attnreg.inference.vcov.registry import VCOV_REGISTRY, check_vcov_options, get_vcov, vcov_names
 from attnreg.threads import narrow_blas
 from attnreg.glm.separation import check_separation_mode, find_separation, handle_separation
 
@@ -79,7 +78,6 @@ def _check_vcov(options: dict[str, Any]) -> dict[str, Any]:
                           f"vcov={vcov!r}")
     if vcov == "cluster" and cluster is None:
         raise OptionError("vcov='cluster' needs cluster= (a column name or one id per row)")
-    refuse_cr2(kind)
     extra = {k: v for k, v in options.items()
              if k in vcov_option_names() and k != "type" and v is not None}
     check_vcov_options(vcov, **extra, **({"cluster": cluster} if cluster is not None else {}),
@@ -91,7 +89,7 @@ def vcov_option_names() -> set[str]:
     """The options of every registered covariance but ``cluster`` and ``type`` (a GLM's own)."""
     get_vcov("classical")  # the built-in estimators are registered on first lookup
     names = {n for kind in vcov_names() for n in get_vcov(kind).option_names}
-    return (names | {"maxlags", "adjust"}) - {"cluster", "type"}
+    return (names | {"maxlags", "adjust"}) - {"cluster", "type", "working_variance"}
 
 
 def _family_and_link(name: str, family: Any, link: Any) -> tuple[str, str]:

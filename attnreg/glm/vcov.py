@@ -7,9 +7,11 @@ hands over A = X (the demeaned regressors with absorbed fixed effects), the work
 residuals and weights, the dispersion (the classical covariance is dispersion × (XᵀWX)⁻¹,
 R's ``vcov.glm``) and its residual df, and :func:`attnreg.linear.score_vcov.score_vcov`
 computes any registered covariance: ``vcovHC`` HC0–HC5 (R's ``hatvalues(glm)`` are those of
-√W X), ``vcovCL`` one- and multi-way, ``NeweyWest`` / ``vcovHAC`` / ``kernHAC`` and
-Driscoll–Kraay (not CR2: clubSandwich's working model for a glm is another). Tests under a
-sandwich are z tests (``lmtest::coeftest`` of a glm).
+√W X), ``vcovCL`` one- and multi-way, ``NeweyWest`` / ``vcovHAC`` / ``kernHAC``,
+Driscoll–Kraay and CR2 (``clubSandwich::vcovCR``, whose working model for a glm is the
+inverse of W = diag(w / V(μ)): the fit hands over those variances, V(μ) / w,
+:mod:`attnreg.inference.vcov.cr2_target`). Tests under a sandwich are z tests
+(``lmtest::coeftest`` of a glm).
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ import pandas as pd
 
 from attnreg.exceptions import OptionError
 from attnreg.formula.kept import not_kept_error
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 from attnreg.linear.score_vcov import ScoreDesign, bind_vcov, score_vcov
 
 if TYPE_CHECKING:
+    from attnreg._typing import FloatArray
     from attnreg.formula.design import Design
+    from attnreg.glm.families import Family
     from attnreg.glm.irls import IrlsFit
 
-__all__ = ["GlmCovariance", "refuse_cr2", "sandwich_name"]
+__all__ = ["GlmCovariance", "sandwich_name"]
 
 #: vcovHC's types: the summary names them as ``sandwich::vcovHC, type HCk``
 _HC_TYPES = ("HC0", "HC1", "HC2", "HC3", "HC4", "HC4m", "HC5")
@@ -59,6 +63,10 @@ class GlmCovariance:
         @property
         def coef(self) -> pd.Series: ...
         def residuals(self, type: str = "deviance") -> pd.Series: ...
+        @property
+        def family(self) -> Family: ...
+        @property
+        def prior_weights(self) -> FloatArray: ...
 
     @property
     def n_clusters(self) -> int | None:
@@ -102,7 +110,8 @@ class GlmCovariance:
             None (and no cluster): dispersion × unscaled covariance (``vcov.glm``). Without
             ``cluster``, any registered covariance (``"HC0"`` … ``"HC5"``: sandwich's
             ``vcovHC``; ``"HAC"``: ``NeweyWest`` / ``vcovHAC``; ``"DK"``); with ``cluster``,
-            vcovCL's type (``"HC1"``, the default, or ``"HC0"``).
+            vcovCL's type (``"HC1"``, the default, or ``"HC0"``), or ``"CR2"``
+            (``clubSandwich::vcovCR``).
         cluster : str, list or array-like, optional
             A column of the data (``"a + b"`` or a list: multi-way), or one id per training
             row: ``sandwich::vcovCL`` (G/(G − 1) always; HC1 also (n − 1)/(n − rank)).
@@ -128,12 +137,25 @@ class GlmCovariance:
             raise OptionError(f"df does not apply to a GLM's sandwich covariance: its tests "
                               f"are z tests (lmtest::coeftest of a glm); drop df=, however: "
                               f"df={options['df']!r}")
-        refuse_cr2(extra.get("type"))
+        if extra.pop("working_variance", None) is not None:
+            raise OptionError("working_variance is not an option of a GLM: its CR2 working "
+                              "model is the family's, V(mu) / prior weight")
+        if extra.get("type") == "CR2":
+            extra["working_variance"] = self._working_variance()
         if cluster is not None:
             extra["cluster"] = self._ids(cluster, "cluster")
         if extra.get("time") is not None:
             extra["time"] = self._ids(extra["time"], "time")
         return bind_vcov(kind, n_obs=self.nobs, df=math.inf, **extra)
+
+    def _working_variance(self) -> Any:
+        """clubSandwich's working variances of a glm, V(μ) / w (prior weights w)."""
+        if self.absorbed is not None:
+            raise OptionError("type='CR2' of a GLM with absorbed fixed effects is not "
+                              "computed (clubSandwich's hat matrix includes the effects' "
+                              "columns); use type='HC1' or 'HC0', or the effects as factors")
+        mu = self.fit.mu
+        return self.family.variance(mu) / self.prior_weights
 
     def _ids(self, cluster: Any, what: str) -> Any:
         """Ids per training row: a Series (one dimension) or a DataFrame (several)."""
@@ -188,7 +210,8 @@ class GlmCovariance:
             With ``vcov="cluster"``: a column of the data (``"a + b"`` or a list: multi-way)
             or one id per training row.
         type : str, optional
-            With ``vcov="cluster"``: vcovCL's type (default HC1, or ``"HC0"``).
+            With ``vcov="cluster"``: vcovCL's type (default HC1, or ``"HC0"``), or ``"CR2"``
+            (``clubSandwich::vcovCR``, one-way).
         **options
             The covariance's other options (``maxlags=``, ``kernel=``, ``time=``, ...).
 
@@ -211,15 +234,6 @@ class GlmCovariance:
         return dataclasses.replace(self, robust=robust,  # type: ignore[type-var]
                                    cluster=None if n_clusters is None else ids.codes[:, 0],
                                    vcov_spec=spec)
-
-
-def refuse_cr2(kind: Any) -> None:
-    """OptionError for ``type="CR2"``: clubSandwich's working model for a glm (the inverse
-    IRLS weights) is not the registry's CR2 target (identity on the response's scale)."""
-    if kind == "CR2":
-        raise OptionError("type='CR2' is not computed for a GLM: clubSandwich's working model "
-                          "for a glm (the inverse IRLS weights) is not the registry's CR2 "
-                          "target; use type='HC1' or 'HC0'")
 
 
 def sandwich_name(spec: VcovSpec | None) -> tuple[str | None, int | None]:

@@ -21,11 +21,11 @@ import numpy as np
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.linear.contract import LinearFitContract
 from attnreg.inference.anova_rss import check_summaries, formula_frame, nested_table
-from attnreg.inference.anova_wald import check_classical
 from attnreg.inference.anova_table import AnovaTable
 from attnreg.inference.anova_terms import marginal, sequential
+from attnreg.inference.anova_wald import check_classical
+from attnreg.inference.contract import LinearFitContract
 
 if TYPE_CHECKING:
     from attnreg.linear.results import LinearResults

@@ -5,7 +5,7 @@ response appended (see :mod:`attnreg.inference.anova`)."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -14,10 +14,8 @@ from scipy import stats
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear.tallqr import streaming_r
 from attnreg.inference.anova_rss import formula_frame
 from attnreg.inference.anova_wald import wald_anova
-from attnreg.linear.scaling import column_exponents, multipliers
 
 if TYPE_CHECKING:
     from attnreg.linear.results import LinearResults
@@ -30,19 +28,10 @@ __all__ = ["marginal", "r_factor", "sequential"]
 
 def r_factor(fit: LinearResults, cols: IntArray, centred: bool) -> FloatArray:
     """R of the QR of [sqrt(w) X[:, cols] | sqrt(w) y], shape (k+1, k+1), the columns (and
-    y) centred at the weighted means when ``centred``; on the spectrum's rescaled response,
-    each column multiplied by a power of two first (exact). A fit that keeps no rows (a
-    chunked fit) forms it from its accumulated R factor."""
-    if not getattr(fit, "keeps_rows", True):
-        chunked: Any = fit
-        return np.asarray(chunked.sub_design_r(cols, centred))
-    sp, X = fit.spectrum, fit.design.X
-    center = sp.center if centred else np.zeros(X.shape[1])
-    sqrt_w = sp.sqrt_w if sp.weighted else None
-    e = column_exponents(X, cols, center, sqrt_w) if cols.size else np.zeros(0, np.int64)
-    mult = multipliers(e) if cols.size else None
-    y_center = sp.y_center if centred else 0.0
-    return streaming_r(X, sp.y, cols, center, sqrt_w, y_center, col_mult=mult)
+    y) centred at the weighted means when ``centred``: the fit's own ``sub_design_r`` (on the
+    spectrum's rescaled response for an in-memory fit; from the accumulated R factor for a
+    fit that keeps no rows)."""
+    return np.asarray(fit.sub_design_r(cols, centred))
 
 
 def _rss_of(fit: LinearResults, cols: IntArray) -> float:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray
 from attnreg.inference.anova_rss import formula_frame
-from attnreg.linear.satterthwaite import is_satterthwaite
+from attnreg.inference.vcov.satterthwaite import is_satterthwaite
 
 if TYPE_CHECKING:
     from attnreg.linear.results import LinearResults

@@ -7,7 +7,7 @@ hypothesis the wild cluster bootstrap p-value (WCR, or WCU with ``impose_null=Fa
 Cameron, Gelbach and Miller (2008), as Stata's ``boottest`` and the ``wildboottest`` package.
 
 The algebra. Every spectral fit is linear in the weighted response ỹ = sqrt(w) y
-(:mod:`attnreg.linear.inference`): with the scores z_i = [c_i, U_i] (c = sqrt(w)/Σw, U the
+(:mod:`attnreg.inference.vcov.registry`): with the scores z_i = [c_i, U_i] (c = sqrt(w)/Σw, U the
 left singular vectors; k = 1 + rank of them) the coefficients are b = M Σ_i z_i ỹ_i and the
 weighted hat matrix is H = Z D Z' with D = diag(Σw, f) (f the filter factors: 1 for OLS).
 A wild bootstrap sample ỹ* = ŷ + u ⊙ v (u the residuals, v_g one weight per cluster) gives
@@ -51,7 +51,7 @@ imposed by a restricted fit (``hypothesis`` with ``impose_null=True``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,11 +60,13 @@ from attnreg.exceptions import DataError, OptionError
 from attnreg.inference.bootstrap_draws import WILD_WEIGHTS
 from attnreg.inference.bootstrap_results import BootstrapResults
 from attnreg.inference.bootstrap_run import BootstrapRun
+from attnreg.inference.contract import LinearFitContract
 from attnreg.inference.restrictions import format_restriction, parse_restrictions
-from attnreg.linear.cluster import cluster_ids
-from attnreg.linear.contract import LinearFitContract
-from attnreg.linear.rules import SpectralRule
 from attnreg.inference.tstats import check_level
+from attnreg.inference.vcov.cluster import cluster_ids
+
+if TYPE_CHECKING:
+    from attnreg.linear.rules import SpectralRule
 
 __all__ = ["BOOTSTRAP_KINDS", "Bootstrap"]
 

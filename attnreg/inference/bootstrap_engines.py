@@ -8,12 +8,15 @@ is in :mod:`attnreg.inference.bootstrap`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear.cluster import group_score_sums
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov.cluster import group_score_sums
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["BLOCK_NUMBERS", "WildCluster", "WildRows", "cluster_grams", "z_blocks"]
 

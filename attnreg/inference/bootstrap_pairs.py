@@ -20,7 +20,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning
 from attnreg.inference.bootstrap_draws import draw_rows
 from attnreg.inference.bootstrap_engines import cluster_grams, z_blocks
-from attnreg.linear.cluster import group_score_sums
+from attnreg.inference.vcov.cluster import group_score_sums
 
 if TYPE_CHECKING:
     from attnreg.inference.bootstrap_run import BootstrapRun

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -28,8 +28,10 @@ from attnreg.inference.bootstrap_engines import (
 )
 from attnreg.inference.bootstrap_pairs import pairs_replications
 from attnreg.inference.bootstrap_results import BootstrapResults, BootstrapTest, tail_share
-from attnreg.linear.inference import coef_map
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov.registry import coef_map
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["BootstrapRun"]
 

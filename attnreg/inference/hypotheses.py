@@ -36,7 +36,7 @@ from scipy import stats
 from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.contract import LinearFitContract
 from attnreg.inference.hypothesis_results import TTest, WaldTest, df_text
 from attnreg.inference.restriction_matrix import matrix_restrictions, term_restrictions
 from attnreg.inference.restrictions import format_restriction, parse_restrictions
@@ -255,8 +255,8 @@ class Hypotheses(LinearFitContract):
     def _f_reference(self, R: FloatArray, W: float) -> tuple[float, float, FloatArray]:
         """(F, df2, df of each restriction's t): W / q on :attr:`df_inference`, or under
         ``df="satterthwaite"`` clubSandwich's HTZ test (F = δ W / q on ν − q + 1 df) and
-        each restriction's Satterthwaite df (:mod:`attnreg.linear.satterthwaite`)."""
-        from attnreg.linear.satterthwaite import is_satterthwaite, wald_reference
+        each restriction's Satterthwaite df (:mod:`attnreg.inference.vcov.satterthwaite`)."""
+        from attnreg.inference.vcov.satterthwaite import is_satterthwaite, wald_reference
 
         q = R.shape[0]
         if is_satterthwaite(self.vcov_spec) and math.isfinite(W):
@@ -324,8 +324,8 @@ class Hypotheses(LinearFitContract):
         >>> print(f"{row['t value'] ** 2:.6f} {f:.6f}")
         8.621510 8.621510
         """
-        from attnreg.linear.satterthwaite import is_satterthwaite, restriction_df
         from attnreg.inference.tstats import check_level
+        from attnreg.inference.vcov.satterthwaite import is_satterthwaite, restriction_df
 
         check_level(level)
         R, r = self._restrictions(hypothesis, rhs, None)

@@ -40,7 +40,7 @@ from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.contract import LinearFitContract
 from attnreg.inference.glance import TidyFit, TidyGlance
 from attnreg.inference.tstats import check_level
 

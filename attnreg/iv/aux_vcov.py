@@ -7,7 +7,7 @@ first-stage F, the Kleibergen–Paap rk statistics, the effective F) or the cont
 regression ``y ~ X + D + V̂`` (robust Wu–Hausman). Its covariance is the registry's
 (:func:`attnreg.linear.score_vcov.score_vcov`) for that regression's own score design: its
 regressors, its residuals, the prior weights, its own hat values (HC2–HC5) and the cluster
-ids and periods of the fit's bound :class:`~attnreg.linear.inference.VcovSpec`. No covariance
+ids and periods of the fit's bound :class:`~attnreg.inference.vcov.registry.VcovSpec`. No covariance
 formula lives here.
 
 Examples
@@ -39,7 +39,7 @@ import scipy.linalg as sla
 
 from attnreg.exceptions import OptionError
 from attnreg.iv._design import FloatArray, IVDesign
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 from attnreg.linear.score_vcov import ScoreDesign, bind_vcov, score_vcov
 
 __all__ = ["LEGACY_KINDS", "aux_vcov", "control_function_wald", "legacy_specs", "n_clusters",

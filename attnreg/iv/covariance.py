@@ -31,7 +31,7 @@ import numpy.typing as npt
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv._design import FloatArray
 from attnreg.iv.estimators import IVFit
-from attnreg.linear.inference import VCOV_REGISTRY, get_vcov
+from attnreg.inference.vcov.registry import VCOV_REGISTRY, get_vcov
 from attnreg.linear.score_vcov import ScoreDesign, bind_vcov, score_vcov
 
 __all__ = ["KINDS", "influence", "iv_hat", "iv_vcov", "score_design"]
@@ -111,7 +111,7 @@ def iv_vcov(fit: IVFit, kind: str = "classical", *, debiased: bool = False,
     ----------
     fit : IVFit
     kind : str
-        A name of :data:`~attnreg.linear.inference.VCOV_REGISTRY`: ``"classical"`` (``s²``
+        A name of :data:`~attnreg.inference.vcov.registry.VCOV_REGISTRY`: ``"classical"`` (``s²``
         on n, or n − k with ``debiased=True``: AER's ``vcov(ivreg)``), ``"HC0"`` (times
         n/(n − k) with ``debiased=True``: linearmodels' robust), ``"HC1"``, ``"HC2"``,
         ``"HC3"`` (need ``regressors``), ``"cluster"`` (``clusters=``: G/(G − 1) · (n − 1)/(n − k)

@@ -28,7 +28,7 @@ from scipy.linalg import qr
 
 from attnreg.iv._design import FloatArray, IVDesign
 from attnreg.iv.aux_vcov import aux_vcov, control_function_wald, quad_form
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 
 __all__ = ["DIAGNOSTIC_COLUMNS", "iv_diagnostics"]
 

@@ -22,7 +22,7 @@ from scipy.linalg import cholesky, qr, solve_triangular
 
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv._design import FloatArray, IVDesign, group_sums, make_design
-from attnreg.linear.hac_kernels import long_run
+from attnreg.inference.vcov.hac_kernels import long_run
 
 __all__ = ["IVFit", "fuller", "gmm", "kclass", "liml", "liml_kappa", "tsls"]
 

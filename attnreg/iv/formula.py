@@ -42,7 +42,7 @@ def _hac_lag_weights(options: Mapping[str, Any], n: int) -> Any:
     Bartlett weights 1 − l/(L + 1) of ``maxlags=L`` (sandwich's ``NeweyWest(lag = L)``,
     linearmodels' ``bandwidth=L``), or ``kernel=`` at a numeric ``bandwidth=``; a bandwidth
     chosen from the data or prewhitening is refused (the weight matrix needs it fixed)."""
-    from attnreg.linear.hac_kernels import KERNELS, WEIGHT_TOL, kernel_weights
+    from attnreg.inference.vcov.hac_kernels import KERNELS, WEIGHT_TOL, kernel_weights
 
     given = dict(options.get("vcov_options", {}))
     maxlags, bandwidth = given.get("maxlags"), given.get("bandwidth")

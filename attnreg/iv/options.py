@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from attnreg.exceptions import OptionError
-from attnreg.linear.inference import VCOV_REGISTRY, check_vcov_options, get_vcov, vcov_names
+from attnreg.inference.vcov.registry import VCOV_REGISTRY, check_vcov_options, get_vcov, vcov_names
 
 __all__ = ["IV_METHODS", "IV_OPTIONS", "IV_VCOV", "check_iv_options", "check_vcov"]
 

@@ -37,7 +37,7 @@ from attnreg.iv.vcov_binding import (
     one_way_ids,
     resolve_clusters,
 )
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 from attnreg.linear.score_vcov import ScoreDesign, bind_vcov, score_vcov
 from attnreg.iv.weak import WeakIV, weak_instruments
 
@@ -235,7 +235,7 @@ class IVResults(IVCoefTests, IVViews, IVReports):
         Parameters
         ----------
         kind : str
-            Any registered covariance (:data:`attnreg.linear.inference.VCOV_REGISTRY`):
+            Any registered covariance (:data:`attnreg.inference.vcov.registry.VCOV_REGISTRY`):
             ``"classical"``, ``"HC0"`` … ``"HC5"``, ``"HAC"``, ``"cluster"``, ``"DK"``;
             sandwich's conventions on ``AER::ivreg``.
         cluster : str or array-like, optional

@@ -25,7 +25,7 @@ from attnreg.iv._design import IVDesign, make_design
 from attnreg.iv._wald import robust_wald
 from attnreg.iv.aux_vcov import aux_vcov, control_function_wald, unscaled
 from attnreg.iv.estimators import _gmm_step, _liml_kappa, _tsls, gmm
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 
 __all__ = ["IVTest", "endogeneity", "overidentification"]
 

@@ -18,8 +18,8 @@ import pandas as pd
 from attnreg.exceptions import DataError, OptionError
 from attnreg.iv.frame import IVFrame
 from attnreg.iv.options import IV_VCOV
-from attnreg.linear.cluster_ids import check_cluster_argument
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.cluster_ids import check_cluster_argument
+from attnreg.inference.vcov.registry import VcovSpec
 from attnreg.linear.score_vcov import bind_vcov
 
 __all__ = ["bind_iv_vcov", "is_aer_covariance", "one_way_ids", "resolve_clusters"]

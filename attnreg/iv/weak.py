@@ -33,7 +33,7 @@ from scipy.linalg import qr
 
 from attnreg.iv._design import FloatArray, IVDesign, make_design
 from attnreg.iv.aux_vcov import aux_vcov, legacy_specs, n_clusters, quad_form, unscaled
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 
 __all__ = ["WeakIV", "weak_instruments"]
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.inference.tstats import f_sf
-from attnreg.linear.scorestats import ScoreStats
+from attnreg.inference.vcov.scorestats import ScoreStats
 
 if TYPE_CHECKING:
     from attnreg.large.results import ChunkedResults
@@ -67,7 +67,7 @@ class ChunkedCovariance:
     @cached_property
     def score_stats(self) -> ScoreStats:
         """The fit's sizes and residual variance, as the covariance estimators read them
-        (:class:`~attnreg.linear.scorestats.ScoreStats` without score sums: those come from
+        (:class:`~attnreg.inference.vcov.scorestats.ScoreStats` without score sums: those come from
         the pass of :meth:`with_vcov`)."""
         sp = self.spectrum
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -90,7 +90,7 @@ class ChunkedCovariance:
 
     @cached_property
     def _vcov_z(self) -> tuple[FloatArray, IntArray]:
-        from attnreg.linear.inference import vcov_scaled
+        from attnreg.inference.vcov.registry import vcov_scaled
 
         Vz, E = vcov_scaled(self.spectrum, self.filtered.f, len(self.names), self._middle)
         if not self._df_ok:
@@ -100,7 +100,7 @@ class ChunkedCovariance:
     @cached_property
     def vcov(self) -> pd.DataFrame:
         """Covariance matrix of the coefficients under :attr:`vcov_spec` (NaN where aliased)."""
-        from attnreg.linear.inference import scale_back
+        from attnreg.inference.vcov.registry import scale_back
 
         V = scale_back(*self._vcov_z)
         return pd.DataFrame(V, index=self.names, columns=self.names)
@@ -142,11 +142,11 @@ class ChunkedCovariance:
         Parameters
         ----------
         kind : str
-            A covariance of :data:`~attnreg.linear.inference.VCOV_REGISTRY` that is computed
+            A covariance of :data:`~attnreg.inference.vcov.registry.VCOV_REGISTRY` that is computed
             from score statistics (:mod:`attnreg.large.covariance`): ``"classical"``,
             ``"HC0"``–``"HC3"``, ``"HAC"`` (Bartlett, fixed lag), ``"cluster"`` (``"HC1"``
             or ``"HC0"``), ``"DK"``, and any registered one that implements
-            :meth:`~attnreg.linear.inference.CovarianceEstimator.score_needs`.
+            :meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.score_needs`.
         maxlags : int, optional
             HAC / Driscoll–Kraay lags (HAC default floor(4 (n/100)^(2/9)), DK floor(T^(1/4))).
         adjust : bool

@@ -1,13 +1,13 @@
 """A chunked fit's covariance: the registry's estimator, fed by one more pass over the rows.
 
 :func:`chunked_vcov` has no covariance formula of its own. It binds the estimator of
-:data:`~attnreg.linear.inference.VCOV_REGISTRY` to the fit
-(:meth:`~attnreg.linear.inference.CovarianceEstimator.bind_streamed`), asks it what it needs
-of the scores (:meth:`~attnreg.linear.inference.CovarianceEstimator.score_needs`), runs the
+:data:`~attnreg.inference.vcov.registry.VCOV_REGISTRY` to the fit
+(:meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.bind_streamed`), asks it what it needs
+of the scores (:meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.score_needs`), runs the
 pass that accumulates exactly that (:func:`attnreg.large.passes.run_pass`: cross-products,
 Bartlett-lagged ones, score sums per cluster or period), turns the merged partial into
-:class:`~attnreg.linear.scorestats.ScoreStats` and lets the estimator compute its middle
-matrix (:meth:`~attnreg.linear.inference.CovarianceEstimator.middle_from_scores`), as it
+:class:`~attnreg.inference.vcov.scorestats.ScoreStats` and lets the estimator compute its middle
+matrix (:meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.middle_from_scores`), as it
 does for an in-memory fit. A covariance registered once therefore works for both.
 
 Examples
@@ -32,8 +32,8 @@ from typing import Any
 from attnreg.exceptions import OptionError
 from attnreg.large.meat import MeatPart
 from attnreg.large.passes import pass_plan, run_pass
-from attnreg.linear.inference import VcovSpec, check_vcov_options, get_vcov, split_df
-from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
+from attnreg.inference.vcov.registry import VcovSpec, check_vcov_options, get_vcov, split_df
+from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats
 
 __all__ = ["check_chunked_vcov", "check_vcov_chunked", "chunked_vcov", "score_stats"]
 
@@ -41,7 +41,7 @@ __all__ = ["check_chunked_vcov", "check_vcov_chunked", "chunked_vcov", "score_st
 def check_chunked_vcov(name: str, checked: dict[str, Any]) -> None:
     """OptionError for a covariance (or an option of it) that needs every row, before any
     pass over them (the estimator's
-    :meth:`~attnreg.linear.inference.CovarianceEstimator.check_streamed`)."""
+    :meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.check_streamed`)."""
     get_vcov(name).check_streamed(split_df(checked)[0])
 
 

@@ -112,7 +112,7 @@ def spectrum_from_factor(factor: RFactor, method: str, *, standardize: bool,
     recomputed in the passes), so the spectrum's ``U`` holds no rows.
     """
     from attnreg.linear.left_vectors import LeftVectors
-    from attnreg.linear.scaling import column_norms, unit_weights
+    from attnreg.scaling import column_norms, unit_weights
     from attnreg.linear.decompositions import (scaled_r as _scaled_r, scales as _scales,
                                                small_svd as _small_svd)
     from attnreg.linear.spectral import Spectrum
@@ -191,7 +191,7 @@ def fit_from_factor(spec: ChunkSpec, factor: RFactor, method: str = "ols",
     """
     from attnreg.large.results import ChunkedResults
     from attnreg.linear.filters import apply_filter
-    from attnreg.linear.inference import make_vcov_spec
+    from attnreg.inference.vcov.registry import make_vcov_spec
     from attnreg.linear.spectral import ALIAS_TOL
     from attnreg.methods import get_method, method_names
 

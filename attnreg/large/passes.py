@@ -15,7 +15,7 @@ U = Z V S⁻¹ (= Z R_z⁻¹ U_R, no inverse formed), the hat values h_i = w_i/�
 and the scores s_i = v_i [√w_i/Σw, U_i] (v the weighted residuals, divided by √(1 − h) for
 HC2 and by 1 − h for HC3; h includes a chunk's ``leverage`` on what its design does not
 carry, e.g. absorbed fixed effects). A pass accumulates what a covariance's
-:class:`~attnreg.linear.scorestats.ScoreNeeds` asks for (the covariance itself, the middle
+:class:`~attnreg.inference.vcov.scorestats.ScoreNeeds` asks for (the covariance itself, the middle
 matrix from these sums, is the registry's: :mod:`attnreg.large.covariance`):
 
 - the cross-products Σ s_i s_iᵀ, accumulated per chunk, or with Bartlett lags
@@ -55,7 +55,7 @@ from attnreg.large.accumulate import ChunkDesign, Incomplete, chunk_columns
 from attnreg.large.columns import ChunkColumns
 from attnreg.large.meat import MeatPart, bartlett_lagged
 from attnreg.linear.tallqr import column_span
-from attnreg.linear.scorestats import residual_scale
+from attnreg.inference.vcov.scorestats import residual_scale
 from attnreg.large.source_base import ChunkSource
 from attnreg.large.spec import ChunkSpec
 
@@ -98,7 +98,7 @@ class PassPlan:
         The key columns of each intersection whose score sums are wanted (one-way
         clustering: one; Driscoll–Kraay: the time column).
     residuals : {"plain", "HC2", "HC3"}
-        The residuals of the scores (:data:`attnreg.linear.scorestats.RESIDUAL_SCALES`).
+        The residuals of the scores (:data:`attnreg.inference.vcov.scorestats.RESIDUAL_SCALES`).
     cross : bool
         Whether the (lagged) cross-products of the scores are accumulated.
     sample_below : int
@@ -322,7 +322,7 @@ def pass_plan(res: Any, kind: str = "none", maxlags: int = 0,
     """The :class:`PassPlan` of a chunked fit (see :mod:`passes`).
 
     ``kind`` labels the pass (``"none"``: residual statistics only); what it accumulates is
-    given by a covariance's :class:`~attnreg.linear.scorestats.ScoreNeeds`
+    given by a covariance's :class:`~attnreg.inference.vcov.scorestats.ScoreNeeds`
     (:func:`attnreg.large.covariance.chunked_vcov`): the scores' ``residuals``, their
     (``maxlags``-lagged) cross-products when ``cross`` (default: a labelled pass without
     ``groups``) and their sums per value of the ``groups`` columns.

@@ -44,7 +44,7 @@ from attnreg.large.chunked_predict import ChunkedPrediction
 from attnreg.large.hypotheses import ChunkedHypotheses
 from attnreg.large.meat import MeatPart
 from attnreg.large.spec import ChunkSpec
-from attnreg.linear.cluster_columns import ClusterCounts
+from attnreg.inference.vcov.cluster_columns import ClusterCounts
 from attnreg.linear.rules import SpectralRule
 from attnreg.methods import get_method
 
@@ -137,7 +137,7 @@ class ChunkedResults(ChunkedCovariance, ChunkedPrediction, StudentInference, Tid
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        from attnreg.linear.scaling import unit_weights
+        from attnreg.scaling import unit_weights
 
         state = dict(state)
         desc = state.pop("source_description", None)

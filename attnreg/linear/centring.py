@@ -24,7 +24,7 @@ import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.tallqr import column_span, take_columns
-from attnreg.linear.scaling import row_block, weighted_means
+from attnreg.scaling import row_block, weighted_means
 
 __all__ = ["centred_residuals", "intercept", "needs_centred_residuals", "offset_columns",
            "two_term_means"]

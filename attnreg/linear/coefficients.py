@@ -19,17 +19,17 @@ import pandas as pd
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ScaleWarning
-from attnreg.linear.contract import LinearFitContract
+from attnreg.inference.contract import LinearFitContract
 from attnreg.inference.tstats import StudentInference
-from attnreg.linear.cluster import wald_from_vcov
-from attnreg.linear.inference import (
+from attnreg.inference.vcov.cluster import wald_from_vcov
+from attnreg.inference.vcov.registry import (
     make_vcov_spec,
     middle_matrix,
     scale_back,
     vcov_scaled,
     wald_f,
 )
-from attnreg.linear.scaling import out_of_range
+from attnreg.scaling import out_of_range
 
 
 __all__ = ["CoefficientInference", "slopes_wald"]
@@ -38,7 +38,7 @@ __all__ = ["CoefficientInference", "slopes_wald"]
 def slopes_wald(fit: Any) -> tuple[float, int]:
     """The joint Wald statistic of a spectral fit's slopes under its covariance, and q.
 
-    From the components' covariance (:func:`~attnreg.linear.inference.wald_f`), or from
+    From the components' covariance (:func:`~attnreg.inference.vcov.registry.wald_f`), or from
     the coefficients' covariance itself where the estimator corrected it afterwards (the
     eigenvalue fix of a multi-way cluster covariance). ``fit`` is an in-memory or a chunked
     fit (its ``spectrum``, ``filtered``, ``_middle`` and ``_vcov_z``).
@@ -82,7 +82,7 @@ class CoefficientInference(StudentInference, LinearFitContract):
     @cached_property
     def _cr2_parts(self) -> Any:
         """The CR2 adjustment of each cluster (Satterthwaite df and HTZ tests reuse it)."""
-        from attnreg.linear.satterthwaite import cr2_parts_of
+        from attnreg.inference.vcov.satterthwaite import cr2_parts_of
 
         return cr2_parts_of(self)
 
@@ -91,7 +91,7 @@ class CoefficientInference(StudentInference, LinearFitContract):
         """Degrees of freedom of each coefficient's t test and interval: :attr:`df_inference`
         for all, or with ``df="satterthwaite"`` (CR2) each coefficient's Satterthwaite df,
         as clubSandwich's ``coef_test(test = "Satterthwaite")`` (NaN where aliased)."""
-        from attnreg.linear.satterthwaite import coefficient_df, is_satterthwaite
+        from attnreg.inference.vcov.satterthwaite import coefficient_df, is_satterthwaite
 
         if not is_satterthwaite(self.vcov_spec) or not self._df_ok:
             return pd.Series(self.df_inference, index=self.names, name="df")
@@ -127,9 +127,9 @@ class CoefficientInference(StudentInference, LinearFitContract):
         Parameters
         ----------
         kind : str
-            A registered covariance (:data:`attnreg.linear.inference.VCOV_REGISTRY`):
+            A registered covariance (:data:`attnreg.inference.vcov.registry.VCOV_REGISTRY`):
             ``"classical"``, ``"HC0"`` … ``"HC3"``, ``"HC4"``, ``"HC4m"``, ``"HC5"``
-            (sandwich's ``vcovHC`` types), ``"HAC"`` (kernel HAC, :mod:`attnreg.linear.hac`),
+            (sandwich's ``vcovHC`` types), ``"HAC"`` (kernel HAC, :mod:`attnreg.inference.vcov.hac`),
             ``"cluster"`` (cluster-robust, one- or multi-way) or ``"DK"`` /
             ``"driscoll_kraay"`` (Driscoll–Kraay for panels).
         maxlags : int or "newey-west", optional

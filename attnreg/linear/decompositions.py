@@ -9,17 +9,15 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 import scipy.linalg as sla
 
-from attnreg.linear.tallqr import TallQR, streaming_r
+from attnreg.linear.tallqr import TallQR, column_exponents, multipliers, streaming_r
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.threads import small_lapack
 from attnreg.linear.centring import offset_columns, two_term_means
 from attnreg.linear.left_vectors import LeftVectors
-from attnreg.linear.scaling import (
+from attnreg.scaling import (
     SAFE_EXPONENT,
-    column_exponents,
     is_safe,
-    multipliers,
     binary_exponents,
     column_norms,
     unit_weights,

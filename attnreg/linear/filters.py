@@ -14,7 +14,7 @@ import numpy as np
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.centring import intercept
-from attnreg.linear.scaling import BLOCK_BYTES, LAZY_BLOCK_BYTES
+from attnreg.scaling import BLOCK_BYTES, LAZY_BLOCK_BYTES
 from attnreg.threads import narrow_blas, parallel_map
 
 __all__ = ["Filtered", "apply_filter", "hat_and_weight_stats", "hat_diagonal", "ols_filter",

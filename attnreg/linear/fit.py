@@ -13,7 +13,7 @@ from typing import Any
 from attnreg._warn import warn_user
 from attnreg.formula.design import Design
 from attnreg.exceptions import DataError, OptionError, RankDeficiencyWarning
-from attnreg.linear.inference import make_vcov_spec
+from attnreg.inference.vcov.registry import make_vcov_spec
 from attnreg.linear.refinement import REFINE_COND, REFINE_MAX_SIZE, refine_ols
 from attnreg.linear.results import LinearResults
 from attnreg.linear.rules import RULES, SpectralRule

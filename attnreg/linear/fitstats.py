@@ -15,8 +15,8 @@ import numpy as np
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, ScaleWarning
 from attnreg.inference.tstats import f_sf
-from attnreg.linear.contract import LinearFitContract
-from attnreg.linear.scaling import column_norms
+from attnreg.inference.contract import LinearFitContract
+from attnreg.scaling import column_norms
 
 __all__ = ["FTest", "FitStatistics"]
 
@@ -138,7 +138,7 @@ class FitStatistics(LinearFitContract):
         stat, q = self._wald()
         df2 = self.df_inference
         if self.vcov_spec.option("df") == "satterthwaite" and math.isfinite(stat):
-            from attnreg.linear.satterthwaite import overall_reference  # clubSandwich's HTZ
+            from attnreg.inference.vcov.satterthwaite import overall_reference  # clubSandwich's HTZ
 
             stat, df2 = overall_reference(self, stat * q)
         return FTest(stat, float(q), float(df2), f_sf(stat, q, df2))

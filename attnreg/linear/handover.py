@@ -33,7 +33,7 @@ from attnreg.exceptions import DataError, OptionError
 from attnreg.formula.design import Design
 from attnreg.linear.filters import Filtered, apply_filter
 from attnreg.linear.fit import decompose_design
-from attnreg.linear.inference import make_vcov_spec
+from attnreg.inference.vcov.registry import make_vcov_spec
 from attnreg.linear.results import LinearResults
 from attnreg.linear.rules import SpectralRule, least_squares_rule
 from attnreg.linear.spectral import ALIAS_TOL

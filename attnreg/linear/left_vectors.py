@@ -13,7 +13,7 @@ import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.tallqr import column_span, take_columns
-from attnreg.linear.scaling import LAZY_BLOCK_BYTES, row_block
+from attnreg.scaling import LAZY_BLOCK_BYTES, row_block
 
 __all__ = ["LeftVectors"]
 

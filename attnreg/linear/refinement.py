@@ -32,7 +32,7 @@ from attnreg.linear.tallqr import column_span, take_columns
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.centring import intercept
 from attnreg.linear.spectral import Spectrum
-from attnreg.linear.scaling import BLOCK_BYTES, binary_exponents
+from attnreg.scaling import BLOCK_BYTES, binary_exponents
 
 #: OLS coefficients are refined in extended precision when cond(Z) exceeds this, or when the
 #: design has at most REFINE_MAX_SIZE cells (there the refinement costs well under a

@@ -13,7 +13,7 @@ from typing import Any
 from attnreg.exceptions import OptionError
 from attnreg.formula.design import Design
 from attnreg.linear.fit import check_tuning, fit_spectral_design
-from attnreg.linear.inference import VCOV_REGISTRY, check_vcov_options, make_vcov_spec
+from attnreg.inference.vcov.registry import VCOV_REGISTRY, check_vcov_options, make_vcov_spec
 from attnreg.linear.results import LinearResults
 from attnreg.linear.rules import RULES
 from attnreg.linear.spectral import ALIAS_TOL

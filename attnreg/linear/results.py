@@ -18,16 +18,17 @@ from attnreg.exceptions import (
     DegenerateInferenceWarning,
     ScaleWarning,
 )
-from attnreg.linear.inference import VcovSpec
+from attnreg.inference.vcov.registry import VcovSpec
 from attnreg.linear.rules import SpectralRule
 from attnreg.linear.selection import Selection
 from attnreg.linear.spectral import Spectrum
 from attnreg.linear.centring import centred_residuals, needs_centred_residuals
-from attnreg.linear.scaling import column_norms
+from attnreg.scaling import column_norms
 from attnreg.linear.filters import Filtered, hat_and_weight_stats, query_weight_stats
 from attnreg.inference.bootstrap import Bootstrap
 from attnreg.linear.coefficients import CoefficientInference
 from attnreg.linear.fitstats import FitStatistics
+from attnreg.linear.subfits import SubFits
 from attnreg.diagnostics.reports import Diagnostics
 from attnreg.inference.hypotheses import Hypotheses
 from attnreg.inference.tidy import Tidy
@@ -44,7 +45,7 @@ _RSS_FLOOR = 2.0 ** -960
 
 @dataclass(frozen=True)
 class LinearResults(FitStatistics, CoefficientInference, Hypotheses, Diagnostics, Tidy,
-                    LinearViews, Bootstrap):
+                    LinearViews, Bootstrap, SubFits):
     """A fitted spectral model. Immutable; derived statistics are computed once, on first use.
 
     Attributes

@@ -3,7 +3,7 @@
 An estimator whose sandwich covariance is B (Σ_i s_i s_iᵀ) B with scores s_i = w_i a_i r_i
 hands over the rows a_i of its *score design* A, the *score residuals* r, the row weights w,
 the classical scale σ² and the residual df (a :class:`ScoreDesign`); :func:`score_vcov` then
-computes every covariance of :data:`~attnreg.linear.inference.VCOV_REGISTRY` (classical,
+computes every covariance of :data:`~attnreg.inference.vcov.registry.VCOV_REGISTRY` (classical,
 HC0–HC5, HAC with sandwich's kernels and bandwidths, one- and multi-way cluster, CR2,
 Driscoll–Kraay) with the registry's own code, in the coordinates of the
 :class:`~attnreg.linear.spectral.Spectrum` of √w A (the weighted least-squares fit of r on
@@ -28,7 +28,7 @@ Hat values (HC2, HC3, HC4–HC5) are those of √w A unless the estimator hands 
 Examples
 --------
 >>> import numpy as np
->>> from attnreg.linear.inference import make_vcov_spec
+>>> from attnreg.inference.vcov.registry import make_vcov_spec
 >>> from attnreg.linear.score_vcov import ScoreDesign, score_vcov
 >>> rng = np.random.default_rng(0)
 >>> A = np.column_stack([np.ones(50), rng.normal(size=50)])
@@ -53,7 +53,7 @@ from scipy.linalg import solve_triangular
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
 from attnreg.linear.filters import hat_diagonal, ols_filter
-from attnreg.linear.inference import (
+from attnreg.inference.vcov.registry import (
     VcovSpec,
     make_vcov_spec,
     middle_matrix,
@@ -133,7 +133,7 @@ def score_vcov(hand: ScoreDesign, spec: VcovSpec) -> FloatArray:
         What the estimator handed over.
     spec : VcovSpec
         A bound covariance (:func:`bind_vcov` or
-        :func:`~attnreg.linear.inference.make_vcov_spec`).
+        :func:`~attnreg.inference.vcov.registry.make_vcov_spec`).
 
     Returns
     -------
@@ -167,14 +167,14 @@ def score_vcov(hand: ScoreDesign, spec: VcovSpec) -> FloatArray:
 def bind_vcov(kind: str, *, n_obs: int, design: Any = None, **options: Any) -> VcovSpec:
     """A registered covariance bound to a fit's rows (cluster ids and periods resolved).
 
-    As :func:`~attnreg.linear.inference.make_vcov_spec`; ``cluster=`` / ``time=`` name
+    As :func:`~attnreg.inference.vcov.registry.make_vcov_spec`; ``cluster=`` / ``time=`` name
     columns of ``design``'s data or give one id per row. Without a design (an estimator
     fitted on arrays), ids are given one per row of the fit.
 
     Parameters
     ----------
     kind : str
-        A name in :data:`~attnreg.linear.inference.VCOV_REGISTRY`.
+        A name in :data:`~attnreg.inference.vcov.registry.VCOV_REGISTRY`.
     n_obs : int
         Rows of the fit.
     design : Design, optional

@@ -19,6 +19,7 @@ import scipy.linalg as sla
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.lapack import geqrt, workspace
+from attnreg.scaling import binary_exponents, row_block
 
 
 def column_span(cols: IntArray) -> tuple[int, int] | None:
@@ -309,3 +310,24 @@ def leaf_rows(k: int) -> int:
 def _qr_lapack() -> tuple[Any, Any]:
     """LAPACK's double-precision geqrt and gemqrt (looked up once)."""
     return tuple(sla.get_lapack_funcs(("geqrt", "gemqrt"), (np.zeros((1, 1)),)))  # type: ignore[return-value]
+
+
+def column_exponents(X: FloatArray, cols: IntArray, center: FloatArray,
+                      sqrt_w: FloatArray | None) -> IntArray:
+    """Binary exponents of max_i |sqrt(w_i)(X_ij − x̄_j)| over ``cols``, one block of rows at a time."""
+    big = np.zeros(cols.size)
+    span = column_span(cols)
+    n = X.shape[0]
+    step = row_block(cols.size)
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        B = take_columns(X, slice(lo, hi), cols, span) - center[cols]
+        if sqrt_w is not None:
+            B *= sqrt_w[lo:hi, None]
+        np.maximum(big, np.abs(B).max(axis=0), out=big)
+    return binary_exponents(big)
+
+
+def multipliers(e: IntArray) -> FloatArray | None:
+    """2^-e for the pre-scaled QR (None when no column needs it)."""
+    return np.ldexp(1.0, -e) if e.any() else None

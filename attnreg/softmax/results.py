@@ -25,7 +25,7 @@ from attnreg.report.modelfigures import SoftmaxFigures
 from attnreg.report.sections import Call, Coefficients, Lines, residuals_section
 
 
-def _check_softmax_options(options: dict[str, Any]) -> None:
+def check_softmax_options(options: dict[str, Any]) -> None:
     """Validate ``fit_softmax`` keyword arguments (names and values) without fitting."""
     import inspect
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnreg._typing import FloatArray
-from attnreg.linear.scaling import binary_exponents, column_norms, is_safe
+from attnreg.scaling import binary_exponents, column_norms, is_safe
 
 __all__ = ["StandardData", "standard_columns", "standardise"]
 

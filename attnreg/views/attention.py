@@ -300,7 +300,7 @@ class AttentionWeights:
 
     def _train_clusters(self, cluster: Any) -> tuple[IntArray, pd.Index]:
         """Cluster codes of the training rows and the cluster names."""
-        from attnreg.linear.cluster import cluster_codes, factorize_ids
+        from attnreg.inference.vcov.cluster import cluster_codes, factorize_ids
 
         source = self.cluster_source
         if cluster is None:

@@ -8,15 +8,19 @@ the forecasting engine's leakage audit call it instead of redoing the decomposit
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from attnreg._typing import FloatArray
+from attnreg.inference.vcov.registry import scale_back
+from attnreg.scaling import binary_exponents, out_of_range
 from attnreg.views.attention import Embedding
-from attnreg.linear.inference import scale_back
-from attnreg.linear.spectral import Spectrum
-from attnreg.linear.scaling import binary_exponents, out_of_range
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["embedding_of", "scaled_metric"]
 

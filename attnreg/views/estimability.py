@@ -5,13 +5,16 @@ rank-deficient fit")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from attnreg._typing import FloatArray
-from attnreg.linear.spectral import Spectrum
-from attnreg.linear.scaling import column_norms
+from attnreg.scaling import column_norms
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["AliasRelations", "alias_relations", "outside_span"]
 

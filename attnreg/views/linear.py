@@ -16,10 +16,10 @@ from scipy import stats
 
 from attnreg._typing import FloatArray
 from attnreg._warn import warn_user
-from attnreg.views.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.exceptions import EstimabilityWarning, OptionError, ScaleWarning
+from attnreg.inference.contract import LinearFitContract
 from attnreg.inference.tstats import check_level
-from attnreg.linear.contract import LinearFitContract
+from attnreg.views.attention import AttentionWeights, Embedding, linear_weight_fn
 from attnreg.views.dual import embedding_of
 from attnreg.views.estimability import AliasRelations, alias_relations, outside_span
 

@@ -1,7 +1,7 @@
 """CR2 (Bell–McCaffrey) with absorbed fixed effects equals the dummy-variable fit's.
 
 The reference is attnreg's dense fit ``y ~ x1 + x2 + C(firm) + C(year)`` with
-``type="CR2"``, itself tested against clubSandwich's ``vcovCR`` (tests/linear/test_cluster.py);
+``type="CR2"``, itself tested against clubSandwich's ``vcovCR`` (tests/inference/vcov/test_cluster.py);
 the fixed-effects fit builds each cluster's block of the full hat matrix from the demeaned
 regressors and exact sparse solves with D'WD. Both are backward stable on these
 well-conditioned data, hence RTOL_EXACT (1e-10). The clubSandwich fixture of a fixed-effects

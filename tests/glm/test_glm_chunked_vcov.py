@@ -68,7 +68,8 @@ def test_chunked_equals_in_memory(case: str, parquet: tuple[pd.DataFrame, str]) 
 @pytest.mark.parametrize(("options", "match"), [
     ({"vcov": "HAC", "kernel": "qs"}, r"a chunked fit's HAC is Bartlett with fixed maxlags"),
     ({"vcov": "cluster", "cluster": "firm", "type": "CR2"},
-     r"type='CR2' is not computed for a GLM"),
+     r"type='CR2' needs each cluster's block of the hat matrix, which a chunked fit does "
+     r"not form"),
     ({"vcov": "HC4"}, r"vcov 'HC4' is not computed for a chunked fit"),
 ])
 def test_covariances_that_need_every_row_are_refused_before_any_pass(

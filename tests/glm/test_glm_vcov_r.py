@@ -73,13 +73,3 @@ def test_df_is_refused_its_tests_are_z_tests() -> None:
     with pytest.raises(OptionError, match=r"df does not apply to a GLM's sandwich covariance: "
                                           r"its tests are z tests"):
         fit.with_vcov("cluster", cluster="a", df="residual")
-
-
-def test_cr2_is_refused_before_any_work() -> None:
-    """clubSandwich's CR2 for a glm uses the inverse IRLS weights as its working model."""
-    with pytest.raises(OptionError, match=r"type='CR2' is not computed for a GLM"):
-        ar.attnreg(MODELS["logit"], pd.DataFrame({"yb": [], "x1": [], "x2": []}),
-                   method="logit", vcov="cluster", cluster="a", type="CR2")
-    fit = ar.attnreg(MODELS["logit"], data(), method="logit")
-    with pytest.raises(OptionError, match=r"use type='HC1' or 'HC0'"):
-        fit.with_vcov("cluster", cluster="a", type="CR2")

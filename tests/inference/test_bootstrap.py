@@ -21,6 +21,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 import attnreg as ar
 import attnreg.inference.bootstrap_run as bmod
 from attnreg.exceptions import InferenceWarning, OptionError
+from attnreg.inference.vcov.cluster import cluster_codes
 from attnreg.inference.bootstrap_draws import draw_rows, draw_weights, enumerate_signs
 from attnreg.inference.restrictions import parse_restrictions
 
@@ -48,7 +49,7 @@ def arrays(fit, cluster=None):
     sw = np.sqrt(w) if w is not None else np.ones(len(y))
     codes = None
     if cluster is not None:
-        codes, _ = ar.linear.cluster.cluster_codes(fit, cluster)
+        codes, _ = cluster_codes(fit, cluster)
     return X * sw[:, None], y * sw, codes
 
 
@@ -318,7 +319,7 @@ def test_ridge_pcr_wild_is_conditional_on_the_penalty(method):
     bs = fit.bootstrap("wild", cluster="firm", reps=reps, seed=seed, hypothesis="x1 = 0",
                        impose_null=False)
     V = draw_weights(np.random.default_rng(seed), "rademacher", reps, 10)
-    codes, _ = ar.linear.cluster.cluster_codes(fit, "firm")
+    codes, _ = cluster_codes(fit, "firm")
     e, fitted = fit.resid.to_numpy(), fit.fitted.to_numpy()
 
     def refit(y):

@@ -25,9 +25,9 @@ import pytest
 import attnreg as ar
 from attnreg.exceptions import OptionError
 from attnreg.large.results import ChunkedResults
-from attnreg.linear import inference
-from attnreg.linear.inference import CovarianceEstimator, VcovSpec
-from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
+from attnreg.inference.vcov import registry
+from attnreg.inference.vcov.registry import CovarianceEstimator, VcovSpec
+from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats
 from tests.conftest import RTOL_EXACT
 
 #: robust covariances: the meat is summed in another order (test_reports.py's bound)
@@ -83,7 +83,7 @@ class _RowsOnly(CovarianceEstimator):
 def toy_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """The toy covariances registered for one test (the registry is restored after)."""
     for est in (_DoubledHC0(), _RowsOnly()):
-        monkeypatch.setitem(inference.VCOV_REGISTRY, est.name, est)
+        monkeypatch.setitem(registry.VCOV_REGISTRY, est.name, est)
 
 
 def _fits(formula: str = FORMULA, **opts: Any) -> tuple[Any, ChunkedResults]:

@@ -33,7 +33,7 @@ from attnreg.exceptions import (
     RankDeficiencyWarning,
     ScaleWarning,
 )
-from attnreg.linear.inference import make_vcov_spec, middle_matrix, wald_f
+from attnreg.inference.vcov.registry import make_vcov_spec, middle_matrix, wald_f
 from attnreg.linear.selection import LOG_LAMBDA_XATOL
 from tests.conftest import RTOL_EXACT, RTOL_SM
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env Rscript
-# Cluster-robust covariances from R: the reference for tests/linear/test_cluster.py.
+# Cluster-robust covariances from R: the reference for tests/inference/vcov/test_cluster.py.
 #
 # sandwich::vcovCL (HC0 / HC1, cadjust TRUE / FALSE, one- and two-way, fix = TRUE / FALSE),
 # clubSandwich::vcovCR(type = "CR2") with and without prior weights, plm::vcovSCC

@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # Robust analysis of variance and small-sample cluster inference from R: the reference for
-# tests/linear/test_cluster_r3.py and tests/inference/test_anova_robust.py.
+# tests/inference/vcov/test_cluster_r3.py and tests/inference/test_anova_robust.py.
 #
 # - car::Anova(fit, type = 2 | 3) under a robust covariance: white.adjust = "hc0" ... "hc3"
 #   (unweighted fits), vcov. = sandwich::vcovHC(type = "HC0" ... "HC3") (weighted fits),

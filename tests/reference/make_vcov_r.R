@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # sandwich's HC4 / HC4m / HC5 and HAC conventions, and lmtest's z tests (df = Inf): the
-# reference for tests/linear/test_vcov_r.py.
+# reference for tests/inference/vcov/test_vcov_r.py.
 #
 # vcovHC(type = "HC4", "HC4m", "HC5") with sandwich's default constants, for OLS and WLS;
 # NeweyWest, vcovHAC, kernHAC with Bartlett / Parzen / Quadratic Spectral kernels, fixed,

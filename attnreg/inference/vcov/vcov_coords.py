@@ -29,7 +29,7 @@ ridge, k for PCR).
 :func:`middle_matrix` asks the estimator in use for the covariance of the components,
 :func:`coef_map` and :func:`vcov_scaled` carry it to the coefficients, :func:`wald_f` is the
 joint test. The estimators themselves and their registry are in
-:mod:`attnreg.linear.inference`.
+:mod:`attnreg.inference.vcov.registry`.
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ import scipy.linalg as sla
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning
-from attnreg.linear.scaling import binary_exponents
-from attnreg.linear.spectral import Spectrum
+from attnreg.scaling import binary_exponents
 
 if TYPE_CHECKING:
-    from attnreg.linear.inference import VcovSpec
+    from attnreg.inference.vcov.registry import VcovSpec
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["MiddleInputs", "coef_map", "middle_matrix", "scale_back", "vcov_matrix",
            "vcov_scaled", "wald_f"]
@@ -93,7 +93,7 @@ def coef_map(sp: Spectrum, f: FloatArray, n_coef: int) -> tuple[FloatArray, IntA
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
     >>> from attnreg.linear import filters, spectral
-    >>> from attnreg.linear.inference import coef_map
+    >>> from attnreg.inference.vcov.registry import coef_map
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> sp = spectral.decompose(X, df["TOTEMP"].to_numpy(), intercept=0, weights=None,
@@ -182,7 +182,7 @@ def vcov_matrix(sp: Spectrum, f: FloatArray, n_coef: int, *, spec: VcovSpec, sig
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()
     >>> sp = spectral.decompose(X, y, intercept=0, weights=None, scaling="sd")
-    >>> from attnreg.linear.inference import make_vcov_spec, vcov_matrix
+    >>> from attnreg.inference.vcov.registry import make_vcov_spec, vcov_matrix
     >>> f = filters.ols_filter(sp.s)
     >>> e = y - X @ filters.apply_filter(sp, f, 6).coef
     >>> h = filters.hat_diagonal(sp, f)
@@ -227,7 +227,7 @@ def wald_f(sp: Spectrum, f: FloatArray, coef: FloatArray,
     >>> import numpy as np
     >>> from statsmodels.datasets import longley
     >>> from attnreg.linear import filters, spectral
-    >>> from attnreg.linear.inference import make_vcov_spec, middle_matrix, wald_f
+    >>> from attnreg.inference.vcov.registry import make_vcov_spec, middle_matrix, wald_f
     >>> df = longley.load_pandas().data
     >>> X = np.column_stack([np.ones(16), df[["GNP", "UNEMP", "ARMED", "POP", "YEAR"]]])
     >>> y = df["TOTEMP"].to_numpy()

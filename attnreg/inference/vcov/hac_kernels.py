@@ -1,6 +1,6 @@
 """HAC kernels, automatic bandwidths and prewhitening with sandwich's conventions.
 
-The numerical parts of the ``"HAC"`` estimator (:mod:`attnreg.linear.hac`), on score
+The numerical parts of the ``"HAC"`` estimator (:mod:`attnreg.inference.vcov.hac`), on score
 matrices: the kernels' weights (``kweights``), Andrews' and Newey–West's bandwidths
 (``bwAndrews``, ``bwNeweyWest``), the VAR prewhitening of ``meatHAC`` and the kernel-weighted
 long-run sum.
@@ -37,7 +37,7 @@ def kernel_weights(x: FloatArray, kernel: str) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.hac_kernels import kernel_weights
+    >>> from attnreg.inference.vcov.hac_kernels import kernel_weights
     >>> kernel_weights(np.array([0.0, 0.25, 0.75, 1.5]), "parzen").round(4).tolist()
     [1.0, 0.7188, 0.0312, 0.0]
     """

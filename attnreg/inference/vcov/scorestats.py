@@ -1,6 +1,6 @@
 """What a covariance needs of the scores, and the statistics of one pass over the rows.
 
-Every sandwich covariance of :mod:`attnreg.linear.inference` is a function of the scores
+Every sandwich covariance of :mod:`attnreg.inference.vcov.registry` is a function of the scores
 s_i = v_i [c_i, U_i] (v the weighted residuals, possibly rescaled by the hat values; c_i =
 √w_i / Σw the intercept's direction, U_i the row of the left singular vectors) through a
 few sums that one pass over the rows accumulates, in memory or chunk by chunk:
@@ -12,7 +12,7 @@ few sums that one pass over the rows accumulates, in memory or chunk by chunk:
 
 An estimator states what it needs as a :class:`ScoreNeeds` and computes its middle matrix
 from the answer, a :class:`ScoreStats`
-(:meth:`~attnreg.linear.inference.CovarianceEstimator.middle_from_scores`): the in-memory fit
+(:meth:`~attnreg.inference.vcov.registry.CovarianceEstimator.middle_from_scores`): the in-memory fit
 answers with :func:`memory_stats` (every row at hand), the chunked and dask fits with the
 merged partials of their passes (:mod:`attnreg.large.passes`). So one registration serves
 both, and the chunked path has no covariance formula of its own.
@@ -20,7 +20,7 @@ both, and the chunked path has no covariance formula of its own.
 Examples
 --------
 >>> import numpy as np
->>> from attnreg.linear.scorestats import ScoreNeeds, subsets
+>>> from attnreg.inference.vcov.scorestats import ScoreNeeds, subsets
 >>> ScoreNeeds(cross=True, residuals="HC3").maxlags
 0
 >>> subsets(2)
@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._blocks import indicator, scores_c
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov._blocks import indicator, scores_c
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["RESIDUAL_SCALES", "ScoreNeeds", "ScoreStats", "cross_products", "group_score_sums",
            "memory_stats", "residual_scale", "subset_codes", "subsets"]
@@ -64,7 +66,7 @@ class ScoreNeeds:
         Score sums per group of each of these intersections of the key dimensions (indices
         into the dimensions of ``keys``; ``(0,)`` one dimension, ``(0, 1)`` the pairs).
     keys : object
-        What tells each row's group: the :class:`~attnreg.linear.cluster_ids.ClusterIds` of an
+        What tells each row's group: the :class:`~attnreg.inference.vcov.cluster_ids.ClusterIds` of an
         in-memory fit (its ``codes``, one column per dimension), or the column names a
         chunked pass reads.
     ordered : bool

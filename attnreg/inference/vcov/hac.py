@@ -1,6 +1,6 @@
 """HAC covariances with sandwich's conventions: kernels, automatic bandwidths, prewhitening.
 
-The ``"HAC"`` estimator of :data:`~attnreg.linear.inference.VCOV_REGISTRY`. Its options
+The ``"HAC"`` estimator of :data:`~attnreg.inference.vcov.registry.VCOV_REGISTRY`. Its options
 follow R's sandwich package (``NeweyWest``, ``vcovHAC``, ``kernHAC``, ``bwAndrews``,
 ``bwNeweyWest``, ``kweights``, ``meatHAC``):
 
@@ -28,21 +28,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg as sla
 
 from attnreg._typing import FloatArray
 from attnreg.exceptions import OptionError
-from attnreg.linear.inference import (
-    CovarianceEstimator,
-    MiddleInputs,
-    VcovSpec,
-    check_lags,
-    register_vcov,
-)
-from attnreg.linear.hac_kernels import (
+from attnreg.inference.vcov.hac_kernels import (
     BANDWIDTH_RULES,
     KERNEL_TITLES,
     KERNELS,
@@ -53,10 +46,19 @@ from attnreg.linear.hac_kernels import (
     long_run,
     prewhiten,
 )
-from attnreg.linear.scorestats import ScoreNeeds, ScoreStats
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov.registry import (
+    CovarianceEstimator,
+    MiddleInputs,
+    VcovSpec,
+    check_lags,
+    register_vcov,
+)
+from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats
 
-#: The kernels, bandwidth rules and prewhitening are in :mod:`attnreg.linear.hac_kernels`
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
+
+#: The kernels, bandwidth rules and prewhitening are in :mod:`attnreg.inference.vcov.hac_kernels`
 #: (imported here for the callers that know them from this module).
 __all__ = ["KERNELS", "HACEstimator", "bw_andrews", "bw_newey_west", "hac_bandwidth",
            "kernel_weights"]
@@ -126,7 +128,7 @@ def hac_bandwidth(fit: Any, kernel: str = "qs", rule: str = "andrews",
     --------
     >>> import numpy as np, pandas as pd
     >>> import attnreg as ar
-    >>> from attnreg.linear.hac import hac_bandwidth
+    >>> from attnreg.inference.vcov.hac import hac_bandwidth
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"x": rng.normal(size=200)})
     >>> df["y"] = df["x"] + np.convolve(rng.normal(size=203), np.ones(4))[3:203]

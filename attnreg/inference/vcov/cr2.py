@@ -14,31 +14,40 @@ small symmetric T_g (m × m) from an eigenproblem per cluster, solved for all cl
 once (``numpy.linalg.eigh`` on a stack); eigenvalues of G_g below 1e-12 get a zero inverse
 square root, as clubSandwich's ``matrix_power``. :class:`Cr2Parts` keeps L's recipe, S, the
 Gram matrices L_g'L_g and T_g: the adjusted residuals (:func:`cr2_residuals`) and the
-Satterthwaite degrees of freedom (:mod:`attnreg.linear.satterthwaite`) use them.
+Satterthwaite degrees of freedom (:mod:`attnreg.inference.vcov.satterthwaite`) use them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear._blocks import BLOCK_NUMBERS as _BLOCK_NUMBERS
-from attnreg.linear._blocks import indicator as _indicator
-from attnreg.linear._blocks import scores_c as _scores_c
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov._blocks import BLOCK_NUMBERS as _BLOCK_NUMBERS
+from attnreg.inference.vcov._blocks import indicator as _indicator
+from attnreg.inference.vcov._blocks import scores_c as _scores_c
 
-__all__ = ["Cr2Parts", "cr2_parts", "cr2_residuals"]
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
+
+__all__ = ["Cr2Parts", "cr2_parts", "cr2_residuals", "hat_multipliers"]
 
 
 def _row_block(width: int) -> int:
     return max(1, _BLOCK_NUMBERS // max(width, 1))
 
 
+def hat_multipliers(sp: Spectrum, f: FloatArray) -> FloatArray:
+    """D, shape (1 + rank,), with Z = [c, U] D the factor of the weighted hat matrix H̃ = Z Z'."""
+    return np.r_[np.sqrt(sp.sum_w) if sp.intercept is not None else 0.0,
+                 np.sqrt(np.maximum(f, 0))]
+
+
 def _hat_factors(sp: Spectrum, f: FloatArray) -> tuple[FloatArray, FloatArray]:
     """D with Z = [c, U] D the factor of the weighted hat matrix H̃ = Z Z', and K = Z' W Z."""
-    D = np.r_[np.sqrt(sp.sum_w) if sp.intercept is not None else 0.0, np.sqrt(np.maximum(f, 0))]
+    D = hat_multipliers(sp, f)
     c = _scores_c(sp)
     k = 1 + sp.rank
     K = np.zeros((k, k))

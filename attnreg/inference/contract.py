@@ -1,4 +1,10 @@
-"""What the mixins of :class:`~attnreg.linear.results.LinearResults` may use of it."""
+"""What the mixins of :class:`~attnreg.linear.results.LinearResults` may use of it.
+
+The inference, views and diagnostics families read a fit through this contract alone (its
+spectral types are annotations only), so that none of them imports the linear family; what
+needs the decomposition itself they ask of the fit (:meth:`LinearFitContract.sub_design_r`,
+:meth:`LinearFitContract.aux_spectrum`, :mod:`attnreg.linear.subfits`).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,8 @@ from attnreg._typing import FloatArray, IntArray
 
 if TYPE_CHECKING:
     from attnreg.formula.design import Design
+    from attnreg.inference.vcov.registry import VcovSpec
     from attnreg.linear.filters import Filtered
-    from attnreg.linear.inference import VcovSpec
     from attnreg.linear.rules import SpectralRule
     from attnreg.linear.spectral import Spectrum
 
@@ -74,3 +80,5 @@ class LinearFitContract:
         def _vcov_z(self) -> tuple[FloatArray, Any]: ...
         @property
         def _coef_zeroed(self) -> FloatArray: ...
+        def sub_design_r(self, cols: IntArray, centred: bool) -> FloatArray: ...
+        def aux_spectrum(self, A: FloatArray, r: FloatArray) -> Spectrum: ...

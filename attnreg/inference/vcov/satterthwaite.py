@@ -9,7 +9,7 @@ The CR2 variance of a contrast ℓ'a of the components a = [c'ỹ ; U'ỹ] (ever
 every restriction R b is one) is Σ_g (p_g' e_g)² with p_g = A_g (√w_g ⊙ [c, U]_g ℓ) and e the
 residuals, a quadratic form in y. Under the working model Var(y) = I its mean and variance
 follow from P_jk = p_j' [(I − H)(I − H)']_jk p_k = δ_jk p_j'p_j + (L_j'p_j)' S (L_k'p_k)
-(:mod:`attnreg.linear.cr2`), and the Satterthwaite df is (tr P)² / ‖P‖²_F. For q
+(:mod:`attnreg.inference.vcov.cr2`), and the Satterthwaite df is (tr P)² / ‖P‖²_F. For q
 contrasts, P has blocks P_st,jk; with Ω = Σ_j P_jj (q × q) and B_jk = Ω^(-1/2) P_jk Ω^(-1/2),
 ν = q (q + 1) / Σ_jk [tr(B_jk²) + (tr B_jk)²], and the test is F = δ W / q on (q, ν − q + 1)
 degrees of freedom with δ = (ν − q + 1)/ν and W the Wald statistic under CR2. Every sum over
@@ -30,10 +30,10 @@ import numpy as np
 from scipy import stats
 
 from attnreg._typing import FloatArray
-from attnreg.linear._blocks import indicator as _indicator
-from attnreg.linear._blocks import scores_c as _scores_c
-from attnreg.linear.cr2 import Cr2Parts, _row_block, cr2_parts
-from attnreg.linear.inference import VcovSpec, coef_map
+from attnreg.inference.vcov._blocks import indicator as _indicator
+from attnreg.inference.vcov._blocks import scores_c as _scores_c
+from attnreg.inference.vcov.cr2 import Cr2Parts, _row_block, cr2_parts
+from attnreg.inference.vcov.registry import VcovSpec, coef_map
 
 __all__ = ["coefficient_df", "htz_test", "is_satterthwaite", "restriction_contrasts"]
 

@@ -1,15 +1,17 @@
-"""Pieces shared by the cluster-robust covariances (:mod:`attnreg.linear.cluster`) and CR2's
-adjustment (:mod:`attnreg.linear.cr2`): block sizes, group indicators, the intercept's scores."""
+"""Pieces shared by the cluster-robust covariances (:mod:`attnreg.inference.vcov.cluster`) and CR2's
+adjustment (:mod:`attnreg.inference.vcov.cr2`): block sizes, group indicators, the intercept's scores."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sps
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear.spectral import Spectrum
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["BLOCK_NUMBERS", "indicator", "scores_c"]
 

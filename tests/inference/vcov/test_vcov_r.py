@@ -21,11 +21,11 @@ from numpy.testing import assert_allclose
 
 import attnreg as ar
 from attnreg.exceptions import OptionError, RankDeficiencyWarning
-from attnreg.linear.hac import hac_bandwidth, kernel_weights
-from attnreg.linear.inference import coef_map, scale_back
+from attnreg.inference.vcov.hac import hac_bandwidth, kernel_weights
+from attnreg.inference.vcov.registry import coef_map, scale_back
 from tests.conftest import RTOL_EXACT, RTOL_R, RTOL_R_VCOV
 
-REF = json.loads((Path(__file__).parents[1] / "reference" / "vcov_r.json").read_text())
+REF = json.loads((Path(__file__).parents[2] / "reference" / "vcov_r.json").read_text())
 DATASETS = REF["datasets"]
 
 
@@ -301,7 +301,7 @@ def test_chunked_fit_refuses_what_it_does_not_compute(kind: str, options: dict[s
 
 def test_readme_table_of_r_calls() -> None:
     """Each row of the README's "R (sandwich) | attnreg" table reproduces R's covariance."""
-    text = (Path(__file__).parents[2] / "README.md").read_text()
+    text = (Path(__file__).parents[3] / "README.md").read_text()
     rows = re.findall(r"^  \| `(\w+\(fit[^`]*\))` \| `(with_vcov\([^`]*\))` \|$", text, re.M)
     assert len(rows) >= 7
     for dataset, model in (("sim", "ols"), ("lake", "trend")):

@@ -3,14 +3,14 @@
 :data:`VCOV_REGISTRY` maps each ``vcov=`` name to a :class:`CovarianceEstimator`, which
 validates its options, computes the middle matrix of the spectral components, gives its
 report label and its inference degrees of freedom. This module registers classical and
-HC0–HC3; :mod:`attnreg.linear.hac` registers HAC (sandwich's kernels, bandwidths and
-prewhitening), :mod:`attnreg.linear.hc45` HC4, HC4m and HC5, and
-:mod:`attnreg.linear.cluster` the cluster-robust ones (``"cluster"``, ``"DK"``). A new
+HC0–HC3; :mod:`attnreg.inference.vcov.hac` registers HAC (sandwich's kernels, bandwidths and
+prewhitening), :mod:`attnreg.inference.vcov.hc45` HC4, HC4m and HC5, and
+:mod:`attnreg.inference.vcov.cluster` the cluster-robust ones (``"cluster"``, ``"DK"``). A new
 covariance is one :func:`register_vcov` call.
 
 One layer for every fit: an estimator that states what it needs of the scores
 (:meth:`CovarianceEstimator.score_needs`: cross-products, lagged ones, sums per cluster or
-period; :mod:`attnreg.linear.scorestats`) and computes its middle matrix from them
+period; :mod:`attnreg.inference.vcov.scorestats`) and computes its middle matrix from them
 (:meth:`CovarianceEstimator.middle_from_scores`) serves the in-memory fit (the statistics
 from every row) and the chunked and dask fits (the statistics merged over their chunks,
 :mod:`attnreg.large.covariance`) with the same code. Estimators that need the rows whole
@@ -18,7 +18,7 @@ from every row) and the chunked and dask fits (the statistics merged over their 
 instead and are in-memory only.
 
 The coordinates they compute in (a spectral fit's components, exactly rescaled) and the
-maps to the coefficients are in :mod:`attnreg.linear.vcov_coords`.
+maps to the coefficients are in :mod:`attnreg.inference.vcov.vcov_coords`.
 """
 
 from __future__ import annotations
@@ -28,15 +28,14 @@ import importlib
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import OptionError
-from attnreg.linear.spectral import Spectrum
-from attnreg.linear.scorestats import ScoreNeeds, ScoreStats, memory_stats
-from attnreg.linear.vcov_coords import (
+from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats, memory_stats
+from attnreg.inference.vcov.vcov_coords import (
     MiddleInputs,
     coef_map,
     middle_matrix,
@@ -46,7 +45,10 @@ from attnreg.linear.vcov_coords import (
     wald_f,
 )
 
-#: The coordinates' functions are in :mod:`attnreg.linear.vcov_coords` (imported here for
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
+
+#: The coordinates' functions are in :mod:`attnreg.inference.vcov.vcov_coords` (imported here for
 #: the callers that know them from this module).
 __all__ = ["BUILTIN_MODULES", "VCOV_REGISTRY", "CovarianceEstimator", "MiddleInputs", "VcovSpec",
            "check_lags", "check_vcov_options", "coef_map", "get_vcov", "make_vcov_spec",
@@ -79,7 +81,7 @@ class VcovSpec:
 
     Examples
     --------
-    >>> from attnreg.linear.inference import make_vcov_spec
+    >>> from attnreg.inference.vcov.registry import make_vcov_spec
     >>> spec = make_vcov_spec("HAC", maxlags=3)
     >>> spec.kind, spec.maxlags, spec.estimator.name
     ('HAC', 3, 'HAC')
@@ -133,7 +135,7 @@ class CovarianceEstimator:
 
     Examples
     --------
-    >>> from attnreg.linear.inference import VCOV_REGISTRY
+    >>> from attnreg.inference.vcov.registry import VCOV_REGISTRY
     >>> VCOV_REGISTRY["HC3"].label(VCOV_REGISTRY["HC3"].bind({}, n_obs=10))
     'heteroskedasticity-robust HC3'
     """
@@ -174,7 +176,7 @@ class CovarianceEstimator:
         """Covariance of [c'ỹ ; U'ỹ] / y_scale, shape (1 + rank, 1 + rank).
 
         By default :meth:`middle_from_scores` of the statistics :meth:`score_needs` asks for,
-        computed from every row (:func:`~attnreg.linear.scorestats.memory_stats`); an
+        computed from every row (:func:`~attnreg.inference.vcov.scorestats.memory_stats`); an
         estimator that needs the rows themselves (a VAR of the scores, blocks of the hat
         matrix) overrides it.
         """
@@ -189,7 +191,7 @@ class CovarianceEstimator:
     # ---------------------------------------------------------------- score statistics
     def score_needs(self, spec: VcovSpec) -> ScoreNeeds | None:
         """What :meth:`middle_from_scores` needs of the scores under ``spec``
-        (:class:`~attnreg.linear.scorestats.ScoreNeeds`), or None when the covariance needs
+        (:class:`~attnreg.inference.vcov.scorestats.ScoreNeeds`), or None when the covariance needs
         every row (then only :meth:`middle` computes it, and a chunked fit refuses it)."""
         return None
 
@@ -260,7 +262,8 @@ def vcov_names() -> tuple[str, ...]:
 
 #: Modules whose import registers further built-in estimators (loaded on first lookup, so
 #: that they may themselves import this module).
-BUILTIN_MODULES = ("attnreg.linear.hac", "attnreg.linear.hc45", "attnreg.linear.cluster")
+BUILTIN_MODULES = ("attnreg.inference.vcov.hac", "attnreg.inference.vcov.hc45",
+                   "attnreg.inference.vcov.cluster")
 
 
 def get_vcov(kind: Any) -> CovarianceEstimator:
@@ -320,7 +323,7 @@ def make_vcov_spec(kind: str, *, maxlags: int | None = None, adjust: bool = Fals
 
     Examples
     --------
-    >>> from attnreg.linear.inference import make_vcov_spec
+    >>> from attnreg.inference.vcov.registry import make_vcov_spec
     >>> make_vcov_spec("HAC", n_obs=16)
     VcovSpec(kind='HAC', maxlags=2, adjust=False)
     >>> make_vcov_spec("HC3").label()

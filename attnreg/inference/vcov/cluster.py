@@ -1,6 +1,6 @@
 """Cluster-robust covariances: one-way and multi-way (CGM), CR2 (Bell–McCaffrey), Driscoll–Kraay.
 
-All of them fit the spectral structure of :mod:`attnreg.linear.inference`: the covariance is
+All of them fit the spectral structure of :mod:`attnreg.inference.vcov.registry`: the covariance is
 M [c U]' Σ [c U] M', and a cluster meat is Σ_g s_g s_g' with s_g = Σ_{i∈g} v_i [c_i, U_i]
 the sum of the scores of cluster g (v the weighted residuals, adjusted for CR2). Score sums
 are products of a sparse cluster indicator with the row blocks of U: no loop over rows or
@@ -16,8 +16,11 @@ clusters in Python, and nothing n_obs × n_obs.
 - ``type="CR2"``: ``clubSandwich::vcovCR(type = "CR2")``. The residuals of cluster g are
   multiplied by G_g^(-1/2), G_g = [(I − H) Θ (I − H)']_gg with the working model Θ = I on
   the response's scale (clubSandwich's target for ``lm``, with or without weights; without
-  weights and for OLS G_g = I − H_gg); computed in :mod:`attnreg.linear.cr2`. ``cadjust``
-  does not apply to it (clubSandwich has no G/(G − 1) factor) and is refused.
+  weights and for OLS G_g = I − H_gg); computed in :mod:`attnreg.inference.vcov.cr2`. ``cadjust``
+  does not apply to it (clubSandwich has no G/(G − 1) factor) and is refused. An estimator
+  whose working model is the inverse of its weights (clubSandwich's ``inverse_var = TRUE``:
+  a glm) hands over the working variances as ``working_variance=`` (one per row;
+  :mod:`attnreg.inference.vcov.cr2_target`).
 - ``"DK"`` (``"driscoll_kraay"``): ``plm::vcovSCC`` — the Newey–West (Bartlett) long-run
   covariance of the per-period score sums, periods in sorted order, default lag
   floor(T^(1/4)) with T the number of periods; ``type="HC0"`` (default), ``"HC1"``
@@ -26,7 +29,7 @@ clusters in Python, and nothing n_obs × n_obs.
 t and F use G − 1 degrees of freedom (the smallest G − 1 over the dimensions for multi-way
 clustering, as fixest) unless ``df="residual"``, or, with ``type="CR2"``,
 ``df="satterthwaite"``: clubSandwich's Satterthwaite df per coefficient and HTZ Wald tests
-(:mod:`attnreg.linear.satterthwaite`); Driscoll–Kraay uses the residual df, as
+(:mod:`attnreg.inference.vcov.satterthwaite`); Driscoll–Kraay uses the residual df, as
 ``lmtest::coeftest`` on plm. For ridge and PCR every covariance is conditional on the
 chosen λ or k.
 """
@@ -34,7 +37,7 @@ chosen λ or k.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -42,25 +45,28 @@ import scipy.linalg as sla
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import InferenceWarning, OptionError
-from attnreg.linear.inference import (
-    CovarianceEstimator,
-    MiddleInputs,
-    VcovSpec,
-    check_lags,
-    register_vcov,
-)
-from attnreg.linear.cluster_columns import ClusterCounts, column_names
-from attnreg.linear.cluster_ids import (
+from attnreg.inference.vcov.cluster_columns import ClusterCounts, column_names
+from attnreg.inference.vcov.cluster_ids import (
     ClusterIds,
     check_cluster_argument,
     cluster_codes,
     cluster_ids,
     factorize_ids,
 )
-from attnreg.linear.scorestats import ScoreNeeds, ScoreStats, group_score_sums, subsets
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov.registry import (
+    CovarianceEstimator,
+    MiddleInputs,
+    VcovSpec,
+    check_lags,
+    register_vcov,
+)
+from attnreg.inference.vcov.cr2_target import WorkingVariances, cr2_target_residuals
+from attnreg.inference.vcov.scorestats import ScoreNeeds, ScoreStats, group_score_sums, subsets
 
-#: ``ClusterIds`` and the functions that resolve ids are in :mod:`attnreg.linear.cluster_ids`
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
+
+#: ``ClusterIds`` and the functions that resolve ids are in :mod:`attnreg.inference.vcov.cluster_ids`
 #: (imported here for the callers that know them from this module).
 __all__ = ["CLUSTER_TYPES", "DK_TYPES", "ClusterIds", "check_cluster_argument", "cluster_codes",
            "cluster_ids", "factorize_ids", "group_score_sums", "psd_fix", "wald_from_vcov"]
@@ -87,6 +93,17 @@ def _check_bool(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def _working_variance(value: Any, kind: str, df: str) -> dict[str, WorkingVariances]:
+    """``{"working_variance": θ}`` when given (CR2 only, without Satterthwaite df), else {}."""
+    if value is None:
+        return {}
+    if kind != "CR2" or df == "satterthwaite":
+        raise OptionError("working_variance (an inverse-variance working model, as "
+                          "clubSandwich's vcovCR of a glm) applies to type='CR2' with "
+                          f"df='cluster' or 'residual', however: type={kind!r}, df={df!r}")
+    return {"working_variance": WorkingVariances.check(value)}
+
+
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -95,7 +112,7 @@ class _Cluster(CovarianceEstimator):
     """Cluster-robust (one-way and multi-way) covariances: sandwich's vcovCL, clubSandwich CR2."""
 
     name = "cluster"
-    option_names = ("cluster", "type", "cadjust", "df", "fix")
+    option_names = ("cluster", "type", "cadjust", "df", "fix", "working_variance")
     needs_hat = False  # CR2's adjustment uses the blocks of H, from the filter factors
 
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -113,9 +130,10 @@ class _Cluster(CovarianceEstimator):
             raise OptionError(
                 "df='satterthwaite' needs type='CR2' (clubSandwich's coef_test(test = "
                 f"'Satterthwaite') and Wald_test(test = 'HTZ')), however: type={kind!r}")
-        return {"cluster": options["cluster"], "type": kind,
-                "cadjust": _check_bool("cadjust", options.get("cadjust", True)),
-                "df": df, "fix": _check_bool("fix", options.get("fix", True))}
+        checked = {"cluster": options["cluster"], "type": kind,
+                   "cadjust": _check_bool("cadjust", options.get("cadjust", True)),
+                   "df": df, "fix": _check_bool("fix", options.get("fix", True))}
+        return {**checked, **_working_variance(options.get("working_variance"), kind, df)}
 
     def bind(self, options: dict[str, Any], *, n_obs: int | None = None,
              design: Any = None) -> VcovSpec:
@@ -131,12 +149,14 @@ class _Cluster(CovarianceEstimator):
     def middle(self, sp: Spectrum, spec: VcovSpec, inputs: MiddleInputs) -> FloatArray:
         if spec.option("type") != "CR2":
             return super().middle(sp, spec, inputs)
-        from attnreg.linear.cr2 import cr2_residuals  # (cr2 imports this module)
+        from attnreg.inference.vcov.cr2 import cr2_residuals  # (cr2 imports this module)
 
         ids: ClusterIds = spec.option("cluster")
         f = np.ones(sp.rank) if inputs.f is None else inputs.f
         G = ids.n_clusters[0]
-        v = cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G)
+        theta = spec.option("working_variance")
+        v = (cr2_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G) if theta is None else
+             cr2_target_residuals(sp, inputs.resid_w, f, ids.codes[:, 0], G, theta))
         S = group_score_sums(sp, v, ids.codes[:, 0], G)
         return S.T @ S
 

@@ -2,7 +2,8 @@
 
 Column norms and weighted means whose squares or sums would overflow or underflow are
 computed on columns divided by powers of two (exact), and binary exponents record those
-powers; see the "Extreme scales" note of :mod:`attnreg.linear.spectral`.
+powers; see the "Extreme scales" note of :mod:`attnreg.linear.spectral`. Numerics only:
+every family may use it, and it imports none.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import numpy as np
 import numpy.typing as npt
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg.linear.tallqr import column_span, take_columns
 
 __all__ = ["binary_exponents", "column_norms", "out_of_range", "unit_weights"]
 
@@ -40,7 +40,7 @@ def binary_exponents(size: FloatArray) -> IntArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.scaling import binary_exponents
+    >>> from attnreg.scaling import binary_exponents
     >>> binary_exponents(np.array([1e300, 1.0, 0.0, 3e-300])).tolist()
     [997, 1, 0, -994]
     """
@@ -57,7 +57,7 @@ def column_norms(A: FloatArray) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.scaling import column_norms
+    >>> from attnreg.scaling import column_norms
     >>> A = np.array([[3.0, 3e300, 3e-300], [4.0, 4e300, 4e-300]])
     >>> print(column_norms(A))  # the plain sums of squares overflow to inf and underflow to 0
     [5.e+000 5.e+300 5.e-300]
@@ -87,33 +87,12 @@ def weighted_means(w: FloatArray, A: FloatArray, sum_w: float) -> FloatArray:
     return out
 
 
-def column_exponents(X: FloatArray, cols: IntArray, center: FloatArray,
-                      sqrt_w: FloatArray | None) -> IntArray:
-    """Binary exponents of max_i |sqrt(w_i)(X_ij − x̄_j)| over ``cols``, one block of rows at a time."""
-    big = np.zeros(cols.size)
-    span = column_span(cols)
-    n = X.shape[0]
-    step = row_block(cols.size)
-    for lo in range(0, n, step):
-        hi = min(lo + step, n)
-        B = take_columns(X, slice(lo, hi), cols, span) - center[cols]
-        if sqrt_w is not None:
-            B *= sqrt_w[lo:hi, None]
-        np.maximum(big, np.abs(B).max(axis=0), out=big)
-    return binary_exponents(big)
-
-
-def multipliers(e: IntArray) -> FloatArray | None:
-    """2^-e for the pre-scaled QR (None when no column needs it)."""
-    return np.ldexp(1.0, -e) if e.any() else None
-
-
 def unit_weights(n: int) -> FloatArray:
     """sqrt(w) of an unweighted fit: a read-only vector of ones that takes no memory.
 
     Examples
     --------
-    >>> from attnreg.linear.scaling import unit_weights
+    >>> from attnreg.scaling import unit_weights
     >>> w = unit_weights(1_000_000)
     >>> w.shape, float(w.sum()), w.strides
     ((1000000,), 1000000.0, (0,))

@@ -4,7 +4,7 @@
 year"`` or a list for several dimensions, ids per data row, or a list of such vectors) into
 the integer codes of the fitted rows, one column per dimension (:class:`ClusterIds`); rows the
 fit dropped (missing values, ``subset=``, weight zero) are dropped from the ids too. The
-cluster-robust estimators of :mod:`attnreg.linear.cluster` bind their ids with it.
+cluster-robust estimators of :mod:`attnreg.inference.vcov.cluster` bind their ids with it.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class ClusterIds:
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from attnreg.linear.cluster_ids import ClusterIds
+    >>> from attnreg.inference.vcov.cluster_ids import ClusterIds
     >>> ids = ClusterIds(np.array([[0], [0], [1]]), (pd.Index(["a", "b"]),), ("firm",))
     >>> ids.n_clusters, ids.n_dims
     ((2,), 1)
@@ -235,7 +235,7 @@ def cluster_ids(fit: Any, cluster: Any, *, what: str = "cluster") -> ClusterIds:
     --------
     >>> import pandas as pd
     >>> import attnreg as ar
-    >>> from attnreg.linear.cluster_ids import cluster_ids
+    >>> from attnreg.inference.vcov.cluster_ids import cluster_ids
     >>> df = pd.DataFrame({"y": [1.0, 2.0, 2.5, 4.0, 5.5, 5.0], "x": [0, 1, 2, 3, 4, 5],
     ...                    "firm": ["a", "a", "b", "b", "c", "c"], "year": [1, 2, 1, 2, 1, 2]})
     >>> ids = cluster_ids(ar.attnreg("y ~ x", df), "firm + year")
@@ -280,7 +280,7 @@ def cluster_codes(fit: Any, cluster: Any) -> tuple[IntArray, pd.Index]:
     --------
     >>> import pandas as pd
     >>> import attnreg as ar
-    >>> from attnreg.linear.cluster_ids import cluster_codes
+    >>> from attnreg.inference.vcov.cluster_ids import cluster_codes
     >>> df = pd.DataFrame({"y": [1.0, 2.0, None, 4.0, 5.5, 5.0], "x": [0, 1, 2, 3, 4, 5],
     ...                    "firm": ["b", "b", "a", "a", "c", "c"]})
     >>> codes, names = cluster_codes(ar.attnreg("y ~ x", df), "firm")  # row 2 has no y

@@ -14,17 +14,21 @@ p = round(tr H).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from attnreg._typing import FloatArray
-from attnreg.linear.inference import (
+from attnreg.inference.vcov.registry import (
     CovarianceEstimator,
     MiddleInputs,
     VcovSpec,
     register_vcov,
 )
-from attnreg.linear.scorestats import cross_products
-from attnreg.linear.spectral import Spectrum
+from attnreg.inference.vcov.scorestats import cross_products
+
+if TYPE_CHECKING:
+    from attnreg.linear.spectral import Spectrum
 
 __all__ = ["HC4M_GAMMA", "HC5_K", "leverage_exponent"]
 
@@ -40,7 +44,7 @@ def leverage_exponent(kind: str, hat: FloatArray) -> FloatArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from attnreg.linear.hc45 import leverage_exponent
+    >>> from attnreg.inference.vcov.hc45 import leverage_exponent
     >>> h = np.array([0.1, 0.2, 0.3, 0.9, 0.5])   # p = round(2.0) = 2, n h / p = 2.5 h
     >>> leverage_exponent("HC4", h).tolist()
     [0.25, 0.5, 0.75, 2.25, 1.25]

@@ -1,14 +1,14 @@
 """Cluster and period ids of a fit that keeps no rows (chunked, dask): column names, counts.
 
 A chunked pass sums the scores per value of the named columns (:mod:`attnreg.large.passes`);
-the cluster-robust estimators of :mod:`attnreg.linear.cluster` are bound to the names
+the cluster-robust estimators of :mod:`attnreg.inference.vcov.cluster` are bound to the names
 before the pass (:func:`column_names`) and to the numbers of clusters it found after it
 (:class:`ClusterCounts`, which their labels and degrees of freedom read as they read an
-in-memory fit's :class:`~attnreg.linear.cluster.ClusterIds`).
+in-memory fit's :class:`~attnreg.inference.vcov.cluster.ClusterIds`).
 
 Examples
 --------
->>> from attnreg.linear.cluster_columns import ClusterCounts, column_names
+>>> from attnreg.inference.vcov.cluster_columns import ClusterCounts, column_names
 >>> column_names("firm + year")
 ('firm', 'year')
 >>> ClusterCounts(("firm",), (30,)).n_dims

@@ -20,9 +20,9 @@ from numpy.testing import assert_allclose
 
 import attnreg as ar
 from attnreg.exceptions import DataError, OptionError
-from attnreg.linear.cluster import cluster_codes, cluster_ids
+from attnreg.inference.vcov.cluster import cluster_codes, cluster_ids
 
-REF = json.loads((Path(__file__).parents[1] / "reference" / "cluster.json").read_text())["cases"]
+REF = json.loads((Path(__file__).parents[2] / "reference" / "cluster.json").read_text())["cases"]
 RTOL_SE = 1e-8
 RTOL_VCOV = 1e-6
 
