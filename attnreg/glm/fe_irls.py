@@ -25,7 +25,7 @@ do, and counted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, qr, solve_triangular
@@ -261,47 +261,89 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     if X.shape[1] and not s.clearly_estimable(tol):
         aliased = _aliased(s.residuals(X, wt), X, np.sqrt(wt), tol)
     s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
-    Xd = np.zeros((X.shape[0], 0))
     eta = link.linkfun(family.initialize(y, wt, link.name))
-    dev_old, mu = s.deviance(eta)
-    converged, it = False, 0
-    beta, r, W, Xt = np.zeros(s.kept.size), np.zeros((0, 0)), wt, Xd
-    while it < maxit:
-        it += 1
-        new = s.normal_step(eta, mu) if it < maxit else None  # the last one exact
+    dev, mu = s.deviance(eta)
+    st = _State(eta, mu, dev, np.zeros(s.kept.size), np.zeros((0, 0)), wt,
+                np.zeros((X.shape[0], 0)))
+    converged = _scoring(s, st, epsilon, maxit)
+    iter_r = st.it
+    if converged:
+        _to_optimum(s, st, maxit)
+    if not st.r.size and s.kept.size:  # every step was a normal one: one exact step reports
+        new, st.beta, st.r, st.W, st.Xt = s.step(st.eta, st.mu)
+        st.eta, st.dev, st.mu = _halve(s, new, st.eta, maxit)
+        st.it += 1
+    return FeIrlsFit(st.beta, s.kept, aliased, st.eta, st.mu, st.r, st.W, st.Xt, st.dev, st.it,
+                     iter_r, converged, s.demeaned)
+
+
+@dataclass
+class _State:
+    """The iterate: η, μ, deviance, and the last exact step's β, R, weights and X̃."""
+
+    eta: FloatArray
+    mu: FloatArray
+    dev: float
+    beta: FloatArray
+    r: FloatArray
+    W: FloatArray
+    Xt: FloatArray
+    it: int = 0
+    changes: list[float] = field(default_factory=list)  # max |Δη| of each step
+
+    def predicted(self) -> float:
+        """The next step's max |Δη| if the steps converge quadratically (e₊ = e³/e₋²)."""
+        if len(self.changes) < 2 or self.changes[-2] == 0:
+            return np.inf
+        return self.changes[-1] ** 3 / self.changes[-2] ** 2
+
+
+def _scoring(s: _Steps, st: _State, epsilon: float, maxit: int) -> bool:
+    """R's scoring loop and stopping rule (normal-equation steps, the last one exact);
+    whether R's rule was met."""
+    dev_old = st.dev
+    while st.it < maxit:
+        st.it += 1
+        new = s.normal_step(st.eta, st.mu) if st.it < maxit else None
         if new is None:
-            new, beta, r, W, Xt = s.step(eta, mu)
-        eta, dev, mu = _halve(s, new, eta, maxit)
-        if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
-            converged = True
-            break
-        dev_old = dev
-    iter_r, last, exact = it, np.inf, False
-    for _ in range(maxit if converged else 0):  # on to the optimum: until η stops changing
-        new = None if exact else s.normal_step(eta, mu)
-        if new is not None:  # normal equations while η moves by more than their accuracy
-            new, dev, mu = _halve(s, new, eta, maxit)
-            change = float(np.max(np.abs(new - eta)))
-            eta, it = new, it + 1
-            exact = change <= NORMAL_SWITCH * float(np.max(np.abs(new))) or change >= last
+            new, st.beta, st.r, st.W, st.Xt = s.step(st.eta, st.mu)
+        new, st.dev, st.mu = _halve(s, new, st.eta, maxit)
+        st.changes.append(float(np.max(np.abs(new - st.eta))))
+        st.eta = new
+        if abs(st.dev - dev_old) / (abs(st.dev) + 0.1) < epsilon:
+            return True
+        dev_old = st.dev
+    return False
+
+
+def _to_optimum(s: _Steps, st: _State, maxit: int) -> None:
+    """On from R's rule until η stops changing: normal-equation steps while η moves by more
+    than :data:`NORMAL_SWITCH` (or is predicted to, at the quadratic rate), then exact steps
+    until the change is at the rounding of η (or stops shrinking)."""
+    last = np.inf
+    exact = st.predicted() <= NORMAL_SWITCH * float(np.max(np.abs(st.eta)))
+    for _ in range(maxit):
+        new = None if exact else s.normal_step(st.eta, st.mu)
+        if new is not None:
+            new, st.dev, st.mu = _halve(s, new, st.eta, maxit)
+            change = float(np.max(np.abs(new - st.eta)))
+            st.eta, st.it = new, st.it + 1
+            st.changes.append(change)
+            size = NORMAL_SWITCH * float(np.max(np.abs(new)))
+            exact = change <= size or st.predicted() <= size or change >= last
             last = np.inf if exact else change
             continue
         exact = True
-        new, beta_n, r_n, W_n, Xt_n = s.step(eta, mu)
-        new, dev_n, mu_n = _halve(s, new, eta, maxit)
-        change = float(np.max(np.abs(new - eta)))
+        new, beta, r, W, Xt = s.step(st.eta, st.mu)
+        new, dev, mu = _halve(s, new, st.eta, maxit)
+        change = float(np.max(np.abs(new - st.eta)))
         if change >= last and change > 0:
-            break
-        eta, dev, mu, beta, r, W, Xt, it = new, dev_n, mu_n, beta_n, r_n, W_n, Xt_n, it + 1
+            return
+        st.eta, st.dev, st.mu, st.beta, st.r, st.W, st.Xt = new, dev, mu, beta, r, W, Xt
+        st.it += 1
         if change <= s.rounding:
-            break
+            return
         last = change
-    if not r.size and s.kept.size:  # every step was a normal one: one exact step reports
-        new, beta, r, W, Xt = s.step(eta, mu)
-        eta, dev, mu = _halve(s, new, eta, maxit)
-        it += 1
-    return FeIrlsFit(beta, s.kept, aliased, eta, mu, r, W, Xt, dev, it, iter_r, converged,
-                     s.demeaned)
 
 
 def _halve(s: _Steps, new: FloatArray, old: FloatArray, maxit: int
