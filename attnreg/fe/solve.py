@@ -117,20 +117,25 @@ class _Schur:
 
     @cached_property
     def _factor(self) -> Any:
-        """Sparse LU of S on the free levels, or None if there are none."""
+        """Sparse LU of S on the free levels; None if there are none, or if S is exactly
+        singular there (a pivot exactly 0: see :attr:`singular`)."""
         if not self.free.size:
             return None
         S = sp.csc_matrix(self._own() - self.cross.T @ self.share)[self.free][:, self.free]
         S = sp.csc_matrix((S + S.T) * 0.5)
-        return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                         options={"SymmetricMode": True})
+        try:
+            return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                             options={"SymmetricMode": True})
+        except RuntimeError:  # SuperLU: "Factor is exactly singular"
+            return None
 
     @cached_property
     def singular(self) -> bool:
         """Whether the grounded S is singular to rounding (fixed effects sharing more than a
-        constant, e.g. nested: then the grounding does not remove the whole null space)."""
+        constant, e.g. nested, or a further fixed effect's levels seen only with one level
+        of the largest: then the grounding does not remove the whole null space)."""
         if self._factor is None:
-            return False
+            return bool(self.free.size)  # free levels but no factor: exactly singular
         pivots = np.abs(self._factor.U.diagonal())
         return bool(pivots.min() <= SINGULAR_PIVOT * pivots.max())
 

@@ -201,3 +201,30 @@ def test_three_way_demeaning_by_the_schur_solve(nested: bool) -> None:
     root = np.sqrt(w)[:, None]
     coef = np.linalg.lstsq(root * D, root * V, rcond=None)[0]
     np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_three_fixed_effects_whose_schur_complement_is_exactly_singular() -> None:
+    """Two rows alone in their worker and firm levels, with two year levels of their own:
+    eliminating the worker leaves those years' block of S exactly 0 after grounding (SuperLU
+    refuses it), so the solve falls back to conjugate gradients and stays exact."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"worker": rng.integers(0, 6, 60), "firm": rng.integers(0, 4, 60),
+                       "year": rng.integers(0, 3, 60)})
+    df = pd.concat([df, pd.DataFrame({"worker": [50, 50], "firm": [40, 40],
+                                      "year": [30, 31]})], ignore_index=True)
+    df["x"] = rng.normal(size=len(df))
+    df["y"] = df.x + 0.3 * df.worker + rng.normal(size=len(df))
+    fe = FixedEffects.from_columns([df.worker, df.firm, df.year])
+    assert not LevelSolver(fe).exact
+    V = df[["y", "x"]].to_numpy()
+    out = demean(V, fe, method="schur")
+    D = fe.dummies.toarray()
+    coef = np.linalg.lstsq(D, V, rcond=None)[0]
+    np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        fit = ar.attnreg("y ~ x | worker + firm + year", df)
+        dummy = ar.attnreg("y ~ x + C(worker) + C(firm) + C(year)", df)
+    np.testing.assert_allclose(fit.coef, dummy.coef["x"], rtol=RTOL_EXACT)
+    np.testing.assert_allclose(fit.hat_values, dummy.hat_values, rtol=RTOL_EXACT,
+                               atol=RTOL_EXACT)
