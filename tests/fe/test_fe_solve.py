@@ -228,3 +228,41 @@ def test_three_fixed_effects_whose_schur_complement_is_exactly_singular() -> Non
     np.testing.assert_allclose(fit.coef, dummy.coef["x"], rtol=RTOL_EXACT)
     np.testing.assert_allclose(fit.hat_values, dummy.hat_values, rtol=RTOL_EXACT,
                                atol=RTOL_EXACT)
+
+
+@pytest.mark.parametrize("table", [True, False], ids=["counted", "sparse"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_schur_blocks_by_counting_and_the_dense_factor(table: bool, weighted: bool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """fixest's simple design with three fixed effects: the blocks of D'WD counted per pair
+    of fixed effects (dense tables, or sparse sums of duplicates) equal the sparse products of
+    the dummies, its grounded Schur complement is dense and factored by Cholesky, and the
+    demeaning equals the dense dummy-variable least squares."""
+    import attnreg.fe.levelgram as levelgram
+    from attnreg.fe.levelgram import DenseCholesky, rest_gram
+
+    if not table:
+        monkeypatch.setattr(levelgram, "DENSE_TABLE", 0)
+    rng = np.random.default_rng(11)
+    n = 3_000
+    codes = [rng.integers(0, 150, n), rng.integers(0, 30, n), rng.integers(0, 6, n)]
+    fe = FixedEffects.from_columns(codes, ["a", "b", "c"])
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    wd = np.ones(n) if w is None else w
+    D = fe.dummies
+    A = (D.T @ sp.diags(wd) @ D).toarray()
+    o = fe.offsets
+    schur = LevelSolver(fe, w).schur
+    assert schur is not None
+    np.testing.assert_allclose(schur.cross.toarray(), A[o[0]:o[1], o[1]:], rtol=RTOL_EXACT)
+    for dense in (True, False):
+        got = rest_gram(fe.codes[1:], fe.n_levels[1:], w, dense=dense)
+        got = got if dense else got.toarray()
+        np.testing.assert_allclose(got, A[o[1]:, o[1]:], rtol=RTOL_EXACT)
+    assert isinstance(schur._factor, DenseCholesky) and not schur.singular
+    V = rng.normal(size=(n, 2)) + 0.01 * codes[0][:, None]
+    out = demean(V, fe, w, method="auto")
+    assert out.iterations == 0 and np.all(out.orthogonality <= out.floor)
+    root = np.sqrt(wd)[:, None]
+    coef = np.linalg.lstsq(root * D.toarray(), root * V, rcond=None)[0]
+    np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
