@@ -39,7 +39,7 @@ from scipy.sparse.csgraph import connected_components
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning
-from attnreg.fe.levelgram import DenseCholesky, pair_weights, rest_gram
+from attnreg.fe.levelgram import DenseCholesky, dense_coupling, pair_weights, rest_gram
 
 if TYPE_CHECKING:  # demean imports this module at run time
     from attnreg.fe.demean import FixedEffects
@@ -91,12 +91,16 @@ class _Schur:
         return _level_weights(self.big, self.w, self.n_big)
 
     @cached_property
+    def cross_blocks(self) -> tuple[sp.csr_matrix, ...]:
+        """B's block of each other fixed effect (:func:`attnreg.fe.levelgram.pair_weights`)."""
+        return tuple(pair_weights(self.big, c, self.w, self.n_big, s)
+                     for c, s in zip(self.rest_codes, self.sizes, strict=True))
+
+    @cached_property
     def cross(self) -> sp.csr_matrix:
         """B = D_big' W D_rest, shape (n_big, n_small): the weights summed per (big level,
-        rest level) pair (:func:`attnreg.fe.levelgram.pair_weights`, per fixed effect)."""
-        return sp.csr_matrix(sp.hstack([pair_weights(self.big, c, self.w, self.n_big, s)
-                                        for c, s in zip(self.rest_codes, self.sizes, strict=True)],
-                                       format="csr"))
+        rest level) pair."""
+        return sp.csr_matrix(sp.hstack(self.cross_blocks, format="csr"))
 
     @cached_property
     def share(self) -> sp.csr_matrix:
@@ -118,13 +122,14 @@ class _Schur:
         free = self.free
         if not free.size:
             return None
-        coupling = self.cross.T @ self.share  # B'W_big⁻¹B
-        if free.size <= DENSE_MAX_LEVELS and coupling.nnz >= DENSE_SHARE * self.n_small ** 2:
-            S = rest_gram(self.rest_codes, self.sizes, self.w, dense=True) - coupling.toarray()
-            S = S[np.ix_(free, free)]
+        per_big = self.cross.nnz / max(self.n_big, 1)  # rest levels of a big level
+        if (free.size <= DENSE_MAX_LEVELS  # S has about n_big · per_big² entries
+                and self.n_big * per_big ** 2 >= DENSE_SHARE * self.n_small ** 2):
+            S = (rest_gram(self.rest_codes, self.sizes, self.w, dense=True)
+                 - dense_coupling(self.cross_blocks, self.w_big))[np.ix_(free, free)]
             return DenseCholesky.of((S + S.T) * 0.5)
         S = sp.csc_matrix(rest_gram(self.rest_codes, self.sizes, self.w, dense=False)
-                          - coupling)[free][:, free]
+                          - self.cross.T @ self.share)[free][:, free]
         S = sp.csc_matrix((S + S.T) * 0.5)
         try:
             return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
