@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError, OptionError
@@ -118,6 +119,29 @@ class FixedEffects:
     def offsets(self) -> IntArray:
         """Position of each fixed effect's first level among all G levels, shape (K + 1,)."""
         return np.concatenate([[0], np.cumsum(self.n_levels)]).astype(np.int64)
+
+    @cached_property
+    def _pair_cache(self) -> dict[tuple[int, int], tuple[int, IntArray]]:
+        return {}
+
+    def pair_components(self, a: int, b: int) -> tuple[int, IntArray]:
+        """Connected components of fixed effects ``a < b`` (levels joined by rows), computed
+        once per fit and shared by the degrees of freedom and the exact solve.
+
+        Returns
+        -------
+        n_components : int
+        labels : ndarray of int, shape (n_levels[a] + n_levels[b],)
+            The component of each level of ``a``, then of each level of ``b``.
+        """
+        got = self._pair_cache.get((a, b))
+        if got is None:
+            ga, gb = self.n_levels[a], self.n_levels[b]
+            links = sp.coo_matrix((np.ones(self.n_obs), (self.codes[a], ga + self.codes[b])),
+                                  shape=(ga + gb, ga + gb))
+            n, labels = connected_components(links, directed=False)
+            got = self._pair_cache[(a, b)] = (int(n), np.asarray(labels, dtype=np.int64))
+        return got
 
     @cached_property
     def dummies(self) -> sp.csr_matrix:

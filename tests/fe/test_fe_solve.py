@@ -266,3 +266,25 @@ def test_schur_blocks_by_counting_and_the_dense_factor(table: bool, weighted: bo
     root = np.sqrt(wd)[:, None]
     coef = np.linalg.lstsq(root * D.toarray(), root * V, rcond=None)[0]
     np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_connected_components_are_found_once_per_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The degrees of freedom (redundant levels) and the grounding of the exact solve share
+    one search of the first two fixed effects' connected components."""
+    import importlib
+
+    demean_module = importlib.import_module("attnreg.fe.demean")  # not the function
+    calls = []
+    search = demean_module.connected_components
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(demean_module, "connected_components", counted)
+    df = big_movers(n_workers=200, n_firms=40)
+    fit = ar.attnreg("y ~ x1 + x2 | worker + firm + year", df)
+    assert fit.absorbed.iterations == 0 and len(calls) == 1
+    n, labels = fit.absorbed.fe.pair_components(0, 1)
+    assert n == components(fit.absorbed.fe)[0] == fit.absorbed.n_redundant - 1
+    assert labels.shape == (sum(fit.absorbed.fe.n_levels[:2]),)
