@@ -155,7 +155,7 @@ def fixed_effects_of_frame(frame: pd.DataFrame,
             codes, labels[k] = _interaction([frame[c].iloc[rows] for c in term.columns])
             columns.append(codes)
         else:
-            columns.append(v.iloc[rows].reset_index(drop=True))
+            columns.append(v if rows.size == len(frame) else v.iloc[rows])
     fe = FixedEffects.from_columns(columns, [t.text for t in parsed])
     if labels:  # the combinations' codes are in sorted order: label them
         fe = dataclasses.replace(fe, levels=tuple(labels.get(k, lv)

@@ -98,8 +98,7 @@ class FixedEffects:
                               f"and names={names!r}")
         codes, levels = [], []
         for name, column in zip(names, columns, strict=True):
-            code, uniques = pd.factorize(pd.Series(column) if not isinstance(column, pd.Series)
-                                         else column, sort=True)
+            code, uniques = _factorize(column)
             if (code < 0).any():
                 raise DataError(f"fixed effect {name!r} has a missing value in row "
                                 f"{int(np.flatnonzero(code < 0)[0])}: drop those rows first")
@@ -151,6 +150,20 @@ class FixedEffects:
         indptr = np.arange(0, k * self.n_obs + 1, k, dtype=np.int64)
         data = np.ones(k * self.n_obs)
         return sp.csr_matrix((data, cols.ravel(), indptr), shape=(self.n_obs, int(self.offsets[-1])))
+
+
+def _factorize(column: Any) -> tuple[IntArray, Any]:
+    """pandas' ``factorize(sort=True)``; non-negative integer ids of a range at most about the
+    column's length (fixest's designs, codes already) are counted instead of hashed."""
+    values = column.to_numpy() if isinstance(column, pd.Series) else column
+    if (isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.ndim == 1
+            and values.size and values.min() >= 0
+            and int(values.max()) < 2 * values.size + 1024):
+        present = np.bincount(values) > 0
+        remap = np.cumsum(present) - 1  # the rank of each present id among them
+        return remap[values], pd.Index(np.flatnonzero(present).astype(values.dtype))
+    return pd.factorize(column if isinstance(column, pd.Series) else pd.Series(column),
+                        sort=True)
 
 
 @dataclass(frozen=True)
