@@ -214,11 +214,11 @@ def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
     max_iter : int
         Cap on conjugate-gradient iterations (reported through ``converged`` when reached).
     method : {"cgls", "schur", "auto"}
-        Two or more fixed effects: ``"schur"`` solves the normal equations exactly, one sparse
-        factor of the Schur complement on all but the largest fixed effect's levels for every
-        column (:class:`attnreg.fe.solve.LevelSolver`; its conjugate gradients where nested
-        fixed effects leave it singular), repeated on the residual to the floor (3 passes at
-        most, CGLS finishes). ``"auto"``: that when all but the largest have at most
+        Two or more fixed effects: ``"schur"`` solves the normal equations exactly, one
+        factor (dense or sparse) of the Schur complement on all but the largest fixed
+        effect's levels for every column (:class:`attnreg.fe.solve.LevelSolver`; its
+        conjugate gradients where nested fixed effects leave it singular), repeated on the
+        residual to the floor (3 passes at most, CGLS finishes). ``"auto"``: that when all but the largest have at most
         :data:`SCHUR_MAX_LEVELS` levels together (3 to 25 times faster than CGLS at 1e5 rows
         on fixest's designs and a worker–firm–year panel), CGLS otherwise.
     overwrite : bool

@@ -11,13 +11,15 @@ D). :class:`LevelSolver` finds one:
   S = W_s − B'W_b⁻¹B on the other one (B = D_b'WD_s, sparse G_s × G_s with one entry per pair
   of its levels sharing a level of the first). S is singular with one null vector per
   connected component; one level per component is grounded (its value set to 0, which some
-  solution has) and the rest, symmetric positive definite, is factored once by sparse LU and
-  reused for every right-hand side;
+  solution has) and the rest, symmetric positive definite, is factored once and reused for
+  every right-hand side: by dense Cholesky when it is small and dense (on fixest's designs
+  every two of its levels share a level of the first: :data:`DENSE_MAX_LEVELS`), by sparse
+  LU otherwise; its blocks are counted per pair of fixed effects (:mod:`attnreg.fe.levelgram`);
 - three or more: the same, with S on the levels of all the others (sparse, not diagonal in
   their own block) and fixest's references grounded (the second largest's first level per
   component, the first level of each further one). When that leaves S singular (fixed
   effects sharing more than a constant, e.g. nested: a pivot below :data:`SINGULAR_PIVOT` of
-  the largest), conjugate gradients on A (consistent, so they converge on its range),
+  the largest, or exactly 0), conjugate gradients on A (consistent, so they converge on its range),
   preconditioned by the exact solve of the two largest fixed effects and the level weights of
   the others, until the residual of every level is at the rounding floor of A x.
 
