@@ -218,9 +218,10 @@ def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
         factor (dense or sparse) of the Schur complement on all but the largest fixed
         effect's levels for every column (:class:`attnreg.fe.solve.LevelSolver`; its
         conjugate gradients where nested fixed effects leave it singular), repeated on the
-        residual to the floor (3 passes at most, CGLS finishes). ``"auto"``: that when all but the largest have at most
-        :data:`SCHUR_MAX_LEVELS` levels together (3 to 25 times faster than CGLS at 1e5 rows
-        on fixest's designs and a worker–firm–year panel), CGLS otherwise.
+        residual to the floor (3 passes at most, CGLS finishes). ``"auto"``: that when all
+        but the largest have at most :data:`SCHUR_MAX_LEVELS` levels together (3 to 25 times
+        faster than CGLS at 1e5 rows on fixest's designs and a worker–firm–year panel), CGLS
+        otherwise.
     overwrite : bool
         Residualise ``values`` in place (and return it as ``resid``) when it is a writeable
         C-contiguous float64 array of shape (n_obs, n_cols): no copy of the columns.
