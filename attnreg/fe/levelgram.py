@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from attnreg._typing import FloatArray, IntArray
 from attnreg.threads import small_lapack
 
-__all__ = ["DENSE_TABLE", "DenseCholesky", "dense_coupling", "pair_weights", "rest_gram"]
+__all__ = ["DENSE_TABLE", "DenseCholesky", "pair_weights", "rest_gram", "subtract_coupling"]
 
 #: a pair of fixed effects is counted into a dense table up to this many cells (32 MB)
 DENSE_TABLE = 1 << 22
@@ -75,20 +75,24 @@ def rest_gram(codes: Sequence[IntArray], sizes: Sequence[int], w: FloatArray | N
     return sp.csc_matrix(sp.bmat(grid, format="csc"), shape=(total, total))
 
 
-def dense_coupling(blocks: Sequence[sp.csr_matrix], w_big: FloatArray) -> FloatArray:
-    """B'W_big⁻¹B, dense, from B's block of each fixed effect (B_k: n_big × n_k).
+def subtract_coupling(blocks: Sequence[sp.csr_matrix], w_big: FloatArray,
+                      out: FloatArray) -> None:
+    """out −= B'W_big⁻¹B, in place, from B's block of each fixed effect (B_k: n_big × n_k).
 
     A pair with a narrow block (B_k dense in at most :data:`DENSE_TABLE` cells) is a sparse
     times dense product; two wide blocks a sparse product: never the product of the whole B
     with itself, whose cost grows with the square of a big level's entries.
 
-    Returns
-    -------
-    ndarray, shape (Σ n_k, Σ n_k)
+    Parameters
+    ----------
+    blocks : sequence of scipy.sparse.csr_matrix, each shape (n_big, n_k)
+    w_big : ndarray, shape (n_big,)
+        The big fixed effect's level weights.
+    out : ndarray, shape (Σ n_k, Σ n_k)
+        Modified in place (D_rest'WD_rest becomes the Schur complement S).
     """
     sizes = [b.shape[1] for b in blocks]
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    out = np.empty((int(starts[-1]),) * 2)
     inv = 1.0 / w_big
     narrow = {k: b.toarray() * inv[:, None] for k, b in enumerate(blocks)
               if b.shape[0] * b.shape[1] <= DENSE_TABLE}
@@ -102,9 +106,9 @@ def dense_coupling(blocks: Sequence[sp.csr_matrix], w_big: FloatArray) -> FloatA
                 scaled = blocks[k].copy()  # W_big⁻¹ B_k: each row by its level's weight
                 scaled.data *= np.repeat(inv, np.diff(scaled.indptr))
                 part = (bj.T @ scaled).toarray()
-            out[starts[j]:starts[j + 1], starts[k]:starts[k + 1]] = part
-            out[starts[k]:starts[k + 1], starts[j]:starts[j + 1]] = part.T
-    return out
+            out[starts[j]:starts[j + 1], starts[k]:starts[k + 1]] -= part
+            if k != j:
+                out[starts[k]:starts[k + 1], starts[j]:starts[j + 1]] -= part.T
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ import scipy.sparse.linalg as spla
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning
-from attnreg.fe.levelgram import DenseCholesky, dense_coupling, pair_weights, rest_gram
+from attnreg.fe.levelgram import DenseCholesky, pair_weights, rest_gram, subtract_coupling
 
 if TYPE_CHECKING:  # demean imports this module at run time
     from attnreg.fe.demean import FixedEffects
@@ -126,9 +126,12 @@ class _Schur:
         per_big = self.cross.nnz / max(self.n_big, 1)  # rest levels of a big level
         if (free.size <= DENSE_MAX_LEVELS  # S has about n_big · per_big² entries
                 and self.n_big * per_big ** 2 >= DENSE_SHARE * self.n_small ** 2):
-            S = (rest_gram(self.rest_codes, self.sizes, self.w, dense=True)
-                 - dense_coupling(self.cross_blocks, self.w_big))[np.ix_(free, free)]
-            return DenseCholesky.of((S + S.T) * 0.5)
+            S = rest_gram(self.rest_codes, self.sizes, self.w, dense=True)
+            subtract_coupling(self.cross_blocks, self.w_big, S)
+            S = S[np.ix_(free, free)]
+            S += S.T  # symmetric to rounding: exactly symmetric
+            S *= 0.5
+            return DenseCholesky.of(S)
         S = sp.csc_matrix(rest_gram(self.rest_codes, self.sizes, self.w, dense=False)
                           - self.cross.T @ self.share)[free][:, free]
         S = sp.csc_matrix((S + S.T) * 0.5)
