@@ -143,7 +143,7 @@ def test_overwrite_residualises_in_place_over_several_blocks_of_rows(names: list
         np.testing.assert_allclose(out.resid, V - means, atol=RTOL_EXACT * np.abs(V).max())
 
 
-@pytest.mark.parametrize("dtype", ["int64", "int32", "uint16"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint16", "uint64"])
 def test_integer_ids_are_counted_not_hashed(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Non-negative integer ids of a short range (codes, years, fixest's designs) are
     factorised by counting: the same codes and level labels as pandas' sorted factorize,
