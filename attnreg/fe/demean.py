@@ -142,6 +142,14 @@ class FixedEffects:
             got = self._pair_cache[(a, b)] = (int(n), np.asarray(labels, dtype=np.int64))
         return got
 
+    def first_per_component(self, a: int, b: int) -> IntArray:
+        """The first level of fixed effect ``b`` in each connected component of ``a`` and
+        ``b`` (fixest's references), sorted."""
+        _, labels = self.pair_components(min(a, b), max(a, b))
+        labels = labels[self.n_levels[a]:] if a < b else labels[:self.n_levels[b]]
+        _, first = np.unique(labels, return_index=True)
+        return np.sort(first)
+
     @cached_property
     def dummies(self) -> sp.csr_matrix:
         """D, the N × G sparse dummy matrix (K ones per row)."""

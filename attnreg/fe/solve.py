@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
@@ -209,11 +210,12 @@ class _Schur:
         return np.asarray(1.0 / self.w_big[a] + quad - 2.0 * cross + own[ia])
 
 
-def _first_per_component(fe: FixedEffects, big: int, small: int) -> IntArray:
+def _first_per_component(big: IntArray, small: IntArray, n_big: int, n_small: int) -> IntArray:
     """The first level of ``small`` in each connected component of the two fixed effects."""
-    _, labels = fe.pair_components(min(big, small), max(big, small))
-    labels = labels[fe.n_levels[big]:] if big < small else labels[:fe.n_levels[small]]
-    _, first = np.unique(labels, return_index=True)
+    links = sp.coo_matrix((np.ones(big.size), (big, n_big + small)),
+                          shape=(n_big + n_small,) * 2)
+    _, labels = connected_components(links, directed=False)
+    _, first = np.unique(labels[n_big:], return_index=True)
     return np.sort(first)
 
 
@@ -225,7 +227,7 @@ def _schur_of(fe: FixedEffects, w: FloatArray | None, order: Sequence[int]) -> _
     n_rest = [fe.n_levels[k] for k in order[1:]]
     starts = np.concatenate([[0], np.cumsum(n_rest)])
     grounded = np.concatenate([
-        _first_per_component(fe, k0, k1),
+        fe.first_per_component(k0, k1),
         starts[1:-1]]).astype(np.int64)
     return _Schur(fe.codes[k0], w, fe.n_levels[k0], np.sort(grounded),
                   tuple(fe.codes[k] for k in order[1:]), tuple(n_rest))

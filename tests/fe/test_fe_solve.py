@@ -288,3 +288,21 @@ def test_connected_components_are_found_once_per_fit(monkeypatch: pytest.MonkeyP
     n, labels = fit.absorbed.fe.pair_components(0, 1)
     assert n == components(fit.absorbed.fe)[0] == fit.absorbed.n_redundant - 1
     assert labels.shape == (sum(fit.absorbed.fe.n_levels[:2]),)
+
+
+def test_references_from_the_shared_components_equal_a_fresh_search() -> None:
+    """fixest's references of two fixed effects (the first level of the second in each
+    connected component), from the components cached on the fixed effects, in both orders,
+    equal a fresh search of the graph (the helper other modules call)."""
+    from attnreg.fe.solve import _first_per_component
+
+    df = big_movers(n_workers=300, n_firms=200)
+    worker, firm = df.worker.to_numpy().copy(), df.firm.to_numpy().copy()
+    worker[:40], firm[:40] = 10_000 + np.arange(40) // 4, 5_000 + np.arange(40) // 8  # islands
+    fe = FixedEffects.from_columns([worker, firm])
+    n0, n1 = fe.n_levels
+    np.testing.assert_array_equal(fe.first_per_component(0, 1),
+                                  _first_per_component(fe.codes[0], fe.codes[1], n0, n1))
+    np.testing.assert_array_equal(fe.first_per_component(1, 0),
+                                  _first_per_component(fe.codes[1], fe.codes[0], n1, n0))
+    assert fe.first_per_component(0, 1).size == components(fe)[0] > 1
