@@ -155,7 +155,7 @@ def fixed_effects_of_frame(frame: pd.DataFrame,
             codes, labels[k] = _interaction([frame[c].iloc[rows] for c in term.columns])
             columns.append(codes)
         else:
-            columns.append(v.iloc[rows].reset_index(drop=True))
+            columns.append(v if rows.size == len(frame) else v.iloc[rows])
     fe = FixedEffects.from_columns(columns, [t.text for t in parsed])
     if labels:  # the combinations' codes are in sorted order: label them
         fe = dataclasses.replace(fe, levels=tuple(labels.get(k, lv)
@@ -218,16 +218,23 @@ def absorb(y: FloatArray, X: FloatArray, fe: FixedEffects, weights: FloatArray |
     if X.ndim != 2 or X.shape[0] != np.shape(y)[0]:
         raise DataError(f"X must have shape (n_obs, n_cols) with n_obs = {np.shape(y)[0]}, "
                         f"however: {X.shape}")
-    V = np.column_stack([np.asarray(y, dtype=np.float64), X])
-    dm = demean(V, fe, weights, max_iter=max_iter, method="auto")
-    w = np.ones(fe.n_obs) if weights is None else np.asarray(weights, dtype=np.float64)
-    root = np.sqrt(w)[:, None]
-    before = np.linalg.norm(root * X, axis=0)
-    after = np.linalg.norm(root * dm.resid[:, 1:], axis=0)
+    V = np.empty((X.shape[0], 1 + X.shape[1]))  # [y, X]: the one copy the demeaning works on
+    V[:, 0], V[:, 1:] = y, X
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    before = _column_norms(V[:, 1:], w)
+    dm = demean(V, fe, w, max_iter=max_iter, method="auto", overwrite=True)
+    after = _column_norms(dm.resid[:, 1:], w)
     collinear = after <= tol * np.where(before > 0, before, 1.0)
     Xt = np.ascontiguousarray(dm.resid[:, 1:])
     Xt[:, collinear] = 0.0
     return Absorbed(np.ascontiguousarray(dm.resid[:, 0]), Xt, collinear, dm)
+
+
+def _column_norms(X: FloatArray, w: FloatArray | None) -> FloatArray:
+    """The weighted Euclidean norm of each column, shape (n_cols,); no N × n_cols temporary."""
+    if w is None:
+        return np.sqrt(np.einsum("ij,ij->j", X, X))
+    return np.sqrt(np.einsum("ij,ij,i->j", X, X, w))
 
 
 def codes_of(values: pd.Series | pd.Index, levels: pd.Index) -> IntArray:

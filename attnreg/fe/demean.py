@@ -13,6 +13,8 @@ alternating projections), update the residual r itself, and D'W r is computed fr
 step, until every level's weighted sum of r is zero to the rounding of that sum. The stopping
 test is on that orthogonality, the quantity the coefficients depend on, never on an iteration
 count (which is only a cap, reported when reached). The effects α are accumulated alongside.
+The passes over the rows of the group means and of the exact solve are those of
+:mod:`attnreg.fe.levelpass` (in place, by blocks of rows).
 
 References: Guimarães & Portugal (2010) and Gaure (2013) for alternating projections; Correia
 (2017, reghdfe) for conjugate-gradient acceleration.
@@ -28,9 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.exceptions import DataError, OptionError
+from attnreg.fe.levelpass import level_sums, subtract_levels
 from attnreg.fe.solve import LevelSolver
 
 __all__ = ["DEMEAN_METHODS", "SCHUR_MAX_LEVELS", "Demeaned", "FixedEffects", "demean"]
@@ -94,8 +98,7 @@ class FixedEffects:
                               f"and names={names!r}")
         codes, levels = [], []
         for name, column in zip(names, columns, strict=True):
-            code, uniques = pd.factorize(pd.Series(column) if not isinstance(column, pd.Series)
-                                         else column, sort=True)
+            code, uniques = _factorize(column)
             if (code < 0).any():
                 raise DataError(f"fixed effect {name!r} has a missing value in row "
                                 f"{int(np.flatnonzero(code < 0)[0])}: drop those rows first")
@@ -117,6 +120,37 @@ class FixedEffects:
         return np.concatenate([[0], np.cumsum(self.n_levels)]).astype(np.int64)
 
     @cached_property
+    def _pair_cache(self) -> dict[tuple[int, int], tuple[int, IntArray]]:
+        return {}
+
+    def pair_components(self, a: int, b: int) -> tuple[int, IntArray]:
+        """Connected components of fixed effects ``a < b`` (levels joined by rows), computed
+        once per fit and shared by the degrees of freedom and the exact solve.
+
+        Returns
+        -------
+        n_components : int
+        labels : ndarray of int, shape (n_levels[a] + n_levels[b],)
+            The component of each level of ``a``, then of each level of ``b``.
+        """
+        got = self._pair_cache.get((a, b))
+        if got is None:
+            ga, gb = self.n_levels[a], self.n_levels[b]
+            links = sp.coo_matrix((np.ones(self.n_obs), (self.codes[a], ga + self.codes[b])),
+                                  shape=(ga + gb, ga + gb))
+            n, labels = connected_components(links, directed=False)
+            got = self._pair_cache[(a, b)] = (int(n), np.asarray(labels, dtype=np.int64))
+        return got
+
+    def first_per_component(self, a: int, b: int) -> IntArray:
+        """The first level of fixed effect ``b`` in each connected component of ``a`` and
+        ``b`` (fixest's references), sorted."""
+        _, labels = self.pair_components(min(a, b), max(a, b))
+        labels = labels[self.n_levels[a]:] if a < b else labels[:self.n_levels[b]]
+        _, first = np.unique(labels, return_index=True)
+        return np.sort(first)
+
+    @cached_property
     def dummies(self) -> sp.csr_matrix:
         """D, the N × G sparse dummy matrix (K ones per row)."""
         k = len(self.codes)
@@ -124,6 +158,20 @@ class FixedEffects:
         indptr = np.arange(0, k * self.n_obs + 1, k, dtype=np.int64)
         data = np.ones(k * self.n_obs)
         return sp.csr_matrix((data, cols.ravel(), indptr), shape=(self.n_obs, int(self.offsets[-1])))
+
+
+def _factorize(column: Any) -> tuple[IntArray, Any]:
+    """pandas' ``factorize(sort=True)``; non-negative integer ids of a range at most about the
+    column's length (fixest's designs, codes already) are counted instead of hashed."""
+    values = column.to_numpy() if isinstance(column, pd.Series) else column
+    if (isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.ndim == 1
+            and values.size and values.min() >= 0
+            and int(values.max()) < 2 * values.size + 1024):
+        present = np.bincount(values) > 0
+        remap = np.cumsum(present) - 1  # the rank of each present id among them
+        return remap[values], pd.Index(np.flatnonzero(present).astype(values.dtype))
+    return pd.factorize(column if isinstance(column, pd.Series) else pd.Series(column),
+                        sort=True)
 
 
 @dataclass(frozen=True)
@@ -160,26 +208,31 @@ class Demeaned:
 
 
 def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
-           max_iter: int = 100_000, method: str = "cgls") -> Demeaned:
+           max_iter: int = 100_000, method: str = "cgls", overwrite: bool = False) -> Demeaned:
     """Residualise ``values`` on the fixed effects ``fe`` (weighted least squares if ``weights``).
 
     Parameters
     ----------
     values : array-like, shape (n_obs,) or (n_obs, n_cols)
-        Columns to residualise (typically y and the regressors). Not modified.
+        Columns to residualise (typically y and the regressors). Not modified, unless
+        ``overwrite``.
     fe : FixedEffects
     weights : array-like, shape (n_obs,), optional
         Positive prior weights.
     max_iter : int
         Cap on conjugate-gradient iterations (reported through ``converged`` when reached).
     method : {"cgls", "schur", "auto"}
-        Two or more fixed effects: ``"schur"`` solves the normal equations exactly, one sparse
-        factor of the Schur complement on all but the largest fixed effect's levels for every
-        column (:class:`attnreg.fe.solve.LevelSolver`; its conjugate gradients where nested
-        fixed effects leave it singular), repeated on the residual to the floor (3 passes at
-        most, CGLS finishes). ``"auto"``: that when all but the largest have at most
-        :data:`SCHUR_MAX_LEVELS` levels together (3 to 25 times faster than CGLS at 1e5 rows
-        on fixest's designs and a worker–firm–year panel), CGLS otherwise.
+        Two or more fixed effects: ``"schur"`` solves the normal equations exactly, one
+        factor (dense or sparse) of the Schur complement on all but the largest fixed
+        effect's levels for every column (:class:`attnreg.fe.solve.LevelSolver`; its
+        conjugate gradients where nested fixed effects leave it singular), repeated on the
+        residual to the floor (3 passes at most, CGLS finishes). ``"auto"``: that when all
+        but the largest have at most :data:`SCHUR_MAX_LEVELS` levels together (3 to 25 times
+        faster than CGLS at 1e5 rows on fixest's designs and a worker–firm–year panel), CGLS
+        otherwise.
+    overwrite : bool
+        Residualise ``values`` in place (and return it as ``resid``) when it is a writeable
+        C-contiguous float64 array of shape (n_obs, n_cols): no copy of the columns.
 
     Returns
     -------
@@ -192,35 +245,60 @@ def demean(values: Any, fe: FixedEffects, weights: Any = None, *,
     >>> np.round(r.ravel(), 12) + 0.0
     array([ 0.5, -0.5, -0.5,  0.5])
     """
-    V = np.array(values, dtype=np.float64, copy=True)
-    V = V[:, None] if V.ndim == 1 else V
-    if V.ndim != 2 or V.shape[0] != fe.n_obs:
-        raise DataError(f"values must have {fe.n_obs} rows (one per row of the fixed effects), "
-                        f"however: shape {np.shape(values)}")
+    V = _work_array(values, fe.n_obs, overwrite)
     w, exact = _weights(weights, fe.n_obs), _exact(fe, method)
     D = fe.dummies
-    level_weight = np.asarray(D.T @ w).ravel()  # the diagonal M of D'WD
-    scale = np.asarray(D.T @ (w[:, None] * np.abs(V))).max(axis=0)
+    counts = [np.bincount(c, minlength=g) for c, g in zip(fe.codes, fe.n_levels, strict=True)]
+    floor = float(4 * _EPS * np.sqrt(max(int(c.max()) for c in counts)))
+    level_weight = (np.concatenate(counts).astype(np.float64) if w is None
+                    else np.asarray(D.T @ w).ravel())  # the diagonal M of D'WD
+    scale = level_sums(D, V, w, absolute=True).max(axis=0)
     scale[scale == 0] = 1.0
-    floor = float(4 * _EPS * np.sqrt(np.bincount(np.concatenate(
-        [c + o for c, o in zip(fe.codes, fe.offsets[:-1], strict=True)])).max()))
-    if len(fe.codes) == 1:  # one fixed effect: the group means, then once more on the residual
-        r, alpha = V, np.zeros((D.shape[1], V.shape[1]))
-        for _ in range(2):
-            means = np.asarray(D.T @ (w[:, None] * r)) / level_weight[:, None]
-            r, alpha = r - means[fe.codes[0]], alpha + means
-        q = np.abs(np.asarray(D.T @ (w[:, None] * r))).max(axis=0) / scale
-        return Demeaned(resid=r, orthogonality=q, floor=floor, effects=alpha, iterations=0,
-                        converged=bool(np.all(q <= 16 * floor)))
+    if len(fe.codes) == 1:  # one fixed effect: the group means
+        return _one_way(V, fe, w, level_weight, scale, floor)
     start = np.zeros((D.shape[1], V.shape[1]))
     if exact:  # CGLS below only finishes what the exact solve left
         V, q, start = _schur(fe, w, V, scale, floor)
         if np.all(q <= floor):
             return Demeaned(resid=V, orthogonality=q, floor=floor, effects=start,
                             iterations=0, converged=True)
-    r, q, alpha, its = _cgls(D, w, level_weight, V, scale, floor, max_iter)
+    r, q, alpha, its = _cgls(D, np.ones(fe.n_obs) if w is None else w, level_weight, V, scale,
+                             floor, max_iter)
     return Demeaned(resid=r, orthogonality=q, floor=floor, effects=start + alpha,
                     iterations=its, converged=bool(np.all(q <= 16 * floor)) and its < max_iter)
+
+
+def _work_array(values: Any, n_obs: int, overwrite: bool) -> FloatArray:
+    """``values`` as a C-contiguous float64 (n_obs, n_cols) array to residualise in place:
+    ``values`` itself when ``overwrite`` allows and it is one already, else a copy."""
+    if (overwrite and isinstance(values, np.ndarray) and values.dtype == np.float64
+            and values.ndim == 2 and values.flags.c_contiguous and values.flags.writeable):
+        V = values
+    else:
+        V = np.array(values, dtype=np.float64, copy=True, order="C")
+    V = V[:, None] if V.ndim == 1 else V
+    if V.ndim != 2 or V.shape[0] != n_obs:
+        raise DataError(f"values must have {n_obs} rows (one per row of the fixed effects), "
+                        f"however: shape {np.shape(values)}")
+    return V
+
+
+def _one_way(V: FloatArray, fe: FixedEffects, w: FloatArray | None, level_weight: FloatArray,
+             scale: FloatArray, floor: float) -> Demeaned:
+    """One fixed effect: V less its level means, in place, then once more on the residual
+    (the means of the residual are the first pass's rounding: removing them gains a quarter
+    of a digit on fixest's simple design, which the floor test is too coarse to see)."""
+    D = fe.dummies
+    alpha = np.zeros((D.shape[1], V.shape[1]))
+    sums = level_sums(D, V, w)
+    for _ in range(2):
+        means = sums / level_weight[:, None]
+        subtract_levels(V, fe.codes, fe.offsets, means)
+        alpha += means
+        sums = level_sums(D, V, w)
+    q = np.abs(sums).max(axis=0) / scale
+    return Demeaned(resid=V, orthogonality=q, floor=floor, effects=alpha, iterations=0,
+                    converged=bool(np.all(q <= 16 * floor)))
 
 
 def _exact(fe: FixedEffects, method: str) -> bool:
@@ -232,28 +310,32 @@ def _exact(fe: FixedEffects, method: str) -> bool:
         method == "auto" and rest <= SCHUR_MAX_LEVELS))
 
 
-def _weights(weights: Any, n: int) -> FloatArray:
+def _weights(weights: Any, n: int) -> FloatArray | None:
     if weights is None:
-        return np.ones(n)
+        return None
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise DataError(f"weights must be {n} positive finite numbers")
     return w
 
 
-def _schur(fe: FixedEffects, w: FloatArray, V: FloatArray, scale: FloatArray,
+def _schur(fe: FixedEffects, w: FloatArray | None, V: FloatArray, scale: FloatArray,
            floor: float) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Residuals of V on two fixed effects by exact sparse solves of the normal equations
-    (one factorisation), repeated on the residual (at most 3 passes) to the rounding floor."""
+    (one factorisation), repeated on the residual (at most 3 passes) to the rounding floor;
+    V is residualised in place."""
     solver, D = LevelSolver(fe, w), fe.dummies
-    r, alpha = V, np.zeros((D.shape[1], V.shape[1]))
+    alpha = np.zeros((D.shape[1], V.shape[1]))
+    sums = level_sums(D, V, w)
     for _ in range(3):
-        x = solver.solve(np.asarray(D.T @ (w[:, None] * r)))  # (G, n_cols)
-        r, alpha = r - np.asarray(D @ x), alpha + x
-        q = np.abs(np.asarray(D.T @ (w[:, None] * r))).max(axis=0) / scale
+        x = solver.solve(sums)  # (G, n_cols)
+        subtract_levels(V, fe.codes, fe.offsets, x)
+        alpha += x
+        sums = level_sums(D, V, w)
+        q = np.abs(sums).max(axis=0) / scale
         if np.all(q <= floor):
             break
-    return r, q, alpha
+    return V, q, alpha
 
 
 def _cgls(D: sp.csr_matrix, w: FloatArray, diag: FloatArray, V: FloatArray, scale: FloatArray,

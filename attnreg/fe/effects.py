@@ -13,8 +13,6 @@ the model's degrees of freedom.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import FixedEffects
@@ -39,11 +37,8 @@ def components(fe: FixedEffects) -> tuple[int, IntArray]:
     """
     if len(fe.codes) < 2:
         raise ValueError("components need two fixed effects")
-    g1, g2 = fe.n_levels[:2]
-    links = sp.coo_matrix((np.ones(fe.n_obs), (fe.codes[0], g1 + fe.codes[1])),
-                          shape=(g1 + g2, g1 + g2))
-    n, labels = connected_components(links, directed=False)
-    return int(n), labels[g1:]
+    n, labels = fe.pair_components(0, 1)
+    return n, labels[fe.n_levels[0]:]
 
 
 def redundant_levels(fe: FixedEffects) -> int:

@@ -112,7 +112,9 @@ def _fit(design: Design, got: FrameEffects, checked: dict[str, Any],
     if not slopes:
         raise DataError(f"{design.formula!r} has no regressor besides the fixed effects: "
                         "add one (y ~ x | firm)")
-    X = design.X[:, slopes]
+    # the intercept is column 0 when present: the slopes are then a view, copied once by absorb
+    X = design.X[:, slopes[0]:] if slopes == list(range(slopes[0], design.n_coef)) \
+        else design.X[:, slopes]
     ab = absorb(design.y, X, fe, design.weights, max_iter=cap)
     inner = dataclasses.replace(design, y=ab.y, X=ab.X, intercept=False, zero_weight=None,
                                 column_names=[design.column_names[j] for j in slopes],

@@ -11,13 +11,15 @@ D). :class:`LevelSolver` finds one:
   S = W_s − B'W_b⁻¹B on the other one (B = D_b'WD_s, sparse G_s × G_s with one entry per pair
   of its levels sharing a level of the first). S is singular with one null vector per
   connected component; one level per component is grounded (its value set to 0, which some
-  solution has) and the rest, symmetric positive definite, is factored once by sparse LU and
-  reused for every right-hand side;
+  solution has) and the rest, symmetric positive definite, is factored once and reused for
+  every right-hand side: by dense Cholesky when it is small and dense (on fixest's designs
+  every two of its levels share a level of the first: :data:`DENSE_MAX_LEVELS`), by sparse
+  LU otherwise; its blocks are counted per pair of fixed effects (:mod:`attnreg.fe.levelgram`);
 - three or more: the same, with S on the levels of all the others (sparse, not diagonal in
   their own block) and fixest's references grounded (the second largest's first level per
   component, the first level of each further one). When that leaves S singular (fixed
   effects sharing more than a constant, e.g. nested: a pivot below :data:`SINGULAR_PIVOT` of
-  the largest), conjugate gradients on A (consistent, so they converge on its range),
+  the largest, or exactly 0), conjugate gradients on A (consistent, so they converge on its range),
   preconditioned by the exact solve of the two largest fixed effects and the level weights of
   the others, until the residual of every level is at the rounding floor of A x.
 
@@ -39,6 +41,7 @@ from scipy.sparse.csgraph import connected_components
 from attnreg._typing import FloatArray, IntArray
 from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning
+from attnreg.fe.levelgram import DenseCholesky, pair_weights, rest_gram, subtract_coupling
 
 if TYPE_CHECKING:  # demean imports this module at run time
     from attnreg.fe.demean import FixedEffects
@@ -52,10 +55,14 @@ SOLVE_BLOCK = 128
 #: a pivot of the grounded Schur complement below this fraction of the largest marks it
 #: singular (fixed effects sharing more than a constant): conjugate gradients take over
 SINGULAR_PIVOT = 1e-11
+#: the grounded Schur complement is factored dense (Cholesky) when it has at most this many
+#: free levels and at least :data:`DENSE_SHARE` of its entries are nonzero
+DENSE_MAX_LEVELS = 4_000
+DENSE_SHARE = 0.1
 _EPS = np.finfo(np.float64).eps
 
 
-def _level_weights(codes: IntArray, w: FloatArray, n: int) -> FloatArray:
+def _level_weights(codes: IntArray, w: FloatArray | None, n: int) -> FloatArray:
     return np.bincount(codes, weights=w, minlength=n).astype(np.float64)
 
 
@@ -65,10 +72,11 @@ class _Schur:
     (every other fixed effect's), with the ``grounded`` rest levels set to 0."""
 
     big: IntArray  # (n_obs,) codes of the fixed effect eliminated
-    rest: sp.csr_matrix = field(repr=False)  # (n_obs, n_small) dummies of the other levels
-    w: FloatArray = field(repr=False)  # (n_obs,) prior weights
+    w: FloatArray | None = field(repr=False)  # (n_obs,) prior weights (None: all one)
     n_big: int
     grounded: IntArray  # rest levels set to 0, sorted
+    rest_codes: tuple[IntArray, ...] = field(repr=False)  # each other fixed effect's codes
+    sizes: tuple[int, ...]  # and its number of levels (in the order of ``rest``)
 
     def __getstate__(self) -> dict[str, Any]:
         # the sparse LU factor does not pickle: it is rebuilt when first needed
@@ -77,7 +85,7 @@ class _Schur:
     @property
     def n_small(self) -> int:
         """Number of rest levels."""
-        return int(self.rest.shape[1])
+        return int(sum(self.sizes))
 
     @cached_property
     def w_big(self) -> FloatArray:
@@ -85,13 +93,16 @@ class _Schur:
         return _level_weights(self.big, self.w, self.n_big)
 
     @cached_property
+    def cross_blocks(self) -> tuple[sp.csr_matrix, ...]:
+        """B's block of each other fixed effect (:func:`attnreg.fe.levelgram.pair_weights`)."""
+        return tuple(pair_weights(self.big, c, self.w, self.n_big, s)
+                     for c, s in zip(self.rest_codes, self.sizes, strict=True))
+
+    @cached_property
     def cross(self) -> sp.csr_matrix:
         """B = D_big' W D_rest, shape (n_big, n_small): the weights summed per (big level,
-        rest level) pair (duplicates summed by the conversion; no sparse product)."""
-        per_row = np.diff(self.rest.indptr)  # rest levels per row (one per other fixed effect)
-        return sp.csr_matrix((np.repeat(self.w, per_row), (np.repeat(self.big, per_row),
-                                                           self.rest.indices)),
-                             shape=(self.n_big, self.n_small))
+        rest level) pair."""
+        return sp.csr_matrix(sp.hstack(self.cross_blocks, format="csr"))
 
     @cached_property
     def share(self) -> sp.csr_matrix:
@@ -100,16 +111,6 @@ class _Schur:
         out.data = out.data / np.repeat(self.w_big, np.diff(out.indptr))
         return out
 
-    def _own(self) -> sp.csc_matrix:
-        """D_rest' W D_rest: the weights summed per pair of rest levels of a row (diagonal
-        for one other fixed effect)."""
-        cols = self.rest.indices.reshape(self.big.size, -1)  # (n_obs, m), m levels per row
-        m = cols.shape[1]
-        i = np.repeat(cols, m, axis=1).ravel()
-        j = np.tile(cols, (1, m)).ravel()
-        return sp.csc_matrix((np.repeat(self.w, m * m), (i, j)),
-                             shape=(self.n_small, self.n_small))
-
     @cached_property
     def free(self) -> IntArray:
         """The rest levels solved for (all but the grounded)."""
@@ -117,21 +118,40 @@ class _Schur:
 
     @cached_property
     def _factor(self) -> Any:
-        """Sparse LU of S on the free levels, or None if there are none."""
-        if not self.free.size:
+        """The factor of S on the free levels: dense Cholesky when S is small and dense (as
+        on fixest's designs), else sparse LU; None if there are no free levels, or if S is
+        exactly singular there (see :attr:`singular`)."""
+        free = self.free
+        if not free.size:
             return None
-        S = sp.csc_matrix(self._own() - self.cross.T @ self.share)[self.free][:, self.free]
+        per_big = self.cross.nnz / max(self.n_big, 1)  # rest levels of a big level
+        if (free.size <= DENSE_MAX_LEVELS  # S has about n_big · per_big² entries
+                and self.n_big * per_big ** 2 >= DENSE_SHARE * self.n_small ** 2):
+            S = rest_gram(self.rest_codes, self.sizes, self.w, dense=True)
+            subtract_coupling(self.cross_blocks, self.w_big, S)
+            S = S[np.ix_(free, free)]
+            S += S.T  # symmetric to rounding: exactly symmetric
+            S *= 0.5
+            return DenseCholesky.of(S)
+        S = sp.csc_matrix(rest_gram(self.rest_codes, self.sizes, self.w, dense=False)
+                          - self.cross.T @ self.share)[free][:, free]
         S = sp.csc_matrix((S + S.T) * 0.5)
-        return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                         options={"SymmetricMode": True})
+        try:
+            return spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                             options={"SymmetricMode": True})
+        except RuntimeError:  # SuperLU: "Factor is exactly singular"
+            return None
 
     @cached_property
     def singular(self) -> bool:
         """Whether the grounded S is singular to rounding (fixed effects sharing more than a
-        constant, e.g. nested: then the grounding does not remove the whole null space)."""
-        if self._factor is None:
-            return False
-        pivots = np.abs(self._factor.U.diagonal())
+        constant, e.g. nested, or a further fixed effect's levels seen only with one level
+        of the largest: then the grounding does not remove the whole null space)."""
+        factor = self._factor
+        if factor is None:
+            return bool(self.free.size)  # free levels but no factor: exactly singular
+        pivots = (factor.pivots if isinstance(factor, DenseCholesky)
+                  else np.abs(factor.U.diagonal()))
         return bool(pivots.min() <= SINGULAR_PIVOT * pivots.max())
 
     def solve_small(self, rhs: FloatArray) -> FloatArray:
@@ -199,21 +219,18 @@ def _first_per_component(big: IntArray, small: IntArray, n_big: int, n_small: in
     return np.sort(first)
 
 
-def _schur_of(fe: FixedEffects, w: FloatArray, order: Sequence[int]) -> _Schur:
+def _schur_of(fe: FixedEffects, w: FloatArray | None, order: Sequence[int]) -> _Schur:
     """The Schur solve of fixed effects ``order`` (the first eliminated; the rest's levels in
     that order), grounded as fixest's references: the second's first level per connected
     component with the first, and the first level of each further one."""
     k0, k1 = order[0], order[1]
     n_rest = [fe.n_levels[k] for k in order[1:]]
     starts = np.concatenate([[0], np.cumsum(n_rest)])
-    cols = np.column_stack([fe.codes[k] + starts[j] for j, k in enumerate(order[1:])])
-    rest = sp.csr_matrix((np.ones(cols.size), cols.ravel(),
-                          np.arange(0, cols.size + 1, cols.shape[1])),
-                         shape=(fe.n_obs, int(starts[-1])))
     grounded = np.concatenate([
-        _first_per_component(fe.codes[k0], fe.codes[k1], fe.n_levels[k0], fe.n_levels[k1]),
+        fe.first_per_component(k0, k1),
         starts[1:-1]]).astype(np.int64)
-    return _Schur(fe.codes[k0], rest, w, fe.n_levels[k0], np.sort(grounded))
+    return _Schur(fe.codes[k0], w, fe.n_levels[k0], np.sort(grounded),
+                  tuple(fe.codes[k] for k in order[1:]), tuple(n_rest))
 
 
 class LevelSolver:
@@ -242,8 +259,10 @@ class LevelSolver:
                  max_iter: int = 10_000) -> None:
         self.fe = fe
         self.w = np.ones(fe.n_obs) if weights is None else np.asarray(weights, dtype=np.float64)
+        self._given = None if weights is None else self.w  # None: unit weights, no products
         self.max_iter = max_iter
-        self.level_weight = np.asarray(fe.dummies.T @ self.w).ravel()  # diag of D'WD, (G,)
+        self.level_weight = np.concatenate([  # diag of D'WD, (G,)
+            _level_weights(c, self._given, n) for c, n in zip(fe.codes, fe.n_levels, strict=True)])
         self.order = tuple(int(k) for k in np.argsort(fe.n_levels, kind="stable")[::-1])
         o = fe.offsets
         self.positions = [np.arange(o[k], o[k + 1]) for k in self.order]  # levels, in order
@@ -251,12 +270,12 @@ class LevelSolver:
     @cached_property
     def schur(self) -> _Schur | None:
         """The largest fixed effect eliminated, S on all the others (two or more)."""
-        return _schur_of(self.fe, self.w, self.order) if len(self.order) >= 2 else None
+        return _schur_of(self.fe, self._given, self.order) if len(self.order) >= 2 else None
 
     @cached_property
     def pair(self) -> _Schur:
         """The two largest fixed effects alone (the preconditioner of conjugate gradients)."""
-        return _schur_of(self.fe, self.w, self.order[:2])
+        return _schur_of(self.fe, self._given, self.order[:2])
 
     @property
     def exact(self) -> bool:

@@ -116,6 +116,61 @@ def test_input_is_not_modified_and_ids_of_any_type() -> None:
     np.testing.assert_allclose(out.resid, dummy_resid(V, fe), atol=RTOL_EXACT)
 
 
+@pytest.mark.parametrize("names", [["g"], ["g", "h", "k"]])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_overwrite_residualises_in_place_over_several_blocks_of_rows(names: list[str],
+                                                                     weighted: bool) -> None:
+    """``overwrite=True`` works in the caller's array (no copy) and gives the same residuals
+    as the default copy, over 150,000 rows (several of the passes' blocks of rows), equal to
+    the group means' residuals for one fixed effect."""
+    rng = np.random.default_rng(7)
+    n = 150_000
+    codes = {"g": rng.integers(0, 9_000, n), "h": rng.integers(0, 40, n),
+             "k": rng.integers(0, 6, n)}
+    fe = FixedEffects.from_columns([codes[k] for k in names], names)
+    V = rng.normal(size=(n, 2)) + 3.0 * codes["g"][:, None] / 9_000
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    copied = demean(V, fe, w, method="auto")
+    work = V.copy()
+    out = demean(work, fe, w, method="auto", overwrite=True)
+    assert out.resid is work and out.converged
+    np.testing.assert_array_equal(out.resid, copied.resid)
+    if len(names) == 1:
+        ww = np.ones(n) if w is None else w
+        frame = pd.DataFrame(V * ww[:, None]).assign(w=ww, g=codes["g"])
+        sums = frame.groupby("g").transform("sum").to_numpy()
+        means = sums[:, :2] / sums[:, 2:]
+        np.testing.assert_allclose(out.resid, V - means, atol=RTOL_EXACT * np.abs(V).max())
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint16", "uint64"])
+def test_integer_ids_are_counted_not_hashed(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Non-negative integer ids of a short range (codes, years, fixest's designs) are
+    factorised by counting: the same codes and level labels as pandas' sorted factorize,
+    which is then never called; other columns still go through it."""
+    import importlib
+
+    rng = np.random.default_rng(9)
+    ids = (rng.integers(0, 40, 500) * 3 + 7).astype(dtype)  # gaps, not starting at 0
+    names = np.array(["b", "a", "c"])[rng.integers(0, 3, 500)]
+    expected = [pd.factorize(pd.Series(c), sort=True) for c in (ids, names)]
+    module = importlib.import_module("attnreg.fe.demean")
+    calls = []
+    factorize = module.pd.factorize
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return factorize(*args, **kwargs)
+
+    monkeypatch.setattr(module.pd, "factorize", counted)
+    fe = FixedEffects.from_columns([pd.Series(ids), ids, names], ["s", "a", "n"])
+    assert len(calls) == 1  # the strings only
+    for k, (code, uniques) in enumerate([expected[0], expected[0], expected[1]]):
+        np.testing.assert_array_equal(fe.codes[k], code)
+        assert fe.levels[k].equals(pd.Index(uniques))
+        assert fe.levels[k].dtype == pd.Index(uniques).dtype
+
+
 def test_bad_input_is_named() -> None:
     with pytest.raises(DataError, match=r"fixed effect 'firm' has a missing value in row 1"):
         FixedEffects.from_columns([[1.0, np.nan, 2.0]], ["firm"])

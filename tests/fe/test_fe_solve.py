@@ -201,3 +201,108 @@ def test_three_way_demeaning_by_the_schur_solve(nested: bool) -> None:
     root = np.sqrt(w)[:, None]
     coef = np.linalg.lstsq(root * D, root * V, rcond=None)[0]
     np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_three_fixed_effects_whose_schur_complement_is_exactly_singular() -> None:
+    """Two rows alone in their worker and firm levels, with two year levels of their own:
+    eliminating the worker leaves those years' block of S exactly 0 after grounding (SuperLU
+    refuses it), so the solve falls back to conjugate gradients and stays exact."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"worker": rng.integers(0, 6, 60), "firm": rng.integers(0, 4, 60),
+                       "year": rng.integers(0, 3, 60)})
+    df = pd.concat([df, pd.DataFrame({"worker": [50, 50], "firm": [40, 40],
+                                      "year": [30, 31]})], ignore_index=True)
+    df["x"] = rng.normal(size=len(df))
+    df["y"] = df.x + 0.3 * df.worker + rng.normal(size=len(df))
+    fe = FixedEffects.from_columns([df.worker, df.firm, df.year])
+    assert not LevelSolver(fe).exact
+    V = df[["y", "x"]].to_numpy()
+    out = demean(V, fe, method="schur")
+    D = fe.dummies.toarray()
+    coef = np.linalg.lstsq(D, V, rcond=None)[0]
+    np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        fit = ar.attnreg("y ~ x | worker + firm + year", df)
+        dummy = ar.attnreg("y ~ x + C(worker) + C(firm) + C(year)", df)
+    np.testing.assert_allclose(fit.coef, dummy.coef["x"], rtol=RTOL_EXACT)
+    np.testing.assert_allclose(fit.hat_values, dummy.hat_values, rtol=RTOL_EXACT,
+                               atol=RTOL_EXACT)
+
+
+@pytest.mark.parametrize("table", [True, False], ids=["counted", "sparse"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_schur_blocks_by_counting_and_the_dense_factor(table: bool, weighted: bool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """fixest's simple design with three fixed effects: the blocks of D'WD counted per pair
+    of fixed effects (dense tables, or sparse sums of duplicates) equal the sparse products of
+    the dummies, its grounded Schur complement is dense and factored by Cholesky, and the
+    demeaning equals the dense dummy-variable least squares."""
+    import attnreg.fe.levelgram as levelgram
+    from attnreg.fe.levelgram import DenseCholesky, rest_gram
+
+    if not table:
+        monkeypatch.setattr(levelgram, "DENSE_TABLE", 0)
+    rng = np.random.default_rng(11)
+    n = 3_000
+    codes = [rng.integers(0, 150, n), rng.integers(0, 30, n), rng.integers(0, 6, n)]
+    fe = FixedEffects.from_columns(codes, ["a", "b", "c"])
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    wd = np.ones(n) if w is None else w
+    D = fe.dummies
+    A = (D.T @ sp.diags(wd) @ D).toarray()
+    o = fe.offsets
+    schur = LevelSolver(fe, w).schur
+    assert schur is not None
+    np.testing.assert_allclose(schur.cross.toarray(), A[o[0]:o[1], o[1]:], rtol=RTOL_EXACT)
+    for dense in (True, False):
+        got = rest_gram(fe.codes[1:], fe.n_levels[1:], w, dense=dense)
+        got = got if dense else got.toarray()
+        np.testing.assert_allclose(got, A[o[1]:, o[1]:], rtol=RTOL_EXACT)
+    assert isinstance(schur._factor, DenseCholesky) and not schur.singular
+    V = rng.normal(size=(n, 2)) + 0.01 * codes[0][:, None]
+    out = demean(V, fe, w, method="auto")
+    assert out.iterations == 0 and np.all(out.orthogonality <= out.floor)
+    root = np.sqrt(wd)[:, None]
+    coef = np.linalg.lstsq(root * D.toarray(), root * V, rcond=None)[0]
+    np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_connected_components_are_found_once_per_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The degrees of freedom (redundant levels) and the grounding of the exact solve share
+    one search of the first two fixed effects' connected components."""
+    import importlib
+
+    demean_module = importlib.import_module("attnreg.fe.demean")  # not the function
+    calls = []
+    search = demean_module.connected_components
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(demean_module, "connected_components", counted)
+    df = big_movers(n_workers=200, n_firms=40)
+    fit = ar.attnreg("y ~ x1 + x2 | worker + firm + year", df)
+    assert fit.absorbed.iterations == 0 and len(calls) == 1
+    n, labels = fit.absorbed.fe.pair_components(0, 1)
+    assert n == components(fit.absorbed.fe)[0] == fit.absorbed.n_redundant - 1
+    assert labels.shape == (sum(fit.absorbed.fe.n_levels[:2]),)
+
+
+def test_references_from_the_shared_components_equal_a_fresh_search() -> None:
+    """fixest's references of two fixed effects (the first level of the second in each
+    connected component), from the components cached on the fixed effects, in both orders,
+    equal a fresh search of the graph (the helper other modules call)."""
+    from attnreg.fe.solve import _first_per_component
+
+    df = big_movers(n_workers=300, n_firms=200)
+    worker, firm = df.worker.to_numpy().copy(), df.firm.to_numpy().copy()
+    worker[:40], firm[:40] = 10_000 + np.arange(40) // 4, 5_000 + np.arange(40) // 8  # islands
+    fe = FixedEffects.from_columns([worker, firm])
+    n0, n1 = fe.n_levels
+    np.testing.assert_array_equal(fe.first_per_component(0, 1),
+                                  _first_per_component(fe.codes[0], fe.codes[1], n0, n1))
+    np.testing.assert_array_equal(fe.first_per_component(1, 0),
+                                  _first_per_component(fe.codes[1], fe.codes[0], n1, n0))
+    assert fe.first_per_component(0, 1).size == components(fe)[0] > 1
