@@ -26,6 +26,7 @@ import scipy.sparse.linalg as spla
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
+from attnreg.fe.levelgram import DENSE_TABLE
 from attnreg.fe.solve import SINGULAR_PIVOT, _first_per_component
 from attnreg.threads import parallel_map, row_workers, small_lapack
 
@@ -86,6 +87,11 @@ class ReweightedDemeaner:
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.rest = np.column_stack([fe.codes[k] + starts[j] for j, k in enumerate(order[1:])])
         self.n_small = int(starts[-1])
+        # the other fixed effects narrow enough for B's columns of them to be held dense (the
+        # smallest come last): their levels from here on
+        narrow = [int(starts[j]) for j in range(len(sizes))
+                  if all(self.n_big * s <= DENSE_TABLE for s in sizes[j:])]
+        self.narrow = narrow[0] if narrow else self.n_small
         m = self.rest.shape[1]
         self.cross = _Pairs.of(np.repeat(self.big, m), self.rest.ravel(), self.n_small)
         self.cross_ptr = _pointers(self.cross.rows, self.n_big)
@@ -212,7 +218,8 @@ class ReweightedDemeaner:
         off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
         free, dense = self.free, self.free.size <= DENSE_LEVELS
         parts = parallel_map(  # B'W_big^-1 B, one block of big levels per thread
-            lambda mats: (mats[1] @ mats[0]).toarray() if dense else mats[1] @ mats[0], blocks)
+            lambda mats: _dense_gram(mats[0], mats[1], self.narrow) if dense
+            else mats[1] @ mats[0], blocks)
         gram = sum(parts[1:], parts[0])
         if dense:
             S = -gram
@@ -226,6 +233,26 @@ class ReweightedDemeaner:
             shape=(self.n_small, self.n_small))
         S = sp.csc_matrix((own - gram)[free][:, free])
         return _Factor.sparse(sp.csc_matrix((S + S.T) * 0.5), (blocks, root), free)
+
+
+def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int) -> FloatArray:
+    """Bs'Bs for a block of rows of Bs (and its transpose), dense, shape (n_small, n_small).
+
+    The columns from ``narrow`` on (the small fixed effects) are held dense: their products
+    are sparse times dense and a dense product, so the cost does not grow with the square of
+    a big level's entries in them.
+    """
+    if narrow >= rows.shape[1]:
+        return np.asarray((trans @ rows).toarray())
+    out = np.empty((rows.shape[1], rows.shape[1]))
+    tail = rows[:, narrow:].toarray()  # (block, n_narrow)
+    if narrow:
+        head = trans[:narrow]  # the wide columns' transpose: a slice of rows, no conversion
+        out[:narrow, :narrow] = (head @ rows[:, :narrow]).toarray()
+        out[:narrow, narrow:] = np.asarray(head @ tail)
+        out[narrow:, :narrow] = out[:narrow, narrow:].T
+    out[narrow:, narrow:] = tail.T @ tail
+    return out
 
 
 @dataclass(frozen=True)

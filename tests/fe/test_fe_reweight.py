@@ -57,6 +57,23 @@ def test_residuals_equal_the_dummy_fit(k: int, dense: bool, blocks: int,
     np.testing.assert_array_equal(V, before)  # the input is not modified
 
 
+@pytest.mark.parametrize("table", [500, 1 << 22, 0])
+def test_the_small_fixed_effects_held_dense_give_the_same_residuals(
+        table: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The third fixed effect's columns of B dense (table 500: 60 × 4 cells fit, 60 × 12 do
+    not), all of them dense, or none."""
+    monkeypatch.setattr(rw, "DENSE_TABLE", table)
+    monkeypatch.setattr(rw, "BLOCK_ENTRIES", 64)
+    monkeypatch.setattr(rw, "row_workers", lambda: 2)
+    fe, V, w = _panel(3, seed=4)
+    demeaner = ReweightedDemeaner(fe)
+    assert demeaner.narrow == {500: 12, 1 << 22: 0, 0: 16}[table]
+    r, exact = demeaner.residuals(V, w)
+    assert exact
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, w), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())
+
+
 @pytest.mark.parametrize("k", [2, 3])
 def test_normal_equations_give_the_gram_of_the_residuals(k: int,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
