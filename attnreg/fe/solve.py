@@ -56,8 +56,10 @@ SOLVE_BLOCK = 128
 #: singular (fixed effects sharing more than a constant): conjugate gradients take over
 SINGULAR_PIVOT = 1e-11
 #: the grounded Schur complement is factored dense (Cholesky) when it has at most this many
-#: free levels and at least :data:`DENSE_SHARE` of its entries are nonzero
-DENSE_MAX_LEVELS = 4_000
+#: free levels (1.2 GB in float64) and at least :data:`DENSE_SHARE` of its entries are
+#: nonzero: fixest's designs at 1e7 rows have 10,000, whose sparse LU fills in completely
+#: (SuperLU runs out of memory) while LAPACK factors them in seconds
+DENSE_MAX_LEVELS = 12_000
 DENSE_SHARE = 0.1
 _EPS = np.finfo(np.float64).eps
 

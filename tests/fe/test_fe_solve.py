@@ -230,19 +230,24 @@ def test_three_fixed_effects_whose_schur_complement_is_exactly_singular() -> Non
                                atol=RTOL_EXACT)
 
 
+@pytest.mark.parametrize("threaded", [False, True], ids=["one-thread", "threaded"])
 @pytest.mark.parametrize("table", [True, False], ids=["counted", "sparse"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_schur_blocks_by_counting_and_the_dense_factor(table: bool, weighted: bool,
+                                                       threaded: bool,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """fixest's simple design with three fixed effects: the blocks of D'WD counted per pair
     of fixed effects (dense tables, or sparse sums of duplicates) equal the sparse products of
-    the dummies, its grounded Schur complement is dense and factored by Cholesky, and the
-    demeaning equals the dense dummy-variable least squares."""
+    the dummies, its grounded Schur complement is dense and factored by Cholesky (on one BLAS
+    thread, or on all of them as above :data:`THREADED_LEVELS` levels), and the demeaning
+    equals the dense dummy-variable least squares."""
     import attnreg.fe.levelgram as levelgram
     from attnreg.fe.levelgram import DenseCholesky, rest_gram
 
     if not table:
         monkeypatch.setattr(levelgram, "DENSE_TABLE", 0)
+    if threaded:
+        monkeypatch.setattr(levelgram, "THREADED_LEVELS", 0)
     rng = np.random.default_rng(11)
     n = 3_000
     codes = [rng.integers(0, 150, n), rng.integers(0, 30, n), rng.integers(0, 6, n)]
@@ -266,6 +271,30 @@ def test_schur_blocks_by_counting_and_the_dense_factor(table: bool, weighted: bo
     root = np.sqrt(wd)[:, None]
     coef = np.linalg.lstsq(root * D.toarray(), root * V, rcond=None)[0]
     np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_thousands_of_dense_rest_levels_are_factored_by_cholesky() -> None:
+    """fixest's simple design with two fixed effects at 1e7 rows has 500,000 and 10,000
+    levels: the grounded Schur complement on the second is dense, and its sparse LU fills in
+    completely (SuperLU ran out of memory there). Here 4,200 levels (more than the 4,000 the
+    dense factor once stopped at) under 8,400 of 20 rows each: the dense Cholesky factor,
+    and the demeaning at the rounding floor with no iteration."""
+    from attnreg.fe.levelgram import DenseCholesky
+
+    rng = np.random.default_rng(3)
+    n_big, n_small = 8_400, 4_200
+    big = np.repeat(np.arange(n_big), 20)
+    small = rng.integers(0, n_small, big.size)
+    fe = FixedEffects.from_columns([big, small], ["a", "b"])
+    schur = LevelSolver(fe).schur
+    assert schur is not None and schur.free.size > 4_000
+    assert isinstance(schur._factor, DenseCholesky) and not schur.singular
+    V = rng.normal(size=(big.size, 2)) + 0.1 * small[:, None] / n_small
+    out = demean(V.copy(), fe, method="auto")
+    assert out.iterations == 0 and np.all(out.orthogonality <= out.floor)
+    x = LevelSolver(fe).solve(np.asarray(fe.dummies.T @ V))  # D'D x = D'V, to rounding
+    D = fe.dummies
+    np.testing.assert_allclose(D.T @ (D @ x), D.T @ V, atol=RTOL_EXACT * np.abs(D.T @ V).max())
 
 
 def test_connected_components_are_found_once_per_fit(monkeypatch: pytest.MonkeyPatch) -> None:
