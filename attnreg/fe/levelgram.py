@@ -11,6 +11,7 @@ Cholesky factor (LAPACK) factors and solves it far faster than a sparse LU there
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,10 +22,14 @@ import scipy.sparse as sp
 from attnreg._typing import FloatArray, IntArray
 from attnreg.threads import small_lapack
 
-__all__ = ["DENSE_TABLE", "DenseCholesky", "pair_weights", "rest_gram", "subtract_coupling"]
+__all__ = ["DENSE_TABLE", "THREADED_LEVELS", "DenseCholesky", "pair_weights", "rest_gram",
+           "subtract_coupling"]
 
 #: a pair of fixed effects is counted into a dense table up to this many cells (32 MB)
 DENSE_TABLE = 1 << 22
+#: a dense factor of more levels than this is computed and applied on every BLAS thread
+#: (below, one thread: threads do not pay on a few thousand levels)
+THREADED_LEVELS = 4_000
 
 
 def pair_weights(a: IntArray, b: IntArray, w: FloatArray | None, n_a: int,
@@ -111,6 +116,11 @@ def subtract_coupling(blocks: Sequence[sp.csr_matrix], w_big: FloatArray,
                 out[starts[k]:starts[k + 1], starts[j]:starts[j + 1]] -= part.T
 
 
+def _blas_for(m: int) -> contextlib.AbstractContextManager[None]:
+    """One BLAS thread for a factor of at most :data:`THREADED_LEVELS` levels, else all."""
+    return small_lapack() if m <= THREADED_LEVELS else contextlib.nullcontext()
+
+
 @dataclass(frozen=True)
 class DenseCholesky:
     """S = U'U of a symmetric positive definite S (upper U), with SuperLU's ``solve``.
@@ -127,8 +137,8 @@ class DenseCholesky:
     def of(cls, S: FloatArray) -> DenseCholesky | None:
         """The factor of ``S``, or None if it is not positive definite (singular)."""
         try:
-            with small_lapack():  # a few thousand levels at most: threads do not pay
-                c, _ = sla.cho_factor(S, lower=False, check_finite=False)
+            with _blas_for(S.shape[0]):
+                c, _ = sla.cho_factor(S, lower=False, check_finite=False, overwrite_a=True)
         except np.linalg.LinAlgError:
             return None
         return cls(c)
@@ -140,5 +150,5 @@ class DenseCholesky:
 
     def solve(self, rhs: FloatArray) -> FloatArray:
         """S⁻¹ rhs by the two triangular solves; rhs shape (m,) or (m, k)."""
-        with small_lapack():
+        with _blas_for(self.factor.shape[0]):
             return np.asarray(sla.cho_solve((self.factor, False), rhs, check_finite=False))

@@ -39,9 +39,8 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
 from attnreg._typing import FloatArray, IntArray
-from attnreg._warn import warn_user
-from attnreg.exceptions import ConvergenceWarning
 from attnreg.fe.levelgram import DenseCholesky, pair_weights, rest_gram, subtract_coupling
+from attnreg.fe.schur_iter import ITERATE_MAX_RHS, iteration_budget, level_pcg, schur_pcg
 
 if TYPE_CHECKING:  # demean imports this module at run time
     from attnreg.fe.demean import FixedEffects
@@ -56,9 +55,14 @@ SOLVE_BLOCK = 128
 #: singular (fixed effects sharing more than a constant): conjugate gradients take over
 SINGULAR_PIVOT = 1e-11
 #: the grounded Schur complement is factored dense (Cholesky) when it has at most this many
-#: free levels and at least :data:`DENSE_SHARE` of its entries are nonzero
-DENSE_MAX_LEVELS = 4_000
+#: free levels (1.2 GB in float64) and at least :data:`DENSE_SHARE` of its entries are
+#: nonzero: fixest's designs at 1e7 rows have 10,000, whose sparse LU fills in completely
+#: (SuperLU runs out of memory) while LAPACK factors them in seconds
+DENSE_MAX_LEVELS = 12_000
 DENSE_SHARE = 0.1
+#: two fixed effects whose grounded Schur complement has more free levels than this are
+#: solved by :func:`attnreg.fe.schur_iter.schur_pcg` first (the factor if it gives up)
+ITERATE_FROM = 4_000
 _EPS = np.finfo(np.float64).eps
 
 
@@ -147,6 +151,8 @@ class _Schur:
         """Whether the grounded S is singular to rounding (fixed effects sharing more than a
         constant, e.g. nested, or a further fixed effect's levels seen only with one level
         of the largest: then the grounding does not remove the whole null space)."""
+        if self._iterates(1):  # two fixed effects, grounded per component: positive definite
+            return False
         factor = self._factor
         if factor is None:
             return bool(self.free.size)  # free levels but no factor: exactly singular
@@ -156,12 +162,26 @@ class _Schur:
 
     def solve_small(self, rhs: FloatArray) -> FloatArray:
         """A solution of S x = rhs with the grounded levels 0; rhs shape (n_small, m)."""
+        if self._iterates(rhs.shape[1]):
+            w_small = _level_weights(self.rest_codes[0], self.w, self.sizes[0])
+            budget = iteration_budget(self.free.size, self.n_big, self.cross.nnz / self.n_big,
+                                      self.cross.nnz, rhs.shape[1])
+            x = schur_pcg(self.cross, self.w_big, w_small, self.free, rhs, budget)
+            if x is not None:
+                return x
+            self.__dict__["_gave_up"] = True  # poorly connected: the factor from now on
         out = np.zeros_like(rhs)
         if self._factor is not None:
             for lo in range(0, rhs.shape[1], SOLVE_BLOCK):
                 part = np.ascontiguousarray(rhs[self.free, lo:lo + SOLVE_BLOCK])
                 out[self.free, lo:lo + SOLVE_BLOCK] = self._factor.solve(part)
         return out
+
+    def _iterates(self, n_rhs: int) -> bool:
+        """Whether S x = b with ``n_rhs`` columns is solved by :func:`schur_pcg` first."""
+        return (len(self.sizes) == 1 and self.free.size > ITERATE_FROM
+                and n_rhs <= ITERATE_MAX_RHS and "_factor" not in self.__dict__
+                and "_gave_up" not in self.__dict__)
 
     def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
         """A solution of the normal equations by block elimination; shapes (n, m)."""
@@ -290,7 +310,7 @@ class LevelSolver:
         if self.exact:
             assert self.schur is not None
             return self._schur_solve(self.schur, self.positions, rhs)
-        return _pcg(self, rhs)
+        return level_pcg(self.gram, self._precondition, rhs, self.max_iter)
 
     def _schur_solve(self, schur: _Schur, positions: list[IntArray],
                      rhs: FloatArray) -> FloatArray:
@@ -356,40 +376,3 @@ class LevelSolver:
             out += x[code + self.fe.offsets[k]]
         return out
 
-
-def _pcg(solver: LevelSolver, rhs: FloatArray) -> FloatArray:
-    """Preconditioned conjugate gradients on D'WD x = rhs, every column at once, until each
-    level's residual is at the rounding floor of (D'WD) x (or stagnates near it)."""
-    A = solver.gram
-    absA = abs(A)
-    x = np.zeros_like(rhs)
-    r = rhs.copy()
-    z = solver._precondition(r)
-    p = z.copy()
-    rz = np.einsum("ij,ij->j", r, z)
-    active = np.abs(r).max(axis=0) > 0
-    best = np.abs(r).max(axis=0)
-    since = np.zeros(rhs.shape[1], dtype=np.int64)
-    it = 0
-    while active.any() and it < solver.max_iter:
-        Ap = A @ p
-        pAp = np.einsum("ij,ij->j", p, Ap)
-        alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
-        x += alpha * p
-        r = rhs - A @ x  # the true residual, for the stopping test
-        err = np.abs(r).max(axis=0)
-        floor = 64 * _EPS * (np.asarray(absA @ np.abs(x)) + np.abs(rhs)).max(axis=0)
-        since = np.where(err < 0.5 * best, 0, since + 1)
-        best = np.minimum(best, err)
-        it += 1
-        active &= (err > floor) & (since < 50)
-        z = solver._precondition(r)
-        rz_new = np.einsum("ij,ij->j", r, z)
-        beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
-        p = z + beta * p
-        rz = rz_new
-    if active.any():
-        warn_user(f"the solve with the fixed effects' normal equations stopped after "
-                  f"{it} iterations short of the rounding floor; raise max_iter",
-                  ConvergenceWarning)
-    return x

@@ -230,19 +230,24 @@ def test_three_fixed_effects_whose_schur_complement_is_exactly_singular() -> Non
                                atol=RTOL_EXACT)
 
 
+@pytest.mark.parametrize("threaded", [False, True], ids=["one-thread", "threaded"])
 @pytest.mark.parametrize("table", [True, False], ids=["counted", "sparse"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_schur_blocks_by_counting_and_the_dense_factor(table: bool, weighted: bool,
+                                                       threaded: bool,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """fixest's simple design with three fixed effects: the blocks of D'WD counted per pair
     of fixed effects (dense tables, or sparse sums of duplicates) equal the sparse products of
-    the dummies, its grounded Schur complement is dense and factored by Cholesky, and the
-    demeaning equals the dense dummy-variable least squares."""
+    the dummies, its grounded Schur complement is dense and factored by Cholesky (on one BLAS
+    thread, or on all of them as above :data:`THREADED_LEVELS` levels), and the demeaning
+    equals the dense dummy-variable least squares."""
     import attnreg.fe.levelgram as levelgram
     from attnreg.fe.levelgram import DenseCholesky, rest_gram
 
     if not table:
         monkeypatch.setattr(levelgram, "DENSE_TABLE", 0)
+    if threaded:
+        monkeypatch.setattr(levelgram, "THREADED_LEVELS", 0)
     rng = np.random.default_rng(11)
     n = 3_000
     codes = [rng.integers(0, 150, n), rng.integers(0, 30, n), rng.integers(0, 6, n)]
@@ -261,6 +266,65 @@ def test_schur_blocks_by_counting_and_the_dense_factor(table: bool, weighted: bo
         np.testing.assert_allclose(got, A[o[1]:, o[1]:], rtol=RTOL_EXACT)
     assert isinstance(schur._factor, DenseCholesky) and not schur.singular
     V = rng.normal(size=(n, 2)) + 0.01 * codes[0][:, None]
+    out = demean(V, fe, w, method="auto")
+    assert out.iterations == 0 and np.all(out.orthogonality <= out.floor)
+    root = np.sqrt(wd)[:, None]
+    coef = np.linalg.lstsq(root * D.toarray(), root * V, rcond=None)[0]
+    np.testing.assert_allclose(out.resid, V - D @ coef, atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_thousands_of_dense_rest_levels_are_factored_by_cholesky() -> None:
+    """fixest's simple design with two fixed effects at 1e7 rows has 500,000 and 10,000
+    levels: the grounded Schur complement on the second is dense, and its sparse LU fills in
+    completely (SuperLU ran out of memory there). Here 4,200 levels (more than the 4,000 the
+    dense factor once stopped at) under 8,400 of 20 rows each: the dense Cholesky factor,
+    and the demeaning at the rounding floor with no iteration."""
+    from attnreg.fe.levelgram import DenseCholesky
+
+    rng = np.random.default_rng(3)
+    n_big, n_small = 8_400, 4_200
+    big = np.repeat(np.arange(n_big), 20)
+    small = rng.integers(0, n_small, big.size)
+    fe = FixedEffects.from_columns([big, small], ["a", "b"])
+    schur = LevelSolver(fe).schur
+    assert schur is not None and schur.free.size > 4_000
+    assert isinstance(schur._factor, DenseCholesky) and not schur.singular
+    V = rng.normal(size=(big.size, 2)) + 0.1 * small[:, None] / n_small
+    out = demean(V.copy(), fe, method="auto")
+    assert out.iterations == 0 and np.all(out.orthogonality <= out.floor)
+    x = LevelSolver(fe).solve(np.asarray(fe.dummies.T @ V))  # D'D x = D'V, to rounding
+    D = fe.dummies
+    np.testing.assert_allclose(D.T @ (D @ x), D.T @ V, atol=RTOL_EXACT * np.abs(D.T @ V).max())
+
+
+@pytest.mark.parametrize("gives_up", [False, True], ids=["iterated", "factor-after"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_two_fixed_effects_with_many_rest_levels_iterate_on_the_schur_complement(
+        gives_up: bool, weighted: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ITERATE_FROM free levels (here lowered to 10) two fixed effects are solved by
+    conjugate gradients on their Schur complement, never formed (fixest's simple design at
+    1e7 rows: 10,000 levels, 5 times faster than its dense factor); when the iterations
+    would cost more than the factor, the factor takes over. Either way the demeaning equals
+    the dense dummy-variable least squares, and S x = b holds to rounding."""
+    import attnreg.fe.solve as solve
+
+    monkeypatch.setattr(solve, "ITERATE_FROM", 10)  # the budget: as of large designs, or 1
+    monkeypatch.setattr(solve, "iteration_budget", lambda *args: 1 if gives_up else 60)
+    rng = np.random.default_rng(12)
+    n = 3_000
+    codes = [rng.integers(0, 150, n), rng.integers(0, 40, n)]
+    fe = FixedEffects.from_columns(codes, ["a", "b"])
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    wd = np.ones(n) if w is None else w
+    D = fe.dummies
+    V = rng.normal(size=(n, 3)) + 0.01 * codes[0][:, None] + 0.02 * codes[1][:, None]
+    solver = LevelSolver(fe, w)
+    schur = solver.schur
+    assert schur is not None and solver.exact
+    A, b = sp.csr_matrix(D.T @ sp.diags(wd) @ D), np.asarray(D.T @ (wd[:, None] * V))
+    x = solver.solve(b)
+    assert ("_factor" in schur.__dict__) == gives_up  # the factor only when CG gave up
+    np.testing.assert_allclose(A @ x, b, atol=RTOL_EXACT * np.abs(b).max())
     out = demean(V, fe, w, method="auto")
     assert out.iterations == 0 and np.all(out.orthogonality <= out.floor)
     root = np.sqrt(wd)[:, None]
