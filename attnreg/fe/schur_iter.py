@@ -42,7 +42,7 @@ def iteration_budget(n_free: int, n_big: int, per_big: float, nnz: int, n_cols: 
     Examples
     --------
     >>> iteration_budget(10_000, 500_000, 20.0, 10_000_000, 11)
-    66
+    33
     """
     factor = DENSE_FLOP_S * n_free ** 3 / 3 + 2 * SPARSE_TERM_S * n_big * per_big ** 2
     step = SPARSE_TERM_S * max(nnz, 1) * n_cols
