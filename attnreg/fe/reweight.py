@@ -20,15 +20,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
-from attnreg.fe.levelgram import DENSE_TABLE
+from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
 from attnreg.fe.solve import SINGULAR_PIVOT, _first_per_component
-from attnreg.threads import parallel_map, row_workers, small_lapack
+from attnreg.threads import parallel_map, row_workers
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
 
@@ -331,15 +330,10 @@ class _Factor:
     def dense(cls, S: FloatArray, blocks: _Blocks, free: IntArray) -> _Factor | None:
         if not free.size:
             return cls(lambda b: b, *blocks, free)
-        try:
-            with small_lapack():  # one thread: faster at these sizes, and no spinning threads
-                c = sla.cho_factor(S, lower=False, check_finite=False)
-        except sla.LinAlgError:
+        factor = DenseCholesky.of(S)  # S is a copy (the free levels'): overwritten
+        if factor is None or factor.pivots.min() <= SINGULAR_PIVOT * factor.pivots.max():
             return None
-        pivots = np.diag(c[0]) ** 2
-        if pivots.min() <= SINGULAR_PIVOT * pivots.max():
-            return None
-        return cls(lambda b: sla.cho_solve(c, b, check_finite=False), *blocks, free)
+        return cls(factor.solve, *blocks, free)
 
     @classmethod
     def sparse(cls, S: sp.csc_matrix, blocks: _Blocks, free: IntArray) -> _Factor | None:
