@@ -24,13 +24,17 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from attnreg._typing import FloatArray
 from attnreg.glm.families import Family
+from attnreg.glm.leafkernels import LeafData, LeafKernel, leaf_kernels
 from attnreg.glm.links import Link
+from attnreg.linear.blas import gram_update
 from attnreg.linear.tallqr import segments
 from attnreg.threads import parallel_map, scratch
 
@@ -111,6 +115,8 @@ class RowPass:
         def segment(bounds: tuple[int, int]) -> tuple:
             return self._segment(bounds, coef, eta, mu, gram)
 
+        _ = self.kernel, self.has_offset  # made once, before the threads
+
         parts = parallel_map(segment, segments(self.X.shape[0], self.X.shape[1]))
         dev = float(sum(part[0] for part in parts))  # in row order
         valid = all(part[1] for part in parts)
@@ -125,20 +131,27 @@ class RowPass:
         dev, valid, ok = 0.0, True, gram
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             for lo, hi in _leaves(*bounds):
-                e, m = eta[lo:hi], mu[lo:hi]
+                e = eta[lo:hi]
                 np.dot(self.X[lo:hi], coef, out=e)
-                e += self.offset[lo:hi]
-                m[...] = self.link.linkinv(e)
-                y, wt = self.y[lo:hi], self.wt[lo:hi]
-                dev += float(np.sum(self.family.dev_resids(y, m, wt)))
-                valid = valid and self.link.valideta(e) and self.family.validmu(m)
-                if ok:
-                    var = self.family.variance(m)
-                    ok = bool(np.isfinite(var).all() and (var != 0).all())
-                if ok:
-                    d = self.link.mu_eta(e)
-                    _add_gram(G, g, self.X[lo:hi], (y - m) / d, np.sqrt(wt * d ** 2 / var))
+                if self.has_offset:
+                    e += self.offset[lo:hi]
+                leaf = LeafData(e, mu[lo:hi], self.y[lo:hi], self.wt[lo:hi], ok)
+                d, v, weights = self.kernel(lo, hi)(leaf)
+                dev, valid = dev + d, valid and v
+                if weights is None:
+                    ok = False
+                elif ok:
+                    _add_weighted(G, g, self.X[lo:hi], *weights)
         return dev, valid, (G, g) if ok else None
+
+    @cached_property
+    def kernel(self) -> Callable[[int, int], LeafKernel]:
+        """The maker of each leaf's kernel (:mod:`attnreg.glm.leafkernels`)."""
+        return leaf_kernels(self.family, self.link, self.y, self.wt)
+
+    @cached_property
+    def has_offset(self) -> bool:
+        return bool(np.any(self.offset != 0))
 
 
 def _zeros(p: int) -> tuple[FloatArray, FloatArray]:
@@ -150,11 +163,18 @@ def _leaves(lo0: int, hi0: int) -> list[tuple[int, int]]:
 
 
 def _add_gram(G: FloatArray, g: FloatArray, X: FloatArray, z: FloatArray, w: FloatArray) -> None:
-    """G += Xw'Xw and g += Xw'(w z) for one leaf, Xw = diag(w) X in a reusable buffer."""
+    """G += Xw'Xw and g += Xw'(w z) for one leaf, Xw = diag(w) X."""
+    _add_weighted(G, g, X, w, w * w * z)
+
+
+def _add_weighted(G: FloatArray, g: FloatArray, X: FloatArray, w: FloatArray,
+                  r: FloatArray) -> None:
+    """G += Xw'Xw and g += X'r for one leaf, Xw = diag(w) X in a reusable buffer (the
+    products without the GIL: the leaves of other threads proceed meanwhile)."""
     buf = scratch("glm-gram", X.shape)
     np.multiply(X, w[:, None], out=buf)
-    G += buf.T @ buf
-    g += buf.T @ (z * w)
+    gram_update(G, buf)
+    g += np.dot(r, X)
 
 
 def _in_order(parts: list[tuple[FloatArray, FloatArray]]) -> tuple[FloatArray, FloatArray]:

@@ -98,7 +98,12 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
     floor, last = False, np.inf
     while it < maxit:
         before = walk.coef
-        walk.go(walk.next_coef(), before, maxit)
+        target = walk.next_coef()
+        # a change within the floor makes this point the last of the increments: the QR
+        # step from it forms its own weights, so the pass needs no normal equations
+        last_one = float(np.max(np.abs(target - before), initial=0.0)) <= CHEAP_FLOOR * max(
+            float(np.max(np.abs(target), initial=0.0)), 1.0)
+        walk.go(target, before, maxit, gram=not last_one)
         change = float(np.max(np.abs(walk.coef - before), initial=0.0))
         scale = max(float(np.max(np.abs(walk.coef), initial=0.0)), 1.0)
         if not change < last:  # the rounding floor: back to the previous point
@@ -138,13 +143,13 @@ class _Walk:
     def mu(self) -> FloatArray:
         return self._bufs[self._cur][1]
 
-    def go(self, coef: FloatArray, old: FloatArray | None, maxit: int) -> float:
+    def go(self, coef: FloatArray, old: FloatArray | None, maxit: int, gram: bool = True) -> float:
         """Move to ``coef``, halved towards ``old`` as R does until the deviance is finite
-        and (η, μ) valid; the new point's deviance."""
+        and (η, μ) valid; the new point's deviance (its normal equations when ``gram``)."""
         self._prev = (self._cur, self.coef, self.result, self.boundary)
         spare = 1 - self._cur
         eta, mu = self._bufs[spare]
-        res = self.rows.run(coef, eta, mu, gram=True)
+        res = self.rows.run(coef, eta, mu, gram=gram)
         halved = False
         for kind in ("finite", "valid"):
             tries = 1
@@ -157,7 +162,7 @@ class _Walk:
                 tries, halved = tries + 1, True
                 self.p.n_halved += 1 if tries == 2 else 0
                 coef = (coef + old) / 2
-                res = self.rows.run(coef, eta, mu, gram=True)
+                res = self.rows.run(coef, eta, mu, gram=gram)
         self._cur, self.coef, self.result, self.boundary = spare, coef, res, halved
         return res.deviance
 
