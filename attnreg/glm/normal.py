@@ -101,14 +101,18 @@ class RowPass:
     family: Family
     link: Link
 
-    def run(self, coef: FloatArray, eta: FloatArray, mu: FloatArray, gram: bool) -> PassResult:
+    def run(self, coef: FloatArray | None, eta: FloatArray, mu: FloatArray,
+            gram: bool) -> PassResult:
         """Write η and μ at ``coef`` into ``eta`` and ``mu`` (shape (n,)) and return the rest.
 
         Parameters
         ----------
-        coef : ndarray, shape (p,)
+        coef : ndarray, shape (p,), or None
+            None: ``eta`` holds the linear predictor already (R's start), and the normal
+            equations are those of the whole working response, X'WX b = X'Wz, not of an
+            increment.
         eta, mu : ndarray, shape (n,)
-            Output buffers.
+            Output buffers (``eta`` input when ``coef`` is None).
         gram : bool
             Whether to form the normal equations of the next step.
         """
@@ -125,23 +129,27 @@ class RowPass:
         G, g = _in_order([part[2] for part in parts])
         return PassResult(dev, valid, G, g)
 
-    def _segment(self, bounds: tuple[int, int], coef: FloatArray, eta: FloatArray,
+    def _segment(self, bounds: tuple[int, int], coef: FloatArray | None, eta: FloatArray,
                  mu: FloatArray, gram: bool) -> tuple:
-        G, g = _zeros(coef.size)
+        G, g = _zeros(self.X.shape[1])
         dev, valid, ok = 0.0, True, gram
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             for lo, hi in _leaves(*bounds):
                 e = eta[lo:hi]
-                np.dot(self.X[lo:hi], coef, out=e)
-                if self.has_offset:
-                    e += self.offset[lo:hi]
+                if coef is not None:
+                    np.dot(self.X[lo:hi], coef, out=e)
+                    if self.has_offset:
+                        e += self.offset[lo:hi]
                 leaf = LeafData(e, mu[lo:hi], self.y[lo:hi], self.wt[lo:hi], ok)
                 d, v, weights = self.kernel(lo, hi)(leaf)
                 dev, valid = dev + d, valid and v
                 if weights is None:
                     ok = False
                 elif ok:
-                    _add_weighted(G, g, self.X[lo:hi], *weights)
+                    w, r = weights
+                    if coef is None:  # the whole working response: r + W (η − offset)
+                        r = r + w * w * (e - self.offset[lo:hi] if self.has_offset else e)
+                    _add_weighted(G, g, self.X[lo:hi], w, r)
         return dev, valid, (G, g) if ok else None
 
     @cached_property

@@ -79,10 +79,16 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
     (too ill-conditioned) is a QR step.
     """
     eta, mu = start(p)
-    dev_old = p.deviance(mu)
+    rows = RowPass(p.X, p.y, p.wt, p.offset, p.family, p.link)
+    first = rows.run(None, eta, mu, gram=True)  # R's devold and the first step, one pass
+    dev_old = first.deviance
     p.cheap = True
-    coef = p.step(eta, mu)[0]
-    walk = _Walk(p, RowPass(p.X, p.y, p.wt, p.offset, p.family, p.link))
+    coef = solve_normal(first.G, first.g) if first.G is not None and first.g is not None \
+        else None
+    if coef is None:
+        coef = p.step(eta, mu)[0]
+    p.rows = rows
+    walk = _Walk(p, rows)
     old: FloatArray | None = None
     it, converged = 0, False
     while it < maxit:
