@@ -123,7 +123,7 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
         last = change
     p.cheap = False  # what is reported comes from QR steps
     coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
-        p, walk.coef, walk.eta.copy(), walk.mu.copy(), floor, it, maxit)
+        p, walk.coef, walk.eta, walk.mu, floor, it, maxit)  # not written to
     return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, True, boundary, p.n_halved, step)
 
 

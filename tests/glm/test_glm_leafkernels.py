@@ -131,3 +131,16 @@ def test_fits_with_the_kernels_equal_fits_without_them(family, link, monkeypatch
     np.testing.assert_allclose(fast.coef, slow.coef, rtol=RTOL_EXACT)
     assert fast.iter_r == slow.iter_r
     np.testing.assert_allclose(fast.deviance, slow.deviance, rtol=RTOL_EXACT)
+
+
+@pytest.mark.parametrize("eta", [np.linspace(-29.0, 29.0, 101), np.array([-30.0, 30.0, -31.0, 45.0]),
+                                 np.array([0.5, np.nan]), np.array(-35.0), np.zeros(0)])
+def test_logit_link_skips_the_clamps_only_where_none_applies(eta) -> None:
+    """R's make.link("logit") formulas, bit for bit, with or without η beyond ±30."""
+    from attnreg.glm.links import EPS, LINKS
+
+    t = np.exp(np.clip(eta, -30.0, 30.0))
+    t_r = np.where(eta < -30.0, EPS, np.where(eta > 30.0, 1 / EPS, t))
+    mu_eta_r = np.where(np.abs(eta) > 30.0, EPS, t / (1 + t) ** 2)
+    assert np.array_equal(LINKS["logit"].linkinv(eta), t_r / (1 + t_r), equal_nan=True)
+    assert np.array_equal(LINKS["logit"].mu_eta(eta), mu_eta_r, equal_nan=True)
