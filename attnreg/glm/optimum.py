@@ -14,6 +14,7 @@ from scipy.linalg.lapack import dtrcon
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError as ConvergenceError
 from attnreg.glm.normal import PassResult, RowPass
+from attnreg.glm.refine import refine
 from attnreg.glm.scoring import EPS, IrlsFit, Problem, solve_normal, start
 
 __all__ = ["CHEAP_FLOOR", "QR_ACCEPT", "irls_optimum", "qr_to_optimum"]
@@ -124,6 +125,9 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
     p.cheap = False  # what is reported comes from QR steps
     coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
         p, walk.coef, walk.eta, walk.mu, floor, it, maxit)  # not written to
+    refined = refine(p, coef, r)  # ill-conditioned: on to the optimum of the float64 data
+    if refined is not None and refined.steps:
+        coef, eta, mu, dev = refined.coef, refined.eta, refined.mu, refined.deviance
     return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, True, boundary, p.n_halved, step)
 
 
