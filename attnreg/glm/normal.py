@@ -61,11 +61,12 @@ def weighted_gram(X: FloatArray, z: FloatArray, w: FloatArray) -> tuple[FloatArr
     G : ndarray, shape (p, p)
     g : ndarray, shape (p,)
     """
-    def segment(bounds: tuple[int, int]) -> tuple[FloatArray, FloatArray]:
-        G, g = _zeros(X.shape[1])
+    def segment(bounds: tuple[int, int]) -> FloatArray:
+        B = _bordered(X.shape[1])
         for lo, hi in _leaves(*bounds, X.shape[1]):
-            _add_gram(G, g, X[lo:hi], z[lo:hi], w[lo:hi])
-        return G, g
+            wl = w[lo:hi]
+            _add_weighted(B, X[lo:hi], wl, wl * wl * z[lo:hi])
+        return B
 
     return _in_order(parallel_map(segment, segments(X.shape[0], X.shape[1])))
 
@@ -134,7 +135,7 @@ class RowPass:
 
     def _segment(self, bounds: tuple[int, int], coef: FloatArray | None, eta: FloatArray,
                  mu: FloatArray, gram: bool) -> tuple:
-        G, g = _zeros(self.X.shape[1])
+        B = _bordered(self.X.shape[1])
         dev, valid, ok = 0.0, True, gram
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             for lo, hi in _leaves(*bounds, self.X.shape[1]):
@@ -152,8 +153,8 @@ class RowPass:
                     w, r = weights
                     if coef is None:  # the whole working response: r + W (η − offset)
                         r = r + w * w * (e - self.offset[lo:hi] if self.has_offset else e)
-                    _add_weighted(G, g, self.X[lo:hi], w, r)
-        return dev, valid, (G, g) if ok else None
+                    _add_weighted(B, self.X[lo:hi], w, r)
+        return dev, valid, B if ok else None
 
     @cached_property
     def kernel(self) -> Callable[[int, int], LeafKernel]:
@@ -165,8 +166,9 @@ class RowPass:
         return bool(np.any(self.offset != 0))
 
 
-def _zeros(p: int) -> tuple[FloatArray, FloatArray]:
-    return np.zeros((p, p)), np.zeros(p)
+def _bordered(p: int) -> FloatArray:
+    """The accumulator of [G g; g' ·], shape (p + 1, p + 1)."""
+    return np.zeros((p + 1, p + 1))
 
 
 def _leaves(lo0: int, hi0: int, p: int) -> list[tuple[int, int]]:
@@ -174,24 +176,27 @@ def _leaves(lo0: int, hi0: int, p: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + rows, hi0)) for lo in range(lo0, hi0, rows)]
 
 
-def _add_gram(G: FloatArray, g: FloatArray, X: FloatArray, z: FloatArray, w: FloatArray) -> None:
-    """G += Xw'Xw and g += Xw'(w z) for one leaf, Xw = diag(w) X."""
-    _add_weighted(G, g, X, w, w * w * z)
+def _add_weighted(B: FloatArray, X: FloatArray, w: FloatArray, r: FloatArray) -> None:
+    """[G g; g' ·] += [Xw, r/w]'[Xw, r/w] for one leaf, Xw = diag(w) X: G += Xw'Xw and
+    g += X'r by one symmetric rank-k update of a reusable buffer, without the GIL (the
+    leaves of other threads proceed meanwhile). Rows of weight 0 take a separate product."""
+    m, p = X.shape
+    buf = scratch("glm-gram", (m, p + 1))
+    np.multiply(X, w[:, None], out=buf[:, :p])
+    if (w > 0).all():
+        np.divide(r, w, out=buf[:, p])
+        gram_update(B, buf)
+    else:
+        buf[:, p] = 0.0
+        gram_update(B, buf)
+        B[:p, p] += np.dot(r, X)
+        B[p, :p] = B[:p, p]
 
 
-def _add_weighted(G: FloatArray, g: FloatArray, X: FloatArray, w: FloatArray,
-                  r: FloatArray) -> None:
-    """G += Xw'Xw and g += X'r for one leaf, Xw = diag(w) X in a reusable buffer (the
-    products without the GIL: the leaves of other threads proceed meanwhile)."""
-    buf = scratch("glm-gram", X.shape)
-    np.multiply(X, w[:, None], out=buf)
-    gram_update(G, buf)
-    g += np.dot(r, X)
-
-
-def _in_order(parts: list[tuple[FloatArray, FloatArray]]) -> tuple[FloatArray, FloatArray]:
-    G, g = parts[0]
-    for Gs, gs in parts[1:]:
-        G = G + Gs
-        g = g + gs
-    return G, g
+def _in_order(parts: list[FloatArray]) -> tuple[FloatArray, FloatArray]:
+    """(G, g) from the segments' bordered sums, added in row order."""
+    B = parts[0]
+    for part in parts[1:]:
+        B = B + part
+    p = B.shape[0] - 1
+    return np.ascontiguousarray(B[:p, :p]), B[:p, p].copy()

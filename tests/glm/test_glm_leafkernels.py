@@ -144,3 +144,19 @@ def test_logit_link_skips_the_clamps_only_where_none_applies(eta) -> None:
     mu_eta_r = np.where(np.abs(eta) > 30.0, EPS, t / (1 + t) ** 2)
     assert np.array_equal(LINKS["logit"].linkinv(eta), t_r / (1 + t_r), equal_nan=True)
     assert np.array_equal(LINKS["logit"].mu_eta(eta), mu_eta_r, equal_nan=True)
+
+
+def test_row_pass_with_zero_prior_weights_equals_the_dense_formula() -> None:
+    """Rows of prior weight 0 add nothing (their X'r takes the separate product)."""
+    rng = np.random.default_rng(8)
+    n = 5000
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, 2))])
+    _, y, _ = _data("poisson", n, False)
+    wt = rng.uniform(0.5, 2.0, n)
+    wt[::7] = 0.0
+    coef = np.array([0.1, 0.2, -0.1])
+    fam, lnk = FAMILIES["poisson"], LINKS["log"]
+    res = RowPass(X, y, wt, np.zeros(n), fam, lnk).run(coef, np.empty(n), np.empty(n), gram=True)
+    m = np.exp(X @ coef)
+    np.testing.assert_allclose(res.G, X.T @ (X * (wt * m)[:, None]), rtol=RTOL_EXACT)
+    np.testing.assert_allclose(res.g, X.T @ (wt * (y - m)), rtol=RTOL_EXACT, atol=RTOL_EXACT * n)
