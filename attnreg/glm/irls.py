@@ -22,6 +22,7 @@ from attnreg.glm.links import Link
 from attnreg.glm.normal import weighted_gram
 from attnreg.glm.optimum import irls_optimum
 from attnreg.glm.scoring import IrlsFit, Problem, start
+from attnreg.threads import narrow_blas
 
 __all__ = ["CLEAR_RANK_FLOOR", "IrlsFit", "aliased_columns", "clearly_full_rank", "irls"]
 
@@ -128,13 +129,17 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
     -------
     IrlsFit
     """
-    p = Problem(X, y, wt, offset, family, link, trials)
+    with narrow_blas(X.shape[1]):  # the passes' threads are the row segments' (attnreg.threads)
+        return _irls(Problem(X, y, wt, offset, family, link, trials), epsilon, maxit, exact_r)
+
+
+def _irls(p: Problem, epsilon: float, maxit: int, exact_r: bool) -> IrlsFit:
     if not exact_r:
         return irls_optimum(p, epsilon, maxit)
     eta, mu = start(p)
     dev_old, old = p.deviance(mu), None
     converged, it = False, 0
-    coef = np.zeros(X.shape[1])
+    coef = np.zeros(p.X.shape[1])
     while it < maxit:
         it += 1
         coef, r, w = p.step(eta, mu)
