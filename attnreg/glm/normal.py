@@ -38,7 +38,7 @@ from attnreg.linear.blas import gram_update
 from attnreg.linear.tallqr import segments
 from attnreg.threads import parallel_map, scratch
 
-__all__ = ["LEAF_BYTES", "PassResult", "RowPass", "weighted_gram"]
+__all__ = ["LEAF_BYTES", "PassResult", "RowPass", "weighted_gram", "working_response"]
 
 #: bytes of design per leaf: a leaf and its weighted copy stay within a core's L2 cache (the
 #: numpy calls per leaf hold the GIL between them: fewer, larger leaves let the threads'
@@ -69,6 +69,50 @@ def weighted_gram(X: FloatArray, z: FloatArray, w: FloatArray) -> tuple[FloatArr
         return B
 
     return _in_order(parallel_map(segment, segments(X.shape[0], X.shape[1])))
+
+
+def working_response(family: Family, link: Link, eta: FloatArray, mu: FloatArray,
+                     data: tuple[FloatArray, FloatArray, FloatArray], n_cols: int
+                     ) -> tuple[FloatArray, FloatArray, str | None]:
+    """R's working response z = η − offset + (y − μ)/μ'(η) and the square roots of the
+    working weights, √(wt μ'(η)² / V(μ)), by row segments on threads.
+
+    Parameters
+    ----------
+    family, link : Family, Link
+    eta, mu : ndarray, shape (n,)
+    data : tuple of ndarray, shape (n,)
+        (y, prior weights, offset).
+    n_cols : int
+        The design's width (it sets the segments, as for the passes).
+
+    Returns
+    -------
+    z, w : ndarray, shape (n,)
+    problem : str or None
+        ``"nan"`` when some V(μ) is not finite, ``"zero"`` when some is 0 (the arrays are
+        then incomplete), else None.
+    """
+    y, wt, offset = data
+    z, w = np.empty(eta.size), np.empty(eta.size)
+
+    def segment(bounds: tuple[int, int]) -> str | None:
+        lo, hi = bounds
+        var = family.variance(mu[lo:hi])
+        if not np.isfinite(var).all():
+            return "nan"
+        if (var == 0).any():
+            return "zero"
+        d = link.mu_eta(eta[lo:hi])
+        zs = z[lo:hi]
+        np.divide(y[lo:hi] - mu[lo:hi], d, out=zs)
+        zs += eta[lo:hi] - offset[lo:hi]
+        w[lo:hi] = np.sqrt(wt[lo:hi] * d ** 2 / var)
+        return None
+
+    flags = parallel_map(segment, segments(eta.size, n_cols))
+    problem = "nan" if "nan" in flags else "zero" if "zero" in flags else None
+    return z, w, problem
 
 
 @dataclass(frozen=True)

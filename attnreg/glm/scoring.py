@@ -18,7 +18,7 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError as ConvergenceError
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
-from attnreg.glm.normal import RowPass, weighted_gram
+from attnreg.glm.normal import RowPass, weighted_gram, working_response
 from attnreg.linear.tallqr import streaming_r
 
 __all__ = ["EPS", "NORMAL_COND", "IrlsFit", "Problem", "solve_normal", "start"]
@@ -142,15 +142,13 @@ class Problem:
 
     def step(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """One Fisher scoring step from (η, μ): new coefficients, R and IRLS weights."""
-        var = self.family.variance(mu)
-        if not np.isfinite(var).all():
+        z, w, problem = working_response(self.family, self.link, eta, mu,
+                                         (self.y, self.wt, self.offset), self.X.shape[1])
+        if problem == "nan":
             raise ConvergenceError("NAs in V(mu): the fitted means left the family's range")
-        if (var == 0).any():
+        if problem == "zero":
             raise ConvergenceError("0s in V(mu): a fitted mean reached the boundary of the "
                                    "family's range; check for separation")
-        d = self.link.mu_eta(eta)
-        z = eta - self.offset + (self.y - mu) / d
-        w = np.sqrt(self.wt * d ** 2 / var)
         solved = _wls_normal(self.X, z, w) if self.cheap else None
         coef, r = solved if solved is not None else _wls(self.X, z, w)
         if not np.isfinite(coef).all():

@@ -160,3 +160,24 @@ def test_row_pass_with_zero_prior_weights_equals_the_dense_formula() -> None:
     m = np.exp(X @ coef)
     np.testing.assert_allclose(res.G, X.T @ (X * (wt * m)[:, None]), rtol=RTOL_EXACT)
     np.testing.assert_allclose(res.g, X.T @ (wt * (y - m)), rtol=RTOL_EXACT, atol=RTOL_EXACT * n)
+
+
+@pytest.mark.parametrize(("family", "link"), [*PAIRS, ("binomial", "probit"), ("Gamma", "inverse")])
+def test_working_response_by_segments_is_rs_formula_bit_for_bit(family, link) -> None:
+    from attnreg.glm.normal import working_response
+
+    rng = np.random.default_rng(2)
+    n = 70_000  # several segments
+    eta = rng.uniform(0.2, 1.5, n)
+    fam, lnk = FAMILIES[family], LINKS[link]
+    mu = lnk.linkinv(eta)
+    y, wt, offset = rng.uniform(0.1, 0.9, n), rng.uniform(0.5, 2.0, n), rng.normal(size=n)
+    z, w, problem = working_response(fam, lnk, eta, mu, (y, wt, offset), 5)
+    d, var = lnk.mu_eta(eta), fam.variance(mu)
+    assert problem is None
+    assert np.array_equal(z, eta - offset + (y - mu) / d)
+    assert np.array_equal(w, np.sqrt(wt * d ** 2 / var))
+    mu_bad = mu.copy()
+    mu_bad[n - 3] = 0.0 if family != "Gamma" else np.inf
+    assert working_response(fam, lnk, eta, mu_bad, (y, wt, offset), 5)[2] == \
+        ("nan" if family == "Gamma" else "zero")
