@@ -30,6 +30,8 @@ def _ylogy(y: Arr, mu: Arr) -> Arr:
     return np.multiply(out, y, out=out)
 
 def _binomial_dev(y: Arr, mu: Arr, wt: Arr) -> Arr:
+    if ((y == 0) | (y == 1)).all():  # a 0/1 response: one of the two terms is 0
+        return -2 * wt * np.log(np.where(y > 0, mu, 1 - mu))
     return 2 * wt * (_ylogy(y, mu) + _ylogy(1 - y, 1 - mu))
 
 def _poisson_dev(y: Arr, mu: Arr, wt: Arr) -> Arr:

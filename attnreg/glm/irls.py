@@ -13,16 +13,22 @@ iterations then go on until the coefficients stop changing at working precision.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import qr
+from scipy.linalg import LinAlgError, cholesky, qr
 
 from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.tallqr import streaming_r
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
+from attnreg.glm.normal import weighted_gram
 from attnreg.glm.optimum import irls_optimum
 from attnreg.glm.scoring import IrlsFit, Problem, start
+from attnreg.threads import narrow_blas
 
-__all__ = ["IrlsFit", "aliased_columns", "irls"]
+__all__ = ["CLEAR_RANK_FLOOR", "IrlsFit", "aliased_columns", "clearly_full_rank", "irls"]
+
+#: a column whose Cholesky pivot squared is at least this fraction of its squared norm is
+#: clearly not aliased (:func:`clearly_full_rank`)
+CLEAR_RANK_FLOOR = 1e-8
 
 
 def aliased_columns(X: FloatArray, tol: float, sqrt_w: FloatArray | None = None) -> IntArray:
@@ -44,8 +50,40 @@ def aliased_columns(X: FloatArray, tol: float, sqrt_w: FloatArray | None = None)
     ndarray of int
     """
     k = X.shape[1]
+    if clearly_full_rank(X, tol, sqrt_w):
+        return np.zeros(0, dtype=np.intp)
     R = streaming_r(X, np.zeros(X.shape[0]), np.arange(k), np.zeros(k), sqrt_w, 0.0)
     return aliased_from_factor(np.triu(R[:k, :k]), tol)
+
+
+def clearly_full_rank(X: FloatArray, tol: float, sqrt_w: FloatArray | None = None) -> bool:
+    """Whether every column of ``diag(sqrt_w) X`` keeps a part outside the span of the earlier
+    columns far above ``tol`` times its norm, by the Cholesky factor of the Gram matrix (one
+    pass over the rows, a fraction of the tall QR's cost).
+
+    The squared pivot of column j is the squared norm of that part, computed with an error
+    of a few ulps of the column's squared norm; a pivot squared at least
+    :data:`CLEAR_RANK_FLOOR` (and ``tol``²) times the squared norm is eight orders of
+    magnitude above that error, so no column is aliased. Anything closer (or a factor that
+    fails) is left to the QR of :func:`aliased_columns`.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, p)
+    tol : float
+    sqrt_w : ndarray, shape (n,), optional
+    """
+    if X.shape[1] == 0 or X.shape[0] < X.shape[1]:
+        return False
+    w = np.ones(X.shape[0]) if sqrt_w is None else sqrt_w
+    G, _ = weighted_gram(X, np.zeros(X.shape[0]), w)
+    try:
+        c = cholesky(G, lower=False, check_finite=False)
+    except LinAlgError:
+        return False
+    norms = np.diag(G)
+    return bool(np.isfinite(c).all() and np.all(np.diag(c) ** 2 >= max(tol ** 2, CLEAR_RANK_FLOOR)
+                                                * norms) and np.all(norms > 0))
 
 
 def aliased_from_factor(R: FloatArray, tol: float) -> IntArray:
@@ -91,13 +129,17 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
     -------
     IrlsFit
     """
-    p = Problem(X, y, wt, offset, family, link, trials)
+    with narrow_blas(X.shape[1]):  # the passes' threads are the row segments' (attnreg.threads)
+        return _irls(Problem(X, y, wt, offset, family, link, trials), epsilon, maxit, exact_r)
+
+
+def _irls(p: Problem, epsilon: float, maxit: int, exact_r: bool) -> IrlsFit:
     if not exact_r:
         return irls_optimum(p, epsilon, maxit)
     eta, mu = start(p)
     dev_old, old = p.deviance(mu), None
     converged, it = False, 0
-    coef = np.zeros(X.shape[1])
+    coef = np.zeros(p.X.shape[1])
     while it < maxit:
         it += 1
         coef, r, w = p.step(eta, mu)

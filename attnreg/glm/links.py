@@ -62,16 +62,24 @@ class Link:
     valideta: Callable[[FloatArray], bool] = _always
 
 
+def _clamped(eta: FloatArray) -> bool:
+    """Whether some η lies beyond the logit's threshold (or is NaN): R's clamps apply."""
+    e = np.asarray(eta)
+    return not (e.size == 0 or (e.min() >= -_LOGIT_THRESH and e.max() <= _LOGIT_THRESH))
+
+
 def _logit_inv(eta: FloatArray) -> FloatArray:
     t = np.exp(np.clip(eta, -_LOGIT_THRESH, _LOGIT_THRESH))
-    t = np.where(eta < -_LOGIT_THRESH, EPS, np.where(eta > _LOGIT_THRESH, 1 / EPS, t))
+    if _clamped(eta):
+        t = np.where(eta < -_LOGIT_THRESH, EPS, np.where(eta > _LOGIT_THRESH, 1 / EPS, t))
     return t / (1 + t)
 
 
 def _logit_mu_eta(eta: FloatArray) -> FloatArray:
     e = np.exp(np.clip(eta, -_LOGIT_THRESH, _LOGIT_THRESH))
-    out = e / (1 + e) ** 2
-    return np.where(np.abs(eta) > _LOGIT_THRESH, EPS, out)
+    d = 1 + e
+    out = e / (d * d)  # (1 + e)², as R
+    return np.where(np.abs(eta) > _LOGIT_THRESH, EPS, out) if _clamped(eta) else out
 
 
 def _probit_inv(eta: FloatArray) -> FloatArray:

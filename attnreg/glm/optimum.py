@@ -14,6 +14,7 @@ from scipy.linalg.lapack import dtrcon
 from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError as ConvergenceError
 from attnreg.glm.normal import PassResult, RowPass
+from attnreg.glm.refine import refine
 from attnreg.glm.scoring import EPS, IrlsFit, Problem, solve_normal, start
 
 __all__ = ["CHEAP_FLOOR", "QR_ACCEPT", "irls_optimum", "qr_to_optimum"]
@@ -79,10 +80,16 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
     (too ill-conditioned) is a QR step.
     """
     eta, mu = start(p)
-    dev_old = p.deviance(mu)
+    rows = RowPass(p.X, p.y, p.wt, p.offset, p.family, p.link)
+    first = rows.run(None, eta, mu, gram=True)  # R's devold and the first step, one pass
+    dev_old = first.deviance
     p.cheap = True
-    coef = p.step(eta, mu)[0]
-    walk = _Walk(p, RowPass(p.X, p.y, p.wt, p.offset, p.family, p.link))
+    coef = solve_normal(first.G, first.g) if first.G is not None and first.g is not None \
+        else None
+    if coef is None:
+        coef = p.step(eta, mu)[0]
+    p.rows = rows
+    walk = _Walk(p, rows)
     old: FloatArray | None = None
     it, converged = 0, False
     while it < maxit:
@@ -98,7 +105,12 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
     floor, last = False, np.inf
     while it < maxit:
         before = walk.coef
-        walk.go(walk.next_coef(), before, maxit)
+        target = walk.next_coef()
+        # a change within the floor makes this point the last of the increments: the QR
+        # step from it forms its own weights, so the pass needs no normal equations
+        last_one = float(np.max(np.abs(target - before), initial=0.0)) <= CHEAP_FLOOR * max(
+            float(np.max(np.abs(target), initial=0.0)), 1.0)
+        walk.go(target, before, maxit, gram=not last_one)
         change = float(np.max(np.abs(walk.coef - before), initial=0.0))
         scale = max(float(np.max(np.abs(walk.coef), initial=0.0)), 1.0)
         if not change < last:  # the rounding floor: back to the previous point
@@ -112,7 +124,10 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
         last = change
     p.cheap = False  # what is reported comes from QR steps
     coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
-        p, walk.coef, walk.eta.copy(), walk.mu.copy(), floor, it, maxit)
+        p, walk.coef, walk.eta, walk.mu, floor, it, maxit)  # not written to
+    refined = refine(p, coef, r)  # ill-conditioned: on to the optimum of the float64 data
+    if refined is not None and refined.steps:
+        coef, eta, mu, dev = refined.coef, refined.eta, refined.mu, refined.deviance
     return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, True, boundary, p.n_halved, step)
 
 
@@ -138,13 +153,13 @@ class _Walk:
     def mu(self) -> FloatArray:
         return self._bufs[self._cur][1]
 
-    def go(self, coef: FloatArray, old: FloatArray | None, maxit: int) -> float:
+    def go(self, coef: FloatArray, old: FloatArray | None, maxit: int, gram: bool = True) -> float:
         """Move to ``coef``, halved towards ``old`` as R does until the deviance is finite
-        and (η, μ) valid; the new point's deviance."""
+        and (η, μ) valid; the new point's deviance (its normal equations when ``gram``)."""
         self._prev = (self._cur, self.coef, self.result, self.boundary)
         spare = 1 - self._cur
         eta, mu = self._bufs[spare]
-        res = self.rows.run(coef, eta, mu, gram=True)
+        res = self.rows.run(coef, eta, mu, gram=gram)
         halved = False
         for kind in ("finite", "valid"):
             tries = 1
@@ -157,7 +172,7 @@ class _Walk:
                 tries, halved = tries + 1, True
                 self.p.n_halved += 1 if tries == 2 else 0
                 coef = (coef + old) / 2
-                res = self.rows.run(coef, eta, mu, gram=True)
+                res = self.rows.run(coef, eta, mu, gram=gram)
         self._cur, self.coef, self.result, self.boundary = spare, coef, res, halved
         return res.deviance
 

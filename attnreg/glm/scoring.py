@@ -18,7 +18,7 @@ from attnreg._typing import FloatArray
 from attnreg.exceptions import DataError as ConvergenceError
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
-from attnreg.glm.normal import weighted_gram
+from attnreg.glm.normal import RowPass, weighted_gram, working_response
 from attnreg.linear.tallqr import streaming_r
 
 __all__ = ["EPS", "NORMAL_COND", "IrlsFit", "Problem", "solve_normal", "start"]
@@ -126,6 +126,8 @@ class Problem:
         self.n_halved = 0
         #: steps by the normal equations (the path to R's stopping rule; QR steps after it)
         self.cheap = False
+        #: the fused passes over the rows that evaluate a point, when set (not for control="R")
+        self.rows: RowPass | None = None
 
     def state(self, coef: FloatArray) -> tuple[FloatArray, FloatArray]:
         eta = self.X @ coef + self.offset
@@ -140,15 +142,13 @@ class Problem:
 
     def step(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """One Fisher scoring step from (η, μ): new coefficients, R and IRLS weights."""
-        var = self.family.variance(mu)
-        if not np.isfinite(var).all():
+        z, w, problem = working_response(self.family, self.link, eta, mu,
+                                         (self.y, self.wt, self.offset), self.X.shape[1])
+        if problem == "nan":
             raise ConvergenceError("NAs in V(mu): the fitted means left the family's range")
-        if (var == 0).any():
+        if problem == "zero":
             raise ConvergenceError("0s in V(mu): a fitted mean reached the boundary of the "
                                    "family's range; check for separation")
-        d = self.link.mu_eta(eta)
-        z = eta - self.offset + (self.y - mu) / d
-        w = np.sqrt(self.wt * d ** 2 / var)
         solved = _wls_normal(self.X, z, w) if self.cheap else None
         coef, r = solved if solved is not None else _wls(self.X, z, w)
         if not np.isfinite(coef).all():
@@ -160,11 +160,11 @@ class Problem:
               ) -> tuple[FloatArray, FloatArray, FloatArray, float, bool]:
         """R's step-halving: towards the previous coefficients until the deviance is finite
         and (η, μ) valid."""
-        eta, mu = self.state(coef)
-        dev, halved = self.deviance(mu), False
+        eta, mu, dev, valid = self.evaluate(coef)
+        halved = False
         for kind in ("finite", "valid"):
             tries = 1
-            while not (np.isfinite(dev) if kind == "finite" else self.valid(eta, mu)):
+            while not (np.isfinite(dev) if kind == "finite" else valid):
                 if old is None:
                     raise ConvergenceError("no valid set of coefficients has been found: the "
                                            "starting values give an invalid fit")
@@ -173,9 +173,19 @@ class Problem:
                 tries, halved = tries + 1, True
                 self.n_halved += 1 if tries == 2 else 0
                 coef = (coef + old) / 2
-                eta, mu = self.state(coef)
-                dev = self.deviance(mu)
+                eta, mu, dev, valid = self.evaluate(coef)
         return coef, eta, mu, dev, halved
+
+    def evaluate(self, coef: FloatArray) -> tuple[FloatArray, FloatArray, float, bool]:
+        """η, μ, the deviance and their validity at ``coef``: by one threaded pass of
+        :attr:`rows` where it is set (the path to the optimum), else by R's functions on
+        whole vectors (``control="R"``)."""
+        if self.rows is None:
+            eta, mu = self.state(coef)
+            return eta, mu, self.deviance(mu), self.valid(eta, mu)
+        eta, mu = np.empty(self.y.size), np.empty(self.y.size)
+        res = self.rows.run(coef, eta, mu, gram=False)
+        return eta, mu, res.deviance, res.valid
 
 
 def start(p: Problem) -> tuple[FloatArray, FloatArray]:

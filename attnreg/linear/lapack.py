@@ -35,14 +35,14 @@ import numpy as np
 
 from attnreg._typing import FloatArray
 
-__all__ = ["geqrt", "releases_gil", "workspace"]
+__all__ = ["capsule_pointer", "geqrt", "releases_gil", "workspace"]
 
 _INT = ctypes.c_int
 _DBL_P = ctypes.POINTER(ctypes.c_double)
 _INT_P = ctypes.POINTER(_INT)
 
 
-def _capsule_pointer(capsule: Any) -> int:
+def capsule_pointer(capsule: Any) -> int:
     """The address a PyCapsule holds (its name is the C signature Cython gave it)."""
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
@@ -58,7 +58,7 @@ def _dgeqrt_pointer() -> Any:
         from scipy.linalg import cython_lapack
 
         capsule = cython_lapack.__pyx_capi__["dgeqrt"]  # type: ignore[attr-defined]
-        address = _capsule_pointer(capsule)
+        address = capsule_pointer(capsule)
     except (ImportError, AttributeError, KeyError, ValueError, TypeError):  # pragma: no cover
         return None
     if not address:  # pragma: no cover - a capsule without a pointer
