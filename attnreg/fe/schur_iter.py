@@ -50,8 +50,12 @@ def iteration_budget(n_free: int, n_big: int, per_big: float, nnz: int, n_cols: 
 
 
 def schur_pcg(cross: sp.csr_matrix, w_big: FloatArray, w_small: FloatArray, free: IntArray,
-              rhs: FloatArray, max_iter: int) -> FloatArray | None:
+              rhs: FloatArray, max_iter: int, *,
+              rest: sp.csr_matrix | None = None) -> FloatArray | None:
     """A solution of S x = rhs with the levels outside ``free`` 0, or None if not reached.
+
+    Two fixed effects: S = W_s − B'W_b⁻¹B. Three or more (``rest``): S = D_r'WD_r − B'W_b⁻¹B
+    with D_r'WD_r (the other fixed effects' level weights and pair weights) not diagonal.
 
     Parameters
     ----------
@@ -64,6 +68,9 @@ def schur_pcg(cross: sp.csr_matrix, w_big: FloatArray, w_small: FloatArray, free
     rhs : ndarray, shape (n_small, m)
     max_iter : int
         Iterations before giving up.
+    rest : scipy.sparse.csr_matrix, shape (n_small, n_small), optional
+        D_r'WD_r when the small levels are those of several fixed effects (its diagonal is
+        ``w_small``); None: W_s, diagonal.
 
     Returns
     -------
@@ -75,9 +82,15 @@ def schur_pcg(cross: sp.csr_matrix, w_big: FloatArray, w_small: FloatArray, free
     mask = np.zeros(w_small.size)
     mask[free] = 1.0
     inv_big = 1.0 / w_big
+    own = sp.diags(w_small, format="csr") if rest is None else sp.csr_matrix(rest)
+    abs_own = abs(own)
+    # |D_r'WD_r| has row sums (k − 1) w_i (k − 1 fixed effects in the rest): with B'W⁻¹B's
+    # w_i, the bound of S's |S||x| below is k w_i max|x|
+    k = 1.0 + float(np.max(np.asarray(abs_own.sum(axis=1)).ravel()
+                           / np.where(w_small > 0, w_small, 1.0), initial=1.0))
 
     def S(v: FloatArray) -> FloatArray:  # the grounded S times v (v zero off free)
-        return mask[:, None] * (w_small[:, None] * v - crossT @ (inv_big[:, None] * (cross @ v)))
+        return mask[:, None] * (own @ v - crossT @ (inv_big[:, None] * (cross @ v)))
 
     diag = w_small - np.asarray(crossT.multiply(crossT) @ inv_big).ravel()
     precond = np.where(mask > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)[:, None]
@@ -95,10 +108,10 @@ def schur_pcg(cross: sp.csr_matrix, w_big: FloatArray, w_small: FloatArray, free
         x += alpha * p
         r -= alpha * Sp
         # (B'W⁻¹B|x|)_i ≤ w_i max|x| (B'W⁻¹B's row sums are W_s): a bound of the floor
-        bound = 64 * _EPS * (2 * w_max * np.abs(x).max(axis=0) + np.abs(b).max(axis=0))
+        bound = 64 * _EPS * (k * w_max * np.abs(x).max(axis=0) + np.abs(b).max(axis=0))
         if np.all(np.abs(r).max(axis=0) <= bound):  # the true residual and floor, then
             r = b - S(x)
-            floor = 64 * _EPS * (w_small[:, None] * np.abs(x) + np.abs(b)
+            floor = 64 * _EPS * (abs_own @ np.abs(x) + np.abs(b)
                                  + crossT @ (inv_big[:, None] * (cross @ np.abs(x))))
             if np.all(np.abs(r).max(axis=0) <= floor.max(axis=0)):
                 return x
