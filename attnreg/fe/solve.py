@@ -197,7 +197,7 @@ class _Schur:
                                       self.cross.nnz, rhs.shape[1])
             budget = max(budget, ITERATE_MANY_MAX) if self.bounded else budget
             x = schur_pcg(self.cross, self.w_big, w_small, self.free, rhs, budget,
-                          rest=self.rest_gram)
+                          rest=self.rest_gram, sizes=self.sizes)
             if x is not None:
                 return x
             self.__dict__["_gave_up"] = True  # poorly connected: the factor from now on
