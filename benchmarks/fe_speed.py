@@ -4,7 +4,7 @@
     python benchmarks/fe_speed.py --n 1e5 --reps 1       # a quick run
     python benchmarks/fe_speed.py --designs simple-2 difficult-2 --conditions default
     python benchmarks/fe_speed.py --n 1e7 --designs simple-2 --reps 1 --conditions default \\
-        --tools pyfixest                                 # linearmodels left out (minutes)
+        --tools pyfixest --cache /tmp/fe_ref             # linearmodels left out (minutes)
 
 Designs (seeded; 10 standard normal covariates x1..x10, each shifted by the first two fixed
 effects' values so that the demeaning matters; y = Σ 0.1·j·xj + the effects + noise):
@@ -30,11 +30,18 @@ Digits: −log10 of the largest error of the ten slopes relative to the largest 
 an exact reference: the dummy-variable fit ``y ~ x + C(fe1) + C(fe2) + C(fe3)`` solved with
 fe1's dummies eliminated exactly (their block of the normal equations is diagonal: group
 means), the normal equations of the remaining columns (x and the dummies of fe2 and fe3,
-N/1000 + 30 of them at most) formed sparsely and solved by pivoted QR, then two steps of
-iterative refinement whose residual is computed from the data. The script prints the
-reference's own check (its normal-equation residual relative to the data's scale);
-``--check-reference`` compares it with numpy's ``lstsq`` on the dense dummy-variable design
-of every design at 3,000 rows (4e-15 to 9e-15 relative when written).
+N/1000 + 30 of them at most) formed sparsely, grounded (the first level of each of fe2, fe3
+dropped) and factored by dense Cholesky (by pivoted QR of the whole if that factor is not
+definite: a graph in more than one piece), then three steps of iterative refinement whose
+residual is computed from the data. The script prints the reference's own check (its
+normal-equation residual relative to the data's scale); ``--check-reference`` compares it with
+numpy's ``lstsq`` on the dense dummy-variable design of every design at 3,000 rows (4e-15 to
+9e-15 relative when written), and the Cholesky route with the pivoted-QR route at 1e5 rows
+(0 to 1.1e-16). ``--cache DIR`` keeps each reference in ``DIR/<design>-n<n>-seed0.npz``, and
+a rerun reads it (at 1e7 forming the Schur complement takes minutes).
+
+Each design's line is printed as soon as it is measured; ``--timeout S`` runs each tool (its
+warm-up and its timed calls) in a forked process killed after S seconds, printed "> S (killed)".
 
 Each condition of ``conditions.py`` prints a table: time and digits per tool and design, and
 each peer's time over attnreg's (> 1: attnreg faster).
@@ -43,9 +50,11 @@ each peer's time over attnreg's (> 1: attnreg faster).
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import time
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -97,9 +106,10 @@ def _data(design: str, n: int, seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame({**cols, **codes, "y": y}), names
 
 
-def _reference(df: pd.DataFrame, names: list[str]) -> tuple[np.ndarray, float]:
-    """The dummy-variable slopes with fe1 eliminated exactly (module docstring), and the
-    relative normal-equation residual of the answer."""
+def _schur(df: pd.DataFrame, names: list[str]) -> tuple[
+        Callable[[np.ndarray], np.ndarray], sps.csr_matrix, np.ndarray, np.ndarray]:
+    """``within`` (less fe1's group means), Z = [X, dummies of the other fixed effects], y and
+    S = Z'Z − Z'D1 (D1'D1)⁻¹ D1'Z (dense, symmetric): the Schur complement on Z."""
     xs = [f"x{j}" for j in range(1, P + 1)]
     n = len(df)
     X, y = df[xs].to_numpy(), df["y"].to_numpy()
@@ -118,33 +128,87 @@ def _reference(df: pd.DataFrame, names: list[str]) -> tuple[np.ndarray, float]:
 
     D1Z = sps.csr_matrix(D1.T @ Z)  # sparse: dense it is N/20 × (N/1000 + 30), 40 GB at 1e7
     S = ((Z.T @ Z) - D1Z.T @ sps.diags(1.0 / count) @ D1Z).toarray()
-    S = (S + S.T) / 2
-    Q, R, perm = sla.qr(S, pivoting=True)  # pivoted QR once, reused by the refinements
-    rank = int(np.sum(np.abs(np.diag(R)) > 1e-13 * abs(R[0, 0])))
-    Y = y[:, None]
+    return within, Z, y[:, None], (S + S.T) / 2
+
+
+def _grounded(df: pd.DataFrame, names: list[str]) -> np.ndarray:
+    """Columns of Z kept by the Cholesky route: all but each other fixed effect's first level
+    (one null direction each on a connected graph; a further one makes S singular and the
+    route falls back to the pivoted QR)."""
+    keep, start = [np.arange(P)], P
+    for k in names[1:]:
+        g = int(df[k].max()) + 1
+        keep.append(np.arange(start + 1, start + g))
+        start += g
+    return np.concatenate(keep)
+
+
+def _reference(df: pd.DataFrame, names: list[str], method: str = "cholesky",
+               ) -> tuple[np.ndarray, float, str]:
+    """The dummy-variable slopes with fe1 eliminated exactly (module docstring), the relative
+    normal-equation residual of the answer and the factor used ("cholesky" or "pivoted QR")."""
+    within, Z, Y, S = _schur(df, names)
+    solve: Callable[[np.ndarray], np.ndarray] | None = None
+    if method == "cholesky":
+        keep = _grounded(df, names)
+        try:  # S grounded (one level of each other fixed effect dropped) is definite
+            factor = sla.cho_factor(S[np.ix_(keep, keep)], lower=False, check_finite=False)
+            if np.all(np.diag(factor[0]) > 1e-7 * np.sqrt(np.abs(np.diag(S)[keep]).max())):
+                def solve(g: np.ndarray) -> np.ndarray:
+                    out = np.zeros_like(g)
+                    out[keep] = sla.cho_solve(factor, g[keep], check_finite=False)
+                    return out
+        except np.linalg.LinAlgError:
+            pass
+    if solve is None:  # pivoted QR once, reused by the refinements
+        method = "pivoted QR"
+        Q, R, perm = sla.qr(S, pivoting=True)
+        rank = int(np.sum(np.abs(np.diag(R)) > 1e-13 * abs(R[0, 0])))
+
+        def solve(g: np.ndarray) -> np.ndarray:  # the basic solution (slopes are identified)
+            out = np.zeros_like(g)
+            out[perm[:rank]] = sla.solve_triangular(R[:rank, :rank], (Q.T @ g)[:rank])
+            return out
+    del S
     theta = np.zeros((Z.shape[1], 1))
-    for _ in range(3):  # a solve, then two refinements from the data's residual
-        e = within(Y - Z @ theta)
-        g = np.asarray(Z.T @ e)
-        step = np.zeros_like(theta)  # the basic solution (the slopes are identified)
-        step[perm[:rank]] = sla.solve_triangular(R[:rank, :rank], (Q.T @ g)[:rank])
-        theta = theta + step
-    e = within(Y - Z @ theta)
-    g = np.asarray(Z.T @ e)
+    for _ in range(4 if method == "cholesky" else 3):  # a solve, then refinements from the data
+        theta = theta + solve(np.asarray(Z.T @ within(Y - Z @ theta)))
+    g = np.asarray(Z.T @ within(Y - Z @ theta))
     scale = float(np.asarray(abs(Z).T @ np.abs(within(Y))).max())
-    return theta[:P, 0], float(np.abs(g[:P]).max() / scale)
+    return theta[:P, 0], float(np.abs(g[:P]).max() / scale), method
 
 
-def _check_reference(designs: list[str], n: int = 3000) -> None:
-    """The reference against ``lstsq`` on the dense dummy-variable design, at ``n`` rows."""
+def _cached_reference(df: pd.DataFrame, names: list[str], key: str,
+                      cache: str | None) -> tuple[np.ndarray, float, str, bool]:
+    """``_reference``, read from / written to ``cache/key.npz`` when a cache is given."""
+    path = Path(cache) / f"{key}.npz" if cache else None
+    if path is not None and path.exists():
+        with np.load(path) as f:
+            return f["ref"], float(f["check"]), str(f["method"]), True
+    ref, check, method = _reference(df, names)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, ref=ref, check=check, method=method)
+    return ref, check, method, False
+
+
+def _check_reference(designs: list[str], n: int = 3000, n_qr: int = 100_000) -> None:
+    """The reference against ``lstsq`` on the dense dummy-variable design at ``n`` rows, and
+    its Cholesky route against its pivoted-QR route at ``n_qr`` rows."""
     for design in designs:
         df, names = _data(design, n, seed=1)
-        ref, _ = _reference(df, names)
+        ref, _, _ = _reference(df, names)
         X = np.column_stack([df[[f"x{j}" for j in range(1, P + 1)]].to_numpy()]
                             + [pd.get_dummies(df[k]).to_numpy(float) for k in names])
         b = np.linalg.lstsq(X, df["y"].to_numpy(), rcond=None)[0][:P]
         print(f"reference check {design}: {X.shape[1]} columns, largest relative difference "
-              f"from lstsq {np.max(np.abs(b - ref)) / np.max(np.abs(ref)):.1e}")
+              f"from lstsq {np.max(np.abs(b - ref)) / np.max(np.abs(ref)):.1e}", flush=True)
+        df, names = _data(design, n_qr, seed=1)
+        chol, c_check, method = _reference(df, names)
+        qr, q_check, _ = _reference(df, names, method="qr")
+        print(f"reference check {design} at {n_qr:,} rows: {method} vs pivoted QR, largest "
+              f"relative difference {np.max(np.abs(chol - qr)) / np.max(np.abs(qr)):.1e} "
+              f"(residuals {c_check:.1e}, {q_check:.1e})", flush=True)
 
 
 def _digits(b: np.ndarray, ref: np.ndarray) -> float:
@@ -193,55 +257,104 @@ def _best(fn: Callable[[], np.ndarray], reps: int) -> tuple[float, np.ndarray]:
         try:
             out = np.asarray(fn())
         except Exception as exc:  # a peer refusing a design is reported, not fatal
-            print(f"      failed: {type(exc).__name__}: {str(exc)[:120]}")
+            print(f"      failed: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
             return np.nan, np.full(P, np.nan)
         best = min(best, time.perf_counter() - t0)
     return best, out
 
 
-def main() -> None:
+def _warm_and_time(fn: Callable[[pd.DataFrame], np.ndarray], small: pd.DataFrame,
+                   df: pd.DataFrame, reps: int) -> tuple[float, np.ndarray]:
+    fn(small)  # warm-up (imports, compilation, caches) on the design at 2,000 rows: a slice
+    # of a large one is mostly singletons, which peers refuse
+    return _best(lambda: fn(df), reps)
+
+
+def _in_child(conn: object, *args: object) -> None:
+    conn.send(_warm_and_time(*args))  # type: ignore[arg-type, attr-defined]
+
+
+def _timed(fn: Callable[[pd.DataFrame], np.ndarray], small: pd.DataFrame, df: pd.DataFrame,
+           reps: int, timeout: float | None) -> tuple[float, np.ndarray, bool]:
+    """Best time and coefficients; with ``timeout``, in a forked process killed after it
+    (then the time is ``timeout`` and the third value True)."""
+    if timeout is None:
+        return (*_warm_and_time(fn, small, df, reps), False)
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_in_child, args=(send, fn, small, df, reps))
+    proc.start()
+    ready = recv.poll(timeout)
+    out = recv.recv() if ready else (timeout, np.full(P, np.nan))
+    proc.kill()
+    proc.join()
+    return (*out, not ready)
+
+
+def _measure(design: str, df: pd.DataFrame, names: list[str], ref: np.ndarray,
+             small: pd.DataFrame, args: argparse.Namespace) -> dict[str, str]:
+    """One design's row of a condition's table (printed as soon as measured)."""
+    tools = _tools(names, None if args.tools is None else ["attnreg", *args.tools])
+    row: dict[str, str] = {"design": design}
+    times, killed = {}, {}
+    for name, fn in tools.items():
+        times[name], coef, killed[name] = _timed(fn, small, df, args.reps, args.timeout)
+        row[name] = (f"> {times[name]:g} (killed)" if killed[name]
+                     else f"{times[name]:.3f} ({_digits(coef, ref):.1f})")
+    for name in tools:
+        if name != "attnreg":
+            row[f"{name} / attnreg"] = (("> " if killed[name] else "")
+                                        + f"{times[name] / times['attnreg']:.2f}")
+    return row
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=float, default=1e6)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--designs", nargs="+", choices=DESIGNS, default=list(DESIGNS))
     parser.add_argument("--check-reference", action="store_true",
-                        help="compare the reference with lstsq on dense dummies at 3,000 rows")
+                        help="compare the reference with lstsq on dense dummies at 3,000 rows "
+                        "and its Cholesky route with its pivoted-QR route at 1e5 rows")
     parser.add_argument("--tools", nargs="+", choices=("attnreg", "pyfixest", "linearmodels"),
                         default=None, help="tools to time (default: all; attnreg always)")
+    parser.add_argument("--cache", default=None,
+                        help="directory caching the exact reference per (design, n, seed)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds per tool and design: each runs in a forked process, "
+                        "killed after that (default: in this process, no limit)")
     add_arguments(parser)
-    args = parser.parse_args()
-    n = int(args.n)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = _arguments()
+    n, seed = int(args.n), 0
     if args.check_reference:
         _check_reference(args.designs)
-    data = {}
+    conditions = [c for c in CONDITIONS if c in args.conditions]
+    rows: dict[str, list[dict[str, str]]] = {c: [] for c in conditions}
     for design in args.designs:
-        df, names = _data(design, n)
+        df, names = _data(design, n, seed)
         t0 = time.perf_counter()
-        ref, check = _reference(df, names)
+        ref, check, method, cached = _cached_reference(df, names, f"{design}-n{n}-seed{seed}",
+                                                       args.cache)
         levels = ", ".join(f"{k} {df[k].nunique():,}" for k in names)
-        print(f"{design}: {len(df):,} rows, {levels}; reference {time.perf_counter() - t0:.1f} s, "
-              f"normal-equation residual {check:.1e}")
-        data[design] = (df, names, ref, _data(design, 2000, seed=1)[0])
-    for condition in [c for c in CONDITIONS if c in args.conditions]:
+        how = "cached" if cached else f"{time.perf_counter() - t0:.1f} s, {method}"
+        print(f"{design}: {len(df):,} rows, {levels}; reference {how}, "
+              f"normal-equation residual {check:.1e}", flush=True)
+        small = _data(design, 2000, seed=1)[0]
+        for condition in conditions:
+            with under(condition), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                row = _measure(design, df, names, ref, small, args)
+            rows[condition].append(row)
+            print(f"  [{condition}] " + "; ".join(f"{k} {v}" for k, v in row.items()
+                                                 if k != "design"), flush=True)
+        del df
+    for condition in conditions:
         print(f"\n[{condition}] best of {args.reps}: seconds (digits); peer / attnreg")
-        rows = []
-        with under(condition), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for design, (df, names, ref, small) in data.items():
-                tools = _tools(names, None if args.tools is None
-                               else ["attnreg", *args.tools])
-                row: dict[str, str] = {"design": design}
-                times = {}
-                for name, fn in tools.items():
-                    fn(small)  # warm-up (imports, compilation, caches) on the design at 2,000
-                    # rows: a slice of a large one is mostly singletons, which peers refuse
-                    times[name], coef = _best(lambda fn=fn, df=df: fn(df), args.reps)
-                    row[name] = f"{times[name]:.3f} ({_digits(coef, ref):.1f})"
-                for name in tools:
-                    if name != "attnreg":
-                        row[f"{name} / attnreg"] = f"{times[name] / times['attnreg']:.2f}"
-                rows.append(row)
-        print(pd.DataFrame(rows).to_string(index=False))
+        print(pd.DataFrame(rows[condition]).to_string(index=False), flush=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ D). :class:`LevelSolver` finds one:
   effects sharing more than a constant, e.g. nested: a pivot below :data:`SINGULAR_PIVOT` of
   the largest, or exactly 0), conjugate gradients on A (consistent, so they converge on its range),
   preconditioned by the exact solve of the two largest fixed effects and the level weights of
-  the others, until the residual of every level is at the rounding floor of A x.
+  the others, until the residual of every level is at the rounding floor of A x. With more
+  than :data:`ITERATE_MANY_FROM` free levels S is never factored (its sparse LU fills in):
+  conjugate gradients on S (:func:`attnreg.fe.schur_iter.schur_pcg`), on A if they give up.
 
 Right-hand sides are solved in blocks of at most :data:`BLOCK_ENTRIES` numbers.
 """
@@ -41,6 +43,7 @@ from scipy.sparse.csgraph import connected_components
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.levelgram import DenseCholesky, pair_weights, rest_gram, subtract_coupling
 from attnreg.fe.schur_iter import ITERATE_MAX_RHS, iteration_budget, level_pcg, schur_pcg
+from attnreg.fe.schur_quadratic import schur_quadratic
 
 if TYPE_CHECKING:  # demean imports this module at run time
     from attnreg.fe.demean import FixedEffects
@@ -60,9 +63,17 @@ SINGULAR_PIVOT = 1e-11
 #: (SuperLU runs out of memory) while LAPACK factors them in seconds
 DENSE_MAX_LEVELS = 12_000
 DENSE_SHARE = 0.1
-#: two fixed effects whose grounded Schur complement has more free levels than this are
-#: solved by :func:`attnreg.fe.schur_iter.schur_pcg` first (the factor if it gives up)
+#: fixed effects whose grounded Schur complement has more free levels than this are solved
+#: by :func:`attnreg.fe.schur_iter.schur_pcg` first (the factor if it gives up; with three or
+#: more, conjugate gradients on the whole D'WD if that factor is singular)
 ITERATE_FROM = 4_000
+#: three or more fixed effects whose grounded Schur complement has more free levels than
+#: this (too many for the dense factor) are never factored: a sparse LU of it fills in and
+#: may run out of memory. :func:`attnreg.fe.schur_iter.schur_pcg` solves them, and conjugate
+#: gradients on the whole of D'WD if it gives up (memory: a few vectors per level)
+ITERATE_MANY_FROM = DENSE_MAX_LEVELS
+#: the iterations on such an S before giving up (at least; more if the factor would cost more)
+ITERATE_MANY_MAX = 1_000
 _EPS = np.finfo(np.float64).eps
 
 
@@ -81,6 +92,7 @@ class _Schur:
     grounded: IntArray  # rest levels set to 0, sorted
     rest_codes: tuple[IntArray, ...] = field(repr=False)  # each other fixed effect's codes
     sizes: tuple[int, ...]  # and its number of levels (in the order of ``rest``)
+    iterate_many_from: int = ITERATE_MANY_FROM  # see :data:`ITERATE_MANY_FROM`
 
     def __getstate__(self) -> dict[str, Any]:
         # the sparse LU factor does not pickle: it is rebuilt when first needed
@@ -121,6 +133,19 @@ class _Schur:
         return np.setdiff1d(np.arange(self.n_small), self.grounded)
 
     @cached_property
+    def rest_gram(self) -> sp.csr_matrix | None:
+        """D_rest'WD_rest with several other fixed effects (None with one: diagonal)."""
+        if len(self.sizes) == 1:
+            return None
+        return sp.csr_matrix(rest_gram(self.rest_codes, self.sizes, self.w, dense=False))
+
+    @cached_property
+    def bounded(self) -> bool:
+        """Three or more fixed effects with more than :attr:`iterate_many_from` free levels:
+        S is never factored (conjugate gradients only)."""
+        return len(self.sizes) >= 2 and self.free.size > self.iterate_many_from
+
+    @cached_property
     def _factor(self) -> Any:
         """The factor of S on the free levels: dense Cholesky when S is small and dense (as
         on fixest's designs), else sparse LU; None if there are no free levels, or if S is
@@ -151,8 +176,10 @@ class _Schur:
         """Whether the grounded S is singular to rounding (fixed effects sharing more than a
         constant, e.g. nested, or a further fixed effect's levels seen only with one level
         of the largest: then the grounding does not remove the whole null space)."""
-        if self._iterates(1):  # two fixed effects, grounded per component: positive definite
-            return False
+        if self.bounded:  # singular or not, S x = b is consistent: CG solves it unless it
+            return "_gave_up" in self.__dict__  # gave up (then CG on the whole D'WD)
+        if self._iterates(1):  # two fixed effects, grounded per component: positive definite;
+            return False  # more: CG solves a consistent S x = b, singular or not
         factor = self._factor
         if factor is None:
             return bool(self.free.size)  # free levels but no factor: exactly singular
@@ -160,16 +187,24 @@ class _Schur:
                   else np.abs(factor.U.diagonal()))
         return bool(pivots.min() <= SINGULAR_PIVOT * pivots.max())
 
-    def solve_small(self, rhs: FloatArray) -> FloatArray:
-        """A solution of S x = rhs with the grounded levels 0; rhs shape (n_small, m)."""
+    def solve_small(self, rhs: FloatArray) -> FloatArray | None:
+        """A solution of S x = rhs with the grounded levels 0; rhs shape (n_small, m).
+        None when the conjugate gradients gave up and S is :attr:`bounded` or singular."""
         if self._iterates(rhs.shape[1]):
-            w_small = _level_weights(self.rest_codes[0], self.w, self.sizes[0])
+            w_small = np.concatenate([_level_weights(c, self.w, n) for c, n
+                                      in zip(self.rest_codes, self.sizes, strict=True)])
             budget = iteration_budget(self.free.size, self.n_big, self.cross.nnz / self.n_big,
                                       self.cross.nnz, rhs.shape[1])
-            x = schur_pcg(self.cross, self.w_big, w_small, self.free, rhs, budget)
+            budget = max(budget, ITERATE_MANY_MAX) if self.bounded else budget
+            x = schur_pcg(self.cross, self.w_big, w_small, self.free, rhs, budget,
+                          rest=self.rest_gram, sizes=self.sizes)
             if x is not None:
                 return x
             self.__dict__["_gave_up"] = True  # poorly connected: the factor from now on
+            self.__dict__.pop("singular", None)  # (known now from the factor's pivots)
+            if self.bounded or self.singular:  # or CG on the whole D'WD from now on
+                self.__dict__["singular"] = True
+                return None
         out = np.zeros_like(rhs)
         if self._factor is not None:
             for lo in range(0, rhs.shape[1], SOLVE_BLOCK):
@@ -179,55 +214,21 @@ class _Schur:
 
     def _iterates(self, n_rhs: int) -> bool:
         """Whether S x = b with ``n_rhs`` columns is solved by :func:`schur_pcg` first."""
-        return (len(self.sizes) == 1 and self.free.size > ITERATE_FROM
+        if self.bounded:
+            return "_gave_up" not in self.__dict__
+        return (self.free.size > ITERATE_FROM
                 and n_rhs <= ITERATE_MAX_RHS and "_factor" not in self.__dict__
                 and "_gave_up" not in self.__dict__)
 
-    def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """A solution of the normal equations by block elimination; shapes (n, m)."""
+    def solve(self, b_big: FloatArray,
+              b_small: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        """A solution of the normal equations by block elimination; shapes (n, m). None
+        when :meth:`solve_small` gave up."""
         x_small = self.solve_small(b_small - self.share.T @ b_big)
+        if x_small is None:
+            return None
         x_big = (b_big - self.cross @ x_small) / self.w_big[:, None]
         return x_big, x_small
-
-    def inverse_on(self, pattern: sp.csc_matrix) -> sp.csc_matrix:
-        """The entries of the grounded S⁺ on ``pattern`` (n_small × n_small, sorted indices):
-        one solve per column with an entry, in blocks."""
-        out = pattern.copy().astype(np.float64)
-        cols = np.flatnonzero(np.diff(out.indptr))
-        step = max(1, min(SOLVE_BLOCK, BLOCK_ENTRIES // max(self.n_small, 1)))
-        for lo in range(0, cols.size, step):
-            block = cols[lo:lo + step]
-            unit = np.zeros((self.n_small, block.size))
-            unit[block, np.arange(block.size)] = 1.0
-            X = self.solve_small(unit)  # (n_small, block): columns of S⁺
-            counts = np.diff(out.indptr)[block]
-            ends = np.cumsum(counts)  # the stored entries of these columns, in order
-            at = np.arange(ends[-1]) + np.repeat(out.indptr[block] - (ends - counts), counts)
-            out.data[at] = X[out.indices[at], np.repeat(np.arange(block.size), counts)]
-        return out
-
-    def quadratic(self, a: IntArray, E: sp.csr_matrix) -> FloatArray:
-        """d'A⁺d for rows with big level ``a`` and rest levels ``E`` (m × n_small, ones).
-
-        d'A⁺d = 1/W_a + r'S⁺r with r = e − R_a' (e the row's rest levels), that is
-        1/W_a + e'S⁺e − 2 e'S⁺R_a' + R_a S⁺R_a': only the entries of S⁺ between rest levels
-        sharing a big level or a row (the patterns of B'B, B'Q for the rows' levels Q, and
-        E'E), one solve per rest level involved.
-        """
-        ua, ia = np.unique(a, return_inverse=True)
-        ia = ia.reshape(-1)
-        B = self.cross[ua]  # (n_a, n_small)
-        Q = sp.csr_matrix((np.ones(a.size), (ia, np.arange(a.size))),
-                          shape=(ua.size, a.size)) @ E  # (n_a, n_small)
-        pattern = sp.csc_matrix(B.T @ B + B.T @ Q + E.T @ E)  # all positive: no cancellation
-        pattern.sort_indices()
-        Z = self.inverse_on(pattern)
-        R = self.share[ua]
-        RZ = sp.csr_matrix(R @ Z)  # (n_a, n_small): (S⁺R_a')_c where needed
-        own = np.asarray(R.multiply(RZ).sum(axis=1)).ravel()
-        cross = np.asarray(E.multiply(RZ[ia]).sum(axis=1)).ravel()
-        quad = np.asarray(E.multiply(E @ Z).sum(axis=1)).ravel()
-        return np.asarray(1.0 / self.w_big[a] + quad - 2.0 * cross + own[ia])
 
 
 def _first_per_component(big: IntArray, small: IntArray, n_big: int, n_small: int) -> IntArray:
@@ -239,7 +240,8 @@ def _first_per_component(big: IntArray, small: IntArray, n_big: int, n_small: in
     return np.sort(first)
 
 
-def _schur_of(fe: FixedEffects, w: FloatArray | None, order: Sequence[int]) -> _Schur:
+def _schur_of(fe: FixedEffects, w: FloatArray | None, order: Sequence[int],
+              iterate_many_from: int = ITERATE_MANY_FROM) -> _Schur:
     """The Schur solve of fixed effects ``order`` (the first eliminated; the rest's levels in
     that order), grounded as fixest's references: the second's first level per connected
     component with the first, and the first level of each further one."""
@@ -250,7 +252,7 @@ def _schur_of(fe: FixedEffects, w: FloatArray | None, order: Sequence[int]) -> _
         fe.first_per_component(k0, k1),
         starts[1:-1]]).astype(np.int64)
     return _Schur(fe.codes[k0], w, fe.n_levels[k0], np.sort(grounded),
-                  tuple(fe.codes[k] for k in order[1:]), tuple(n_rest))
+                  tuple(fe.codes[k] for k in order[1:]), tuple(n_rest), iterate_many_from)
 
 
 class LevelSolver:
@@ -265,6 +267,9 @@ class LevelSolver:
     max_iter : int
         Cap on the conjugate-gradient iterations (three or more fixed effects whose grounded
         Schur complement is singular).
+    iterate_many_from : int, optional
+        Three or more fixed effects with more free levels than this are never factored
+        (default :data:`ITERATE_MANY_FROM`).
 
     Examples
     --------
@@ -276,11 +281,13 @@ class LevelSolver:
     """
 
     def __init__(self, fe: FixedEffects, weights: FloatArray | None = None, *,
-                 max_iter: int = 10_000) -> None:
+                 max_iter: int = 10_000, iterate_many_from: int | None = None) -> None:
         self.fe = fe
         self.w = np.ones(fe.n_obs) if weights is None else np.asarray(weights, dtype=np.float64)
         self._given = None if weights is None else self.w  # None: unit weights, no products
         self.max_iter = max_iter
+        self.iterate_many_from = (ITERATE_MANY_FROM if iterate_many_from is None
+                                  else iterate_many_from)
         self.level_weight = np.concatenate([  # diag of D'WD, (G,)
             _level_weights(c, self._given, n) for c, n in zip(fe.codes, fe.n_levels, strict=True)])
         self.order = tuple(int(k) for k in np.argsort(fe.n_levels, kind="stable")[::-1])
@@ -290,7 +297,8 @@ class LevelSolver:
     @cached_property
     def schur(self) -> _Schur | None:
         """The largest fixed effect eliminated, S on all the others (two or more)."""
-        return _schur_of(self.fe, self._given, self.order) if len(self.order) >= 2 else None
+        return (_schur_of(self.fe, self._given, self.order, self.iterate_many_from)
+                if len(self.order) >= 2 else None)
 
     @cached_property
     def pair(self) -> _Schur:
@@ -309,20 +317,26 @@ class LevelSolver:
             return rhs / self.level_weight[:, None]
         if self.exact:
             assert self.schur is not None
-            return self._schur_solve(self.schur, self.positions, rhs)
+            out = self._schur_solve(self.schur, self.positions, rhs)
+            if out is not None:
+                return out
         return level_pcg(self.gram, self._precondition, rhs, self.max_iter)
 
     def _schur_solve(self, schur: _Schur, positions: list[IntArray],
-                     rhs: FloatArray) -> FloatArray:
+                     rhs: FloatArray) -> FloatArray | None:
         out = rhs / self.level_weight[:, None]  # the level weights on any level left out
         rest = np.concatenate(positions[1:])
-        x_big, x_rest = schur.solve(rhs[positions[0]], rhs[rest])
-        out[positions[0]], out[rest] = x_big, x_rest
+        solved = schur.solve(rhs[positions[0]], rhs[rest])
+        if solved is None:
+            return None
+        out[positions[0]], out[rest] = solved
         return out
 
     def _precondition(self, rhs: FloatArray) -> FloatArray:
         """The exact solve of the two largest fixed effects, the level weights on others."""
-        return self._schur_solve(self.pair, self.positions[:2], rhs)
+        out = self._schur_solve(self.pair, self.positions[:2], rhs)
+        assert out is not None  # two fixed effects: the factor when CG gives up
+        return out
 
     @cached_property
     def gram(self) -> sp.csr_matrix:
@@ -348,7 +362,7 @@ class LevelSolver:
         codes = [np.asarray(c, dtype=np.int64) for c in codes]
         if len(codes) == 1:
             return np.asarray(1.0 / self.level_weight[codes[0]])
-        if self.exact:
+        if self.exact and not (self.schur is not None and self.schur.bounded):
             assert self.schur is not None
             m = codes[0].size
             cols = np.column_stack([codes[k] for k in self.order[1:]])
@@ -356,7 +370,9 @@ class LevelSolver:
             E = sp.csr_matrix((np.ones(cols.size), cols.ravel(),
                                np.arange(0, cols.size + 1, cols.shape[1])),
                               shape=(m, self.schur.n_small))
-            return self.schur.quadratic(codes[self.order[0]], E)
+            return schur_quadratic(self.schur, codes[self.order[0]], E,
+                                   max(1, min(SOLVE_BLOCK,
+                                              BLOCK_ENTRIES // max(self.schur.n_small, 1))))
         stacked = np.column_stack(codes)
         distinct, inverse = np.unique(stacked, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
