@@ -11,6 +11,13 @@ levels, sparse LU otherwise. As in :func:`attnreg.fe.demean.demean`, the solve i
 the residual (three passes at most) until every level's weighted residual sum is at the
 rounding floor; a factor that is singular to rounding (nested fixed effects), or a residual
 short of the floor, is reported so that the caller falls back to the general demeaning.
+
+The last factor is kept: residuals for weights w within :data:`REUSE_CHANGE` of its weights
+w₀ (relative, row by row: an IRLS step near the optimum) refine with it instead of forming S
+again. The passes still test the level sums under w, so the residuals are w's to the
+rounding floor; only the rate changes: the eigenvalues of (D'W₀D)⁻¹D'WD lie between the
+smallest and largest w/w₀, so each pass shrinks the error by at least max|w/w₀ − 1|. After
+three passes short of the floor a fresh factor takes over.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import scipy.sparse.linalg as spla
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
+from attnreg.fe.reweight_pattern import Block, Pairs, pointers, transposed_dummies
 from attnreg.fe.solve import SINGULAR_PIVOT, _first_per_component
 from attnreg.threads import parallel_map, row_workers
 
@@ -33,32 +41,11 @@ __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
 
 #: the fewest entries of B per thread forming S (fewer: one thread)
 BLOCK_ENTRIES = 1 << 17
+#: a factor is reused for new weights that differ from its own by at most this (relative)
+REUSE_CHANGE = 1e-5
 #: the rest's levels up to which S is factored dense (Cholesky; 72 MB at 3,000 levels)
 DENSE_LEVELS = 3000
 _EPS = float(np.finfo(np.float64).eps)
-
-
-def _pointers(rows: IntArray, n_rows: int) -> IntArray:
-    """CSR row pointers of entries sorted by ``rows``, shape (n_rows + 1,)."""
-    return np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))]).astype(np.int64)
-
-
-@dataclass(frozen=True)
-class _Pairs:
-    """The distinct (row key, column key) pairs among N·m entries, and each entry's pair."""
-
-    rows: IntArray  # (n_pairs,) sorted by row, then column
-    cols: IntArray  # (n_pairs,)
-    entry: IntArray  # (n_entries,) the pair of each entry
-
-    @classmethod
-    def of(cls, rows: IntArray, cols: IntArray, n_cols: int) -> _Pairs:
-        keys, entry = np.unique(rows.astype(np.int64) * n_cols + cols, return_inverse=True)
-        return cls(keys // n_cols, keys % n_cols, entry.reshape(-1))
-
-    def sums(self, w: FloatArray) -> FloatArray:
-        """The weights summed per pair, shape (n_pairs,)."""
-        return np.bincount(self.entry, weights=w, minlength=self.rows.size).astype(np.float64)
 
 
 class ReweightedDemeaner:
@@ -92,26 +79,28 @@ class ReweightedDemeaner:
                   if all(self.n_big * s <= DENSE_TABLE for s in sizes[j:])]
         self.narrow = narrow[0] if narrow else self.n_small
         m = self.rest.shape[1]
-        self.cross = _Pairs.of(np.repeat(self.big, m), self.rest.ravel(), self.n_small)
-        self.cross_ptr = _pointers(self.cross.rows, self.n_big)
+        self.cross = Pairs.of(np.repeat(self.big, m), self.rest.ravel(), self.n_big, self.n_small)
+        self.cross_ptr = pointers(self.cross.rows, self.n_big)
         workers = max(1, min(row_workers(), self.cross.rows.size // BLOCK_ENTRIES))
         cuts = np.searchsorted(self.cross_ptr, np.linspace(0, self.cross.rows.size, workers + 1))
         cuts[0], cuts[-1] = 0, self.n_big
-        self.blocks = [_Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small)
+        self.blocks = [Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small)
                        for lo, hi in pairwise(cuts) if hi > lo]
         j, k = np.triu_indices(m, 1)
-        self.own = _Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small)
+        self.own = Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small,
+                            self.n_small)
         grounded = np.concatenate([_first_per_component(
             fe.codes[order[0]], fe.codes[order[1]], fe.n_levels[order[0]], fe.n_levels[order[1]]),
             starts[1:-1]])
         self.free = np.setdiff1d(np.arange(self.n_small), grounded)
-        positions = np.concatenate([np.arange(fe.offsets[k], fe.offsets[k + 1])
-                                    for k in order])  # level order: big, then rest
-        dummies_t = sp.csr_matrix(fe.dummies.T)[positions]  # (G, N), for the level sums
-        cuts = np.linspace(0, dummies_t.shape[0], workers + 1).astype(np.int64)
-        self.dummies_t = [dummies_t[lo:hi] for lo, hi in pairwise(cuts)]
+        n_levels = self.n_big + self.n_small  # level order: big, then rest
+        self.dummies_t = transposed_dummies(
+            np.column_stack([self.big, self.rest + self.n_big]), n_levels,
+            np.linspace(0, n_levels, workers + 1).astype(np.int64))
+        self.floor = float(4 * _EPS * np.sqrt(max(
+            np.bincount(self.big).max(), np.bincount(self.rest.ravel()).max())))
         self._buffers: dict[str, FloatArray] = {}
-        self.floor = float(4 * _EPS * np.sqrt(np.diff(dummies_t.indptr).max()))
+        self._last: tuple[FloatArray, _Factor] | None = None  # weights and factor of the last
 
     @staticmethod
     def applies(fe: FixedEffects) -> bool:
@@ -135,14 +124,21 @@ class ReweightedDemeaner:
             the grounded Schur complement is singular or a level's weights underflow: then
             ``resid`` is V unchanged).
         """
-        factor = self._factor(w)
+        factor, fresh = self._near(w), False
         if factor is None:
-            return V, False
+            factor, fresh = self._factor(w), True
+            if factor is None:
+                return V, False
         scale = self._sums(np.abs(V), w).max(axis=0)
         scale[scale == 0] = 1.0
         r = np.array(V, dtype=np.float64, order="C")  # not V: the caller's
         b = self._sums(r, w)
-        for _ in range(3):
+        for attempt in range(6):
+            if attempt == 3:  # a reused factor that fell short: a fresh one, from here on
+                factor = None if fresh else self._factor(w)
+                if factor is None:
+                    return r, False
+                fresh = True
             self._subtract_fitted(r, *factor.solve(b[:self.n_big], b[self.n_big:]))
             b = self._sums(r, w)
             if not np.isfinite(b).all():
@@ -206,6 +202,23 @@ class ReweightedDemeaner:
             r -= np.take(x_small, col, axis=0, out=part)
 
     def _factor(self, w: FloatArray) -> _Factor | None:
+        """The block elimination for weights w (:meth:`_form`), kept for :meth:`_near`."""
+        factor = self._form(w)
+        self._last = None if factor is None else (w, factor)
+        return factor
+
+    def _near(self, w: FloatArray) -> _Factor | None:
+        """The last factor, if its weights are within :data:`REUSE_CHANGE` of w (relative,
+        on every row): refining with it gains at least five digits a pass (module
+        docstring). Else None."""
+        if self._last is None or self._last[0].shape != w.shape:
+            return None
+        old, factor = self._last
+        with np.errstate(divide="ignore", invalid="ignore"):
+            change = np.abs(w - old) / old
+        return factor if bool(np.all(change <= REUSE_CHANGE)) else None
+
+    def _form(self, w: FloatArray) -> _Factor | None:
         """The block elimination for weights w: S formed and factored on the free levels."""
         m = self.rest.shape[1]
         root = np.sqrt(np.bincount(self.big, weights=w, minlength=self.n_big))
@@ -277,39 +290,6 @@ class Normal:
         out = np.zeros((self.demeaner.big.size, 1))
         self.demeaner._subtract_fitted(out, *self.factor.solve(b[:n_big], b[n_big:]))
         return -out[:, 0]
-
-
-@dataclass(frozen=True)
-class _Block:
-    """The entries of B for big levels lo … hi − 1, and how they lie in B' (the pattern of a
-    block of rows of W_big^-1/2 B and of its transpose, fixed across weights)."""
-
-    lo: int
-    hi: int
-    start: int  # the block's first entry among B's (row-sorted) entries
-    end: int
-    ptr: IntArray  # (hi − lo + 1,) CSR pointers of the block's rows
-    t_order: IntArray  # the block's entries in the order of its transpose
-    t_rows: IntArray  # their big levels, from 0 at lo
-    t_ptr: IntArray  # (n_small + 1,) CSR pointers of the transpose
-
-    @classmethod
-    def of(cls, cross: _Pairs, ptr: IntArray, lo: int, hi: int, n_small: int) -> _Block:
-        start, end = int(ptr[lo]), int(ptr[hi])
-        rows, cols = cross.rows[start:end] - lo, cross.cols[start:end]
-        order = np.lexsort((rows, cols))
-        return cls(lo, hi, start, end, ptr[lo:hi + 1] - start, order, rows[order],
-                   _pointers(cols, n_small))
-
-    def matrices(self, data: FloatArray, cols: IntArray, n_small: int
-                 ) -> tuple[sp.csr_matrix, sp.csr_matrix, int, int]:
-        """The block of rows with entries ``data`` (all of B's), its transpose, lo and hi."""
-        part = data[self.start:self.end]
-        rows = sp.csr_matrix((part, cols[self.start:self.end], self.ptr),
-                             shape=(self.hi - self.lo, n_small))
-        trans = sp.csr_matrix((part[self.t_order], self.t_rows, self.t_ptr),
-                              shape=(n_small, self.hi - self.lo))
-        return rows, trans, self.lo, self.hi
 
 
 _Blocks = tuple[list[tuple[sp.csr_matrix, sp.csr_matrix, int, int]], FloatArray]

@@ -33,7 +33,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, qr, solve_triangula
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.fe.demean import FixedEffects, demean
-from attnreg.fe.reweight import ReweightedDemeaner
+from attnreg.fe.reweight import Normal, ReweightedDemeaner
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
 from attnreg.linear.tallqr import streaming_r
@@ -137,6 +137,7 @@ class _Steps:
         self.levels = ReweightedDemeaner(fe) if ReweightedDemeaner.applies(fe) else None
         self.rounding = 0.0  # of the last exact step's η
         self._stacked: FloatArray | None = None
+        self._first: tuple[FloatArray, Normal] | None = None  # η and its normal equations
 
     def residuals(self, V: FloatArray, w: FloatArray) -> FloatArray:
         """V residualised on the fixed effects with weights w, to the rounding floor: the
@@ -155,23 +156,37 @@ class _Steps:
         with np.errstate(invalid="ignore", divide="ignore"):
             return float(np.sum(self.family.dev_resids(self.y, mu, self.wt))), mu
 
-    def clearly_estimable(self, tol: float) -> bool:
-        """Whether, by the eliminated normal equations with the prior weights, every column
-        keeps a part outside the fixed effects and the earlier columns far above ``tol``
-        times its norm: its Cholesky pivot squared at least :data:`ESTIMABLE_FLOOR` (and
-        ``tol``²) times the squared norm, eight orders of magnitude above the normal
-        equations' rounding. Else the exact check decides which columns are aliased."""
+    def clearly_estimable(self, eta: FloatArray, mu: FloatArray, tol: float) -> bool:
+        """Whether every column keeps a part outside the fixed effects and the earlier
+        columns far above ``tol`` times its norm, under the prior weights: its Cholesky pivot
+        squared at least :data:`ESTIMABLE_FLOOR` (and ``tol``²) times the squared norm, eight
+        orders of magnitude above the normal equations' rounding. Else the exact check decides
+        which columns are aliased.
+
+        The test reads the eliminated normal equations of the first scoring step (working
+        weights W at (η, μ)), which that step then reuses: no factor of its own. Both sides of
+        the test change with the weights by at most their ratio (a weighted least-squares
+        residual under wt is at least that under W divided by max W/wt, a weighted norm at
+        most that under W divided by min W/wt), so the bound is tightened by
+        max(W/wt) / min(W/wt) and holds for the prior weights.
+        """
         if self.levels is None:
             return False
-        normal = self.levels.normal_equations(self.X, self.wt)
+        z, W = self._working(eta, mu)
+        normal = self.levels.normal_equations(self.stacked(z), W)
         if normal is None:
             return False
+        self._first = (eta, normal)
+        live = self.wt > 0
+        ratio = W[live] / self.wt[live]
+        spread = float(ratio.max() / ratio.min()) if ratio.size else np.inf
         try:
-            c = cho_factor(normal.gram, check_finite=False)
+            c = cho_factor(normal.gram[1:, 1:], check_finite=False)
         except LinAlgError:
             return False
-        norms = np.einsum("ij,ij,i->j", self.X, self.X, self.wt)
-        return bool(np.all(np.diag(c[0]) ** 2 >= max(tol ** 2, ESTIMABLE_FLOOR) * norms))
+        norms = np.einsum("ij,ij,i->j", self.X, self.X, W)
+        bound = spread * max(tol ** 2, ESTIMABLE_FLOOR)
+        return bool(np.isfinite(spread) and np.all(np.diag(c[0]) ** 2 >= bound * norms))
 
     def stacked(self, z: FloatArray) -> FloatArray:
         """[z, X of the kept columns], shape (n, 1 + k), Fortran order (the column of z
@@ -216,10 +231,15 @@ class _Steps:
         nearly collinear (more than :data:`NORMAL_DIGITS` digits lost)."""
         if self.levels is None or not self.kept.size:
             return None
-        z, W = self._working(eta, mu)
-        P = self.stacked(z)
-        X = P[:, 1:]
-        normal = self.levels.normal_equations(P, W)
+        first, self._first = self._first, None
+        normal: Normal | None
+        if first is not None and first[0] is eta and \
+                first[1].gram.shape[0] == self.kept.size + 1:  # the aliasing check's
+            normal, X = first[1], self.X
+        else:
+            z, W = self._working(eta, mu)
+            P = self.stacked(z)
+            X, normal = P[:, 1:], self.levels.normal_equations(P, W)
         if normal is None:
             return None
         G = normal.gram
@@ -258,11 +278,11 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     """
     s = _Steps(X, y, wt, offset, fe, family, link)
     aliased = np.zeros(0, dtype=np.intp)
-    if X.shape[1] and not s.clearly_estimable(tol):
-        aliased = _aliased(s.residuals(X, wt), X, np.sqrt(wt), tol)
-    s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
     eta = link.linkfun(family.initialize(y, wt, link.name))
     dev, mu = s.deviance(eta)
+    if X.shape[1] and not s.clearly_estimable(eta, mu, tol):
+        aliased = _aliased(s.residuals(X, wt), X, np.sqrt(wt), tol)
+    s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
     st = _State(eta, mu, dev, np.zeros(s.kept.size), np.zeros((0, 0)), wt,
                 np.zeros((X.shape[0], 0)))
     converged = _scoring(s, st, epsilon, maxit)

@@ -112,3 +112,52 @@ def test_applies_to_two_or_more_fixed_effects_with_a_small_rest() -> None:
     fe, _, _ = _panel(2)
     assert ReweightedDemeaner.applies(fe)
     assert not ReweightedDemeaner.applies(FixedEffects.from_columns([fe.codes[0]]))
+
+
+def _counted_factors(demeaner: ReweightedDemeaner, monkeypatch: pytest.MonkeyPatch
+                     ) -> list[int]:
+    """Spy on the Schur complements the demeaner forms (one entry per factor)."""
+    calls: list[int] = []
+    form = type(demeaner)._factor
+
+    def spy(self: ReweightedDemeaner, w: np.ndarray) -> object:
+        calls.append(1)
+        return form(self, w)
+
+    monkeypatch.setattr(type(demeaner), "_factor", spy)
+    return calls
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_weights_close_to_the_last_factors_reuse_it(k: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An IRLS step near the optimum: new weights within REUSE_CHANGE of the last factor's
+    refine with that factor (no new Schur complement), to the new weights' exact residuals."""
+    fe, V, w = _panel(k, seed=5)
+    demeaner = ReweightedDemeaner(fe)
+    calls = _counted_factors(demeaner, monkeypatch)
+    assert demeaner.normal_equations(V, w) is not None
+    near = w * (1 + 1e-6 * np.random.default_rng(6).uniform(-1, 1, w.size))
+    r, exact = demeaner.residuals(V, near)
+    assert exact and len(calls) == 1
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, near), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())
+    far = w * (1 + 1e-3 * np.random.default_rng(7).uniform(-1, 1, w.size))
+    r, exact = demeaner.residuals(V, far)  # beyond REUSE_CHANGE: a fresh factor
+    assert exact and len(calls) == 2
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, far), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_a_reused_factor_short_of_the_floor_gives_way_to_a_fresh_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rw, "REUSE_CHANGE", 1.0)  # reuse for weights up to twice the old
+    fe, V, w = _panel(3, seed=8)
+    demeaner = ReweightedDemeaner(fe)
+    calls = _counted_factors(demeaner, monkeypatch)
+    demeaner.residuals(V, w)
+    new = w * np.random.default_rng(9).uniform(1.0, 1.5, w.size)  # a pass gains < 1 digit
+    r, exact = demeaner.residuals(V, new)
+    assert exact and len(calls) == 2  # three passes with the old factor, then a fresh one
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, new), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())

@@ -246,3 +246,65 @@ def test_the_exact_aliasing_check_runs_only_when_a_column_may_be_aliased(
     assert checked == []  # clearly estimable: the normal equations decide
     fit = _fit(panel, "y", ["x", "gx", "z"], "poisson", "log")
     assert checked == [1] and fit.aliased.tolist() == [1]  # gx is constant within g
+
+
+def test_three_fixed_effects_with_weights_and_offset_form_one_factor_per_normal_step(
+        panel: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The aliasing check reads the first step's normal equations and the final exact step
+    refines with the last step's factor: one Schur complement per normal-equation step, and
+    the fit still equals the dummy-variable GLM."""
+    import attnreg.fe.reweight as rw
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    counts = {"normal": 0, "factor": 0}
+    normal_step, factor = fe_irls_module._Steps.normal_step, rw.ReweightedDemeaner._factor
+
+    def stepped(self: Any, eta: Any, mu: Any) -> Any:
+        out = normal_step(self, eta, mu)
+        counts["normal"] += out is not None
+        return out
+
+    def factored(self: Any, w: Any) -> Any:
+        counts["factor"] += 1
+        return factor(self, w)
+
+    monkeypatch.setattr(fe_irls_module._Steps, "normal_step", stepped)
+    monkeypatch.setattr(rw.ReweightedDemeaner, "_factor", factored)
+    df = panel.assign(k=np.arange(len(panel)) % 7)
+    fe = FixedEffects.from_columns([df.g.to_numpy(), df.h.to_numpy(), df.k.to_numpy()])
+    off = np.log(df.exposure.to_numpy())
+    fit = fe_irls(df[["x", "z"]].to_numpy(), df.y.to_numpy(float), df.w.to_numpy(), off, fe,
+                  FAMILIES["poisson"], LINKS["log"])
+    assert counts["normal"] >= 3 and counts["factor"] == counts["normal"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dummy = ar.attnreg("y ~ x + z + C(g) + C(h) + C(k)", df, method="poisson",
+                           weights="w", offset="np.log(exposure)")
+    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(_se(fit), dummy.std_err[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(fit.deviance, dummy.deviance, rtol=RTOL_EXACT)
+    assert fit.iter_r == dummy.fit.iter_r and fit.demeaned
+
+
+def test_widely_spread_working_weights_leave_the_aliasing_to_the_exact_check(
+        panel: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first step's working weights differ from the prior weights by up to their spread
+    (Poisson: y + 0.1); when that spread eats the margin, the exact check decides."""
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    checked: list[int] = []
+    exact_check = fe_irls_module._aliased
+
+    def spy(*args: Any) -> Any:
+        out = exact_check(*args)
+        checked.append(len(out))
+        return out
+
+    monkeypatch.setattr(fe_irls_module, "_aliased", spy)
+    monkeypatch.setattr(fe_irls_module, "ESTIMABLE_FLOOR", 1e-3)  # W/wt = y + 0.1 spans 1e5
+    big = panel.assign(y=panel.y * 1000)
+    fit = _fit(big, "y", ["x", "z"], "poisson", "log")
+    assert checked == [0] and fit.kept.tolist() == [0, 1]
+    dummy = _dummy(big, "y ~ x + z", method="poisson")
+    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(_se(fit), dummy.std_err[["x", "z"]], rtol=RTOL_EXACT)

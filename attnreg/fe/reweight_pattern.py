@@ -1,0 +1,131 @@
+"""The weight-free pattern of the reweighted exact demeaning (:mod:`attnreg.fe.reweight`):
+distinct pairs of levels, CSR pointers, the transposed dummies, all by counting sorts.
+
+Built once per fit, so its cost is paid once, but at a million rows a comparison sort of
+the row keys (``np.unique``, ``np.lexsort``) costs as much as two scoring steps. Every order
+here is a stable counting sort: numpy's radix sort on 16-bit keys, scipy's CSR → CSC
+conversion (one pass, stable) on wider ones. Linear in the rows and the levels; the result
+is the same as the comparison sort's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+import scipy.sparse as sp
+
+from attnreg._typing import IntArray
+
+__all__ = ["Block", "Pairs", "counting_order", "pointers", "transposed_dummies"]
+
+#: keys below this are sorted by numpy's radix sort (16-bit keys)
+RADIX_KEYS = 1 << 16
+
+
+def counting_order(keys: IntArray, n_keys: int) -> IntArray:
+    """The stable order that sorts ``keys`` (each in 0 … n_keys − 1), in O(N + n_keys).
+
+    Examples
+    --------
+    >>> counting_order(np.array([2, 0, 2, 1, 0]), 3).tolist()
+    [1, 4, 3, 0, 2]
+    """
+    n = keys.size
+    if n_keys <= RADIX_KEYS:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    rows = sp.csr_matrix((np.arange(n, dtype=np.int64), keys, np.arange(n + 1)),
+                         shape=(n, n_keys))  # one entry per row, at its key
+    return np.asarray(rows.tocsc().data, dtype=np.intp)  # column by column, rows in order
+
+
+def pointers(rows: IntArray, n_rows: int) -> IntArray:
+    """CSR row pointers of entries sorted by ``rows``, shape (n_rows + 1,)."""
+    return np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The distinct (row key, column key) pairs among N·m entries, and each entry's pair."""
+
+    rows: IntArray  # (n_pairs,) sorted by row, then column
+    cols: IntArray  # (n_pairs,)
+    entry: IntArray  # (n_entries,) the pair of each entry
+
+    @classmethod
+    def of(cls, rows: IntArray, cols: IntArray, n_rows: int, n_cols: int) -> Pairs:
+        """The pairs of ``rows`` (< n_rows) and ``cols`` (< n_cols), as ``np.unique`` of
+        row · n_cols + col with its inverse would give them."""
+        order = counting_order(cols, n_cols)
+        order = order[counting_order(rows[order], n_rows)]  # by row, then column
+        r, c = rows[order], cols[order]
+        new = np.ones(r.size, dtype=bool)
+        new[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
+        entry = np.empty(r.size, dtype=np.intp)
+        entry[order] = np.cumsum(new) - 1
+        return cls(r[new], c[new], entry)
+
+    def sums(self, w: np.ndarray) -> np.ndarray:
+        """The weights summed per pair, shape (n_pairs,)."""
+        return np.bincount(self.entry, weights=w, minlength=self.rows.size).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class Block:
+    """The entries of B for big levels lo … hi − 1, and how they lie in B' (the pattern of a
+    block of rows of W_big^-1/2 B and of its transpose, fixed across weights)."""
+
+    lo: int
+    hi: int
+    start: int  # the block's first entry among B's (row-sorted) entries
+    end: int
+    ptr: IntArray  # (hi − lo + 1,) CSR pointers of the block's rows
+    t_order: IntArray  # the block's entries in the order of its transpose
+    t_rows: IntArray  # their big levels, from 0 at lo
+    t_ptr: IntArray  # (n_small + 1,) CSR pointers of the transpose
+
+    @classmethod
+    def of(cls, cross: Pairs, ptr: IntArray, lo: int, hi: int, n_small: int) -> Block:
+        start, end = int(ptr[lo]), int(ptr[hi])
+        rows, cols = cross.rows[start:end] - lo, cross.cols[start:end]
+        order = counting_order(cols, n_small)  # rows already ascending: by column, then row
+        return cls(lo, hi, start, end, ptr[lo:hi + 1] - start, order, rows[order],
+                   pointers(cols, n_small))
+
+    def matrices(self, data: np.ndarray, cols: IntArray, n_small: int
+                 ) -> tuple[sp.csr_matrix, sp.csr_matrix, int, int]:
+        """The block of rows with entries ``data`` (all of B's), its transpose, lo and hi."""
+        part = data[self.start:self.end]
+        rows = sp.csr_matrix((part, cols[self.start:self.end], self.ptr),
+                             shape=(self.hi - self.lo, n_small))
+        trans = sp.csr_matrix((part[self.t_order], self.t_rows, self.t_ptr),
+                              shape=(n_small, self.hi - self.lo))
+        return rows, trans, self.lo, self.hi
+
+
+def transposed_dummies(levels: IntArray, n_levels: int, cuts: IntArray) -> list[sp.csr_matrix]:
+    """D' in blocks of levels: the rows of each level, ascending, as CSR blocks.
+
+    Parameters
+    ----------
+    levels : ndarray of int, shape (n_obs, K)
+        Each row's level of each fixed effect, numbered 0 … n_levels − 1 across them.
+    n_levels : int
+    cuts : ndarray of int, shape (n_blocks + 1,)
+        Level boundaries of the blocks (0 first, n_levels last).
+
+    Returns
+    -------
+    list of scipy.sparse.csr_matrix, block b of shape (cuts[b+1] − cuts[b], n_obs)
+    """
+    n, k = levels.shape
+    order = counting_order(levels.ravel(), n_levels)  # entries by level, rows ascending
+    rows = (order // k).astype(np.int64)
+    ptr = pointers(levels.ravel(), n_levels)
+    out = []
+    for lo, hi in pairwise(cuts):
+        a, b = int(ptr[lo]), int(ptr[hi])
+        out.append(sp.csr_matrix((np.ones(b - a), rows[a:b], ptr[lo:hi + 1] - a),
+                                 shape=(int(hi - lo), n)))
+    return out
