@@ -11,6 +11,10 @@ levels, sparse LU otherwise. As in :func:`attnreg.fe.demean.demean`, the solve i
 the residual (three passes at most) until every level's weighted residual sum is at the
 rounding floor; a factor that is singular to rounding (nested fixed effects), or a residual
 short of the floor, is reported so that the caller falls back to the general demeaning.
+The floor is each fixed effect's own: 4 eps √(its largest level's rows) times its largest
+level sum of |V|. (One floor for all, set by the largest levels, would let the levels of a
+few rows keep an error thousands of times their rounding when another fixed effect has
+levels of 50,000 rows: the scoring steps' η then stalls at 1e-9.)
 
 The last factor is kept: residuals for weights w within :data:`REUSE_CHANGE` of its weights
 w₀ (relative, row by row: an IRLS step near the optimum) refine with it instead of forming S
@@ -94,11 +98,14 @@ class ReweightedDemeaner:
             starts[1:-1]])
         self.free = np.setdiff1d(np.arange(self.n_small), grounded)
         n_levels = self.n_big + self.n_small  # level order: big, then rest
-        self.dummies_t = transposed_dummies(
-            np.column_stack([self.big, self.rest + self.n_big]), n_levels,
-            np.linspace(0, n_levels, workers + 1).astype(np.int64))
-        self.floor = float(4 * _EPS * np.sqrt(max(
-            np.bincount(self.big).max(), np.bincount(self.rest.ravel()).max())))
+        levels = np.column_stack([self.big, self.rest + self.n_big])
+        self.dummies_t = transposed_dummies(levels, n_levels, np.linspace(
+            0, n_levels, workers + 1).astype(np.int64))
+        # the rounding floor of each fixed effect's level sums: its levels' weighted sums
+        # of |V| at most, times 4 eps √(its largest level's rows)
+        self.starts = np.concatenate([[0], self.n_big + starts]).astype(np.intp)
+        counts = np.bincount(levels.ravel(), minlength=n_levels)
+        self.floors = 4 * _EPS * np.sqrt(np.maximum.reduceat(counts, self.starts[:-1]))
         self._buffers: dict[str, FloatArray] = {}
         self._last: tuple[FloatArray, _Factor] | None = None  # weights and factor of the last
 
@@ -129,8 +136,8 @@ class ReweightedDemeaner:
             factor, fresh = self._factor(w), True
             if factor is None:
                 return V, False
-        scale = self._sums(np.abs(V), w).max(axis=0)
-        scale[scale == 0] = 1.0
+        scale = np.maximum.reduceat(self._sums(np.abs(V), w), self.starts[:-1], axis=0)
+        scale[scale == 0] = 1.0  # (K, c): the largest level sum of |V| per fixed effect
         r = np.array(V, dtype=np.float64, order="C")  # not V: the caller's
         b = self._sums(r, w)
         for attempt in range(6):
@@ -143,7 +150,8 @@ class ReweightedDemeaner:
             b = self._sums(r, w)
             if not np.isfinite(b).all():
                 return V, False
-            if np.all(np.abs(b).max(axis=0) / scale <= self.floor):
+            if np.all(np.maximum.reduceat(np.abs(b), self.starts[:-1], axis=0) / scale
+                      <= self.floors[:, None]):
                 return r, True
         return r, False
 

@@ -161,3 +161,28 @@ def test_a_reused_factor_short_of_the_floor_gives_way_to_a_fresh_one(
     assert exact and len(calls) == 2  # three passes with the old factor, then a fresh one
     np.testing.assert_allclose(r, _dummy_resid(V, fe, new), rtol=0,
                                atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_each_fixed_effect_reaches_its_own_rounding_floor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Levels of 2 rows next to levels of 1,000: the small levels' sums are held to their own
+    scale, not to the large levels' (which would pass an error 10,000 times their floor)."""
+    rng = np.random.default_rng(10)
+    n = 2000
+    fe = FixedEffects.from_columns([rng.permutation(np.arange(n) // 2), np.arange(n) % 2,
+                                    rng.integers(0, 30, n)])
+    V = rng.normal(size=(n, 2)) + np.arange(n)[:, None] % 2 * 50
+    w = rng.uniform(0.5, 2.0, n)
+    demeaner = ReweightedDemeaner(fe)
+    demeaner.residuals(V, w)
+    near = w * (1 + 1e-12 * rng.uniform(-1, 1, n))  # the last factor is reused
+    assert rw.REUSE_CHANGE > 1e-12
+    r, exact = demeaner.residuals(V, near)
+    assert exact
+    starts = demeaner.starts[:-1]
+    level = np.column_stack([demeaner.big, demeaner.rest + demeaner.n_big])
+    D = np.zeros((n, int(demeaner.starts[-1])))
+    D[np.arange(n)[:, None], level] = 1.0
+    sums = np.maximum.reduceat(np.abs(D.T @ (near[:, None] * r)), starts, axis=0)
+    scale = np.maximum.reduceat(D.T @ (near[:, None] * np.abs(V)), starts, axis=0)
+    assert np.all(sums / scale <= demeaner.floors[:, None])
