@@ -38,7 +38,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
 from attnreg.fe.reweight_pattern import Block, Pairs, pointers, transposed_dummies
-from attnreg.fe.solve import SINGULAR_PIVOT, _first_per_component
+from attnreg.fe.solve import SINGULAR_PIVOT
 from attnreg.threads import parallel_map, row_workers
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
@@ -76,6 +76,7 @@ class ReweightedDemeaner:
         sizes = [fe.n_levels[k] for k in order[1:]]
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.rest = np.column_stack([fe.codes[k] + starts[j] for j, k in enumerate(order[1:])])
+        self.rest_cols = [np.ascontiguousarray(c) for c in self.rest.T]  # (n_obs,) each
         self.n_small = int(starts[-1])
         # the other fixed effects narrow enough for B's columns of them to be held dense (the
         # smallest come last): their levels from here on
@@ -93,9 +94,8 @@ class ReweightedDemeaner:
         j, k = np.triu_indices(m, 1)
         self.own = Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small,
                             self.n_small)
-        grounded = np.concatenate([_first_per_component(
-            fe.codes[order[0]], fe.codes[order[1]], fe.n_levels[order[0]], fe.n_levels[order[1]]),
-            starts[1:-1]])
+        grounded = np.concatenate([  # the components are the fit's (shared with its df)
+            fe.first_per_component(order[0], order[1]), starts[1:-1]])
         self.free = np.setdiff1d(np.arange(self.n_small), grounded)
         n_levels = self.n_big + self.n_small  # level order: big, then rest
         levels = np.column_stack([self.big, self.rest + self.n_big])
@@ -206,7 +206,7 @@ class ReweightedDemeaner:
         """r −= D x, for level values x in solve order; r shape (n_obs, c), C order."""
         part = self._buffer("gathered", r.shape)
         r -= np.take(x_big, self.big, axis=0, out=part)
-        for col in self.rest.T:  # one other fixed effect at a time
+        for col in self.rest_cols:  # one other fixed effect at a time
             r -= np.take(x_small, col, axis=0, out=part)
 
     def _factor(self, w: FloatArray) -> _Factor | None:
@@ -294,10 +294,12 @@ class Normal:
         """D α for α solving D'WD α = D'W P v: the fixed effects' part of the least-squares
         fit of P v, shape (n_obs,)."""
         b = (self.sums @ v)[:, None]
-        n_big = self.factor.root.size
-        out = np.zeros((self.demeaner.big.size, 1))
-        self.demeaner._subtract_fitted(out, *self.factor.solve(b[:n_big], b[n_big:]))
-        return -out[:, 0]
+        n_big, d = self.factor.root.size, self.demeaner
+        x_big, x_small = self.factor.solve(b[:n_big], b[n_big:])
+        fit = x_big[:, 0][d.big]  # one column: gathers of vectors, not of rows
+        for col in d.rest_cols:
+            fit += x_small[:, 0][col]
+        return fit
 
 
 _Blocks = tuple[list[tuple[sp.csr_matrix, sp.csr_matrix, int, int]], FloatArray]

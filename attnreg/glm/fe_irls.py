@@ -203,7 +203,8 @@ class _Steps:
         if not np.isfinite(var).all() or (var == 0).any():
             raise DataError("0s or NAs in V(mu): a fitted mean reached the boundary of the "
                             "family's range; check for separation")
-        d = self.link.mu_eta(eta)
+        # dμ/dη of the log link is μ itself (the same expression): no second exp per row
+        d = mu if self.link.name == "log" else self.link.mu_eta(eta)
         return eta - self.offset + (self.y - mu) / d, self.wt * d ** 2 / var
 
     def step(self, eta: FloatArray, mu: FloatArray
