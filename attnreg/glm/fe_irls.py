@@ -35,6 +35,7 @@ from attnreg.exceptions import DataError
 from attnreg.fe.demean import FixedEffects, demean
 from attnreg.fe.reweight import Normal, ReweightedDemeaner
 from attnreg.glm.families import Family
+from attnreg.glm.fe_rows import FeRows
 from attnreg.glm.links import Link
 from attnreg.linear.tallqr import streaming_r
 
@@ -132,6 +133,7 @@ class _Steps:
                  fe: FixedEffects, family: Family, link: Link) -> None:
         self.X, self.y, self.wt, self.offset, self.fe = X, y, wt, offset, fe
         self.family, self.link = family, link
+        self.rows = FeRows(y, wt, offset, family, link)
         self.kept = np.arange(X.shape[1])
         self.demeaned = True
         self.levels = ReweightedDemeaner(fe) if ReweightedDemeaner.applies(fe) else None
@@ -151,10 +153,9 @@ class _Steps:
         self.demeaned = self.demeaned and dm.converged
         return dm.resid
 
-    def deviance(self, eta: FloatArray) -> tuple[float, FloatArray]:
-        mu = self.link.linkinv(eta)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return float(np.sum(self.family.dev_resids(self.y, mu, self.wt))), mu
+    def deviance(self, eta: FloatArray) -> tuple[float, FloatArray, bool]:
+        """The deviance and μ at η, and whether both are in range (:mod:`attnreg.glm.fe_rows`)."""
+        return self.rows.deviance(eta)
 
     def clearly_estimable(self, eta: FloatArray, mu: FloatArray, tol: float) -> bool:
         """Whether every column keeps a part outside the fixed effects and the earlier
@@ -199,13 +200,11 @@ class _Steps:
 
     def _working(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray]:
         """The working response z (offset removed) and working weights W at (η, μ)."""
-        var = self.family.variance(mu)
-        if not np.isfinite(var).all() or (var == 0).any():
+        working = self.rows.working(eta, mu)
+        if working is None:
             raise DataError("0s or NAs in V(mu): a fitted mean reached the boundary of the "
                             "family's range; check for separation")
-        # dμ/dη of the log link is μ itself (the same expression): no second exp per row
-        d = mu if self.link.name == "log" else self.link.mu_eta(eta)
-        return eta - self.offset + (self.y - mu) / d, self.wt * d ** 2 / var
+        return working
 
     def step(self, eta: FloatArray, mu: FloatArray
              ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -280,7 +279,7 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     s = _Steps(X, y, wt, offset, fe, family, link)
     aliased = np.zeros(0, dtype=np.intp)
     eta = link.linkfun(family.initialize(y, wt, link.name))
-    dev, mu = s.deviance(eta)
+    dev, mu, _ = s.deviance(eta)
     if X.shape[1] and not s.clearly_estimable(eta, mu, tol):
         aliased = _aliased(s.residuals(X, wt), X, np.sqrt(wt), tol)
     s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
@@ -370,12 +369,12 @@ def _to_optimum(s: _Steps, st: _State, maxit: int) -> None:
 def _halve(s: _Steps, new: FloatArray, old: FloatArray, maxit: int
            ) -> tuple[FloatArray, float, FloatArray]:
     """R's step-halving on η until the deviance is finite and (η, μ) valid."""
-    dev, mu = s.deviance(new)
+    dev, mu, valid = s.deviance(new)
     tries = 1
-    while not (np.isfinite(dev) and s.link.valideta(new) and s.family.validmu(mu)):
+    while not (np.isfinite(dev) and valid):
         if tries > maxit:
             raise DataError("cannot correct the step size by halving")
         tries += 1
         new = (new + old) / 2
-        dev, mu = s.deviance(new)
+        dev, mu, valid = s.deviance(new)
     return new, dev, mu
