@@ -205,9 +205,9 @@ class ReweightedDemeaner:
     def _subtract_fitted(self, r: FloatArray, x_big: FloatArray, x_small: FloatArray) -> None:
         """r −= D x, for level values x in solve order; r shape (n_obs, c), C order."""
         part = self._buffer("gathered", r.shape)
-        r -= np.take(x_big, self.big, axis=0, out=part)
+        r -= np.take(x_big, self.big, axis=0, out=part, mode="clip")  # unbuffered (codes valid)
         for col in self.rest_cols:  # one other fixed effect at a time
-            r -= np.take(x_small, col, axis=0, out=part)
+            r -= np.take(x_small, col, axis=0, out=part, mode="clip")
 
     def _factor(self, w: FloatArray) -> _Factor | None:
         """The block elimination for weights w (:meth:`_form`), kept for :meth:`_near`."""

@@ -190,10 +190,10 @@ class _Steps:
         return bool(np.isfinite(spread) and np.all(np.diag(c[0]) ** 2 >= bound * norms))
 
     def stacked(self, z: FloatArray) -> FloatArray:
-        """[z, X of the kept columns], shape (n, 1 + k), Fortran order (the column of z
-        contiguous); X copied once."""
+        """[z, X of the kept columns], shape (n, 1 + k), C order (as the weighting and the
+        level sums read it: rows contiguous); X copied once."""
         if self._stacked is None or self._stacked.shape[1] != self.kept.size + 1:
-            self._stacked = np.empty((z.size, self.kept.size + 1), order="F")
+            self._stacked = np.empty((z.size, self.kept.size + 1))
             self._stacked[:, 1:] = self.X[:, self.kept]
         self._stacked[:, 0] = z
         return self._stacked
