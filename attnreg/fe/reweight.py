@@ -37,7 +37,8 @@ import scipy.sparse.linalg as spla
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
-from attnreg.fe.reweight_pattern import Block, Pairs, pointers, transposed_dummies
+from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, pointers,
+                                         transposed_dummies)
 from attnreg.fe.solve import SINGULAR_PIVOT
 from attnreg.threads import parallel_map, row_workers
 
@@ -91,6 +92,7 @@ class ReweightedDemeaner:
         cuts[0], cuts[-1] = 0, self.n_big
         self.blocks = [Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small)
                        for lo, hi in pairwise(cuts) if hi > lo]
+        self.products = [FixedProduct() for _ in self.blocks]  # each block's B'W⁻¹B
         j, k = np.triu_indices(m, 1)
         self.own = Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small,
                             self.n_small)
@@ -233,13 +235,13 @@ class ReweightedDemeaner:
         if not (np.isfinite(root).all() and root.min() > 0):  # a level's weights underflowed
             return None
         scaled = self.cross.sums(np.repeat(w, m)) / np.repeat(root, np.diff(self.cross_ptr))
-        blocks = [b.matrices(scaled, self.cross.cols, self.n_small) for b in self.blocks]
+        blocks = [b.matrices(scaled, self.n_small) for b in self.blocks]
         diag = np.bincount(self.rest.ravel(), weights=np.repeat(w, m), minlength=self.n_small)
         off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
         free, dense = self.free, self.free.size <= DENSE_LEVELS
         parts = parallel_map(  # B'W_big^-1 B, one block of big levels per thread
-            lambda mats: _dense_gram(mats[0], mats[1], self.narrow) if dense
-            else mats[1] @ mats[0], blocks)
+            lambda job: _dense_gram(job[0][0], job[0][1], self.narrow, job[1]) if dense
+            else job[1](job[0][1], job[0][0]), list(zip(blocks, self.products, strict=True)))
         gram = sum(parts[1:], parts[0])
         if dense:
             S = -gram
@@ -255,7 +257,8 @@ class ReweightedDemeaner:
         return _Factor.sparse(sp.csc_matrix((S + S.T) * 0.5), (blocks, root), free)
 
 
-def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int) -> FloatArray:
+def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int,
+                product: FixedProduct) -> FloatArray:
     """Bs'Bs for a block of rows of Bs (and its transpose), dense, shape (n_small, n_small).
 
     The columns from ``narrow`` on (the small fixed effects) are held dense: their products
@@ -263,12 +266,12 @@ def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int) -> Float
     a big level's entries in them.
     """
     if narrow >= rows.shape[1]:
-        return np.asarray((trans @ rows).toarray())
+        return np.asarray(product(trans, rows).toarray())
     out = np.empty((rows.shape[1], rows.shape[1]))
     tail = rows[:, narrow:].toarray()  # (block, n_narrow)
     if narrow:
         head = trans[:narrow]  # the wide columns' transpose: a slice of rows, no conversion
-        out[:narrow, :narrow] = (head @ rows[:, :narrow]).toarray()
+        out[:narrow, :narrow] = product(head, rows[:, :narrow]).toarray()
         out[:narrow, narrow:] = np.asarray(head @ tail)
         out[narrow:, :narrow] = out[:narrow, narrow:].T
     out[narrow:, narrow:] = tail.T @ tail

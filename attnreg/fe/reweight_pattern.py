@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from attnreg._typing import IntArray
 
-__all__ = ["Block", "Pairs", "counting_order", "pointers", "transposed_dummies"]
+__all__ = ["Block", "FixedProduct", "Pairs", "counting_order", "pointers", "transposed_dummies"]
 
 #: keys below this are sorted by numpy's radix sort (16-bit keys)
 RADIX_KEYS = 1 << 16
@@ -74,13 +75,15 @@ class Pairs:
 @dataclass(frozen=True)
 class Block:
     """The entries of B for big levels lo … hi − 1, and how they lie in B' (the pattern of a
-    block of rows of W_big^-1/2 B and of its transpose, fixed across weights)."""
+    block of rows of W_big^-1/2 B and of its transpose, fixed across weights). The index
+    arrays are held in scipy's index type, so that no step converts them again."""
 
     lo: int
     hi: int
     start: int  # the block's first entry among B's (row-sorted) entries
     end: int
     ptr: IntArray  # (hi − lo + 1,) CSR pointers of the block's rows
+    cols: IntArray  # the block's entries' columns
     t_order: IntArray  # the block's entries in the order of its transpose
     t_rows: IntArray  # their big levels, from 0 at lo
     t_ptr: IntArray  # (n_small + 1,) CSR pointers of the transpose
@@ -90,18 +93,58 @@ class Block:
         start, end = int(ptr[lo]), int(ptr[hi])
         rows, cols = cross.rows[start:end] - lo, cross.cols[start:end]
         order = counting_order(cols, n_small)  # rows already ascending: by column, then row
-        return cls(lo, hi, start, end, ptr[lo:hi + 1] - start, order, rows[order],
-                   pointers(cols, n_small))
+        idx = _index_type(end - start, max(hi - lo, n_small))
+        return cls(lo, hi, start, end, (ptr[lo:hi + 1] - start).astype(idx), cols.astype(idx),
+                   order, rows[order].astype(idx), pointers(cols, n_small).astype(idx))
 
-    def matrices(self, data: np.ndarray, cols: IntArray, n_small: int
+    def matrices(self, data: np.ndarray, n_small: int
                  ) -> tuple[sp.csr_matrix, sp.csr_matrix, int, int]:
         """The block of rows with entries ``data`` (all of B's), its transpose, lo and hi."""
         part = data[self.start:self.end]
-        rows = sp.csr_matrix((part, cols[self.start:self.end], self.ptr),
-                             shape=(self.hi - self.lo, n_small))
+        rows = sp.csr_matrix((part, self.cols, self.ptr), shape=(self.hi - self.lo, n_small))
         trans = sp.csr_matrix((part[self.t_order], self.t_rows, self.t_ptr),
                               shape=(n_small, self.hi - self.lo))
         return rows, trans, self.lo, self.hi
+
+
+def _index_type(nnz: int, dim: int) -> type:
+    """scipy's index type for a sparse matrix of ``nnz`` entries and dimension ``dim``."""
+    return np.int32 if max(nnz, dim) < np.iinfo(np.int32).max else np.int64
+
+
+class FixedProduct:
+    """A @ B for CSR matrices whose patterns stay the same from call to call (only the
+    values change, as B'W⁻¹B's with the IRLS weights): scipy's symbolic pass, which sizes
+    the product and costs half as much as the product itself, is done on the first call
+    only. scipy's own product where its kernels are not at hand."""
+
+    def __init__(self) -> None:
+        self.nnz: int | None = None
+
+    def __call__(self, A: sp.csr_matrix, B: sp.csr_matrix) -> sp.csr_matrix:
+        """The product, shape (A.shape[0], B.shape[1])."""
+        if _kernels is None or len({A.indices.dtype, A.indptr.dtype, B.indices.dtype,
+                                    B.indptr.dtype}) != 1:
+            return sp.csr_matrix(A @ B)
+        matmat, maxnnz = _kernels
+        m, n = A.shape[0], B.shape[1]
+        if self.nnz is None:
+            self.nnz = int(maxnnz(m, n, A.indptr, A.indices, B.indptr, B.indices))
+        idx = A.indices.dtype
+        indptr, indices = np.empty(m + 1, dtype=idx), np.empty(self.nnz, dtype=idx)
+        data = np.empty(self.nnz)
+        matmat(m, n, A.indptr, A.indices, A.data, B.indptr, B.indices, B.data, indptr,
+               indices, data)
+        end = int(indptr[-1])  # entries that summed to exactly 0 are left out
+        return sp.csr_matrix((data[:end], indices[:end], indptr), shape=(m, n))
+
+
+try:  # scipy's product kernels (private; the product falls back to A @ B without them)
+    from scipy.sparse._sparsetools import csr_matmat as _matmat
+    from scipy.sparse._sparsetools import csr_matmat_maxnnz as _maxnnz
+    _kernels: tuple[Any, Any] | None = (_matmat, _maxnnz)
+except ImportError:  # pragma: no cover - another scipy layout
+    _kernels = None
 
 
 def transposed_dummies(levels: IntArray, n_levels: int, cuts: IntArray) -> list[sp.csr_matrix]:

@@ -10,7 +10,8 @@ import scipy.sparse as sp
 
 import attnreg.fe.reweight_pattern as pattern
 from attnreg.fe import FixedEffects
-from attnreg.fe.reweight_pattern import Block, Pairs, counting_order, pointers, transposed_dummies
+from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, counting_order, pointers,
+                                         transposed_dummies)
 
 
 @pytest.mark.parametrize("radix", [True, False])
@@ -48,7 +49,7 @@ def test_a_block_and_its_transpose_are_the_cross_matrix() -> None:
     block = Block.of(cross, ptr, 7, 19, 12)
     order = np.lexsort((cross.rows[block.start:block.end], cross.cols[block.start:block.end]))
     np.testing.assert_array_equal(block.t_order, order)  # the comparison sort's order
-    rows, trans, lo, hi = block.matrices(data, cross.cols, 12)
+    rows, trans, lo, hi = block.matrices(data, 12)
     np.testing.assert_array_equal(rows.toarray(), B[lo:hi])
     np.testing.assert_array_equal(trans.toarray(), B[lo:hi].T)
 
@@ -61,3 +62,17 @@ def test_transposed_dummies_in_blocks_of_levels() -> None:
     assert [b.shape for b in blocks] == [(6, 200), (8, 200)]
     np.testing.assert_array_equal(sp.vstack(blocks).toarray(), fe.dummies.T.toarray())
     assert all(b.has_sorted_indices for b in blocks)
+
+
+def test_a_fixed_pattern_product_equals_scipys_on_every_call() -> None:
+    rng = np.random.default_rng(4)
+    A = sp.random(40, 60, density=0.1, random_state=5, format="csr")
+    B = sp.random(60, 30, density=0.1, random_state=6, format="csr")
+    product = FixedProduct()
+    for _ in range(3):  # new values, the same pattern: sized on the first call only
+        A.data, B.data = rng.normal(size=A.nnz), rng.normal(size=B.nnz)
+        got = product(A, B)
+        np.testing.assert_array_equal(got.toarray(), (A @ B).toarray())
+    assert product.nnz == (A @ B).nnz
+    B.data[:] = 0.0  # every entry sums to 0: left out, as scipy does
+    assert product(A, B).nnz == 0 == (A @ B).nnz
