@@ -37,10 +37,11 @@ import scipy.sparse.linalg as spla
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
+from attnreg.fe.levelpass import BLOCK_BYTES
 from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, pointers,
                                          transposed_dummies)
 from attnreg.fe.solve import SINGULAR_PIVOT
-from attnreg.threads import parallel_map, row_workers
+from attnreg.threads import parallel_map, row_workers, scratch
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
 
@@ -193,8 +194,13 @@ class ReweightedDemeaner:
         return buf[:size].reshape(shape)
 
     def _weighted(self, V: FloatArray, w: FloatArray) -> FloatArray:
-        """W V in a work array, C order (as the sparse products want it)."""
-        return np.multiply(w[:, None], V, out=self._buffer("weighted", V.shape))
+        """W V in a work array, C order (as the sparse products want it); chunks of rows on
+        threads."""
+        out = self._buffer("weighted", V.shape)
+        step = max(1, -(-V.shape[0] // max(1, row_workers())))
+        parallel_map(lambda lo: np.multiply(w[lo:lo + step, None], V[lo:lo + step],
+                                            out=out[lo:lo + step]), range(0, V.shape[0], step))
+        return out
 
     def _sums(self, V: FloatArray, w: FloatArray) -> FloatArray:
         """D'WV, levels in solve order (the largest fixed effect's first), shape (G, c)."""
@@ -205,11 +211,25 @@ class ReweightedDemeaner:
         return np.vstack(parallel_map(lambda part: np.asarray(part @ wV), self.dummies_t))
 
     def _subtract_fitted(self, r: FloatArray, x_big: FloatArray, x_small: FloatArray) -> None:
-        """r −= D x, for level values x in solve order; r shape (n_obs, c), C order."""
-        part = self._buffer("gathered", r.shape)
-        r -= np.take(x_big, self.big, axis=0, out=part, mode="clip")  # unbuffered (codes valid)
-        for col in self.rest_cols:  # one other fixed effect at a time
-            r -= np.take(x_small, col, axis=0, out=part, mode="clip")
+        """r −= D x, for level values x in solve order; r shape (n_obs, c), C order.
+
+        In blocks of rows (:data:`attnreg.fe.levelpass.BLOCK_BYTES`), each block's gathered
+        level values in a buffer that stays in cache; groups of blocks on threads."""
+        n, c = r.shape
+        step = max(1, BLOCK_BYTES // (8 * c))
+        starts = list(range(0, n, step))
+        per = -(-len(starts) // max(1, row_workers()))
+
+        def group(first: int) -> None:
+            buf = scratch("reweight-gathered", (step, c))
+            for lo in starts[first:first + per]:
+                hi = min(lo + step, n)
+                block, part = r[lo:hi], buf[:hi - lo]
+                block -= np.take(x_big, self.big[lo:hi], axis=0, out=part, mode="clip")
+                for col in self.rest_cols:  # one other fixed effect at a time (codes valid)
+                    block -= np.take(x_small, col[lo:hi], axis=0, out=part, mode="clip")
+
+        parallel_map(group, range(0, len(starts), per))
 
     def _factor(self, w: FloatArray) -> _Factor | None:
         """The block elimination for weights w (:meth:`_form`), kept for :meth:`_near`."""

@@ -186,3 +186,15 @@ def test_each_fixed_effect_reaches_its_own_rounding_floor(
     sums = np.maximum.reduceat(np.abs(D.T @ (near[:, None] * r)), starts, axis=0)
     scale = np.maximum.reduceat(D.T @ (near[:, None] * np.abs(V)), starts, axis=0)
     assert np.all(sums / scale <= demeaner.floors[:, None])
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_row_passes_in_blocks_on_threads_give_the_same_residuals(
+        workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rw, "BLOCK_BYTES", 8 * 3 * 50)  # blocks of 50 rows: 18 of them
+    monkeypatch.setattr(rw, "row_workers", lambda: workers)
+    fe, V, w = _panel(3, seed=11)
+    r, exact = ReweightedDemeaner(fe).residuals(V, w)
+    assert exact
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, w), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())
