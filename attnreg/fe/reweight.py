@@ -38,7 +38,7 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
 from attnreg.fe.levelpass import BLOCK_BYTES
-from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, pointers,
+from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, Split, pointers,
                                          transposed_dummies)
 from attnreg.fe.solve import SINGULAR_PIVOT
 from attnreg.threads import parallel_map, row_workers, scratch
@@ -91,8 +91,8 @@ class ReweightedDemeaner:
         workers = max(1, min(row_workers(), self.cross.rows.size // BLOCK_ENTRIES))
         cuts = np.searchsorted(self.cross_ptr, np.linspace(0, self.cross.rows.size, workers + 1))
         cuts[0], cuts[-1] = 0, self.n_big
-        self.blocks = [Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small)
-                       for lo, hi in pairwise(cuts) if hi > lo]
+        self.blocks = [Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small,
+                                self.narrow) for lo, hi in pairwise(cuts) if hi > lo]
         self.products = [FixedProduct() for _ in self.blocks]  # each block's B'W⁻¹B
         j, k = np.triu_indices(m, 1)
         self.own = Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small,
@@ -260,8 +260,9 @@ class ReweightedDemeaner:
         off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
         free, dense = self.free, self.free.size <= DENSE_LEVELS
         parts = parallel_map(  # B'W_big^-1 B, one block of big levels per thread
-            lambda job: _dense_gram(job[0][0], job[0][1], self.narrow, job[1]) if dense
-            else job[1](job[0][1], job[0][0]), list(zip(blocks, self.products, strict=True)))
+            lambda job: _dense_gram(job[0][0], job[0][1], self.narrow, job[1], job[2]) if dense
+            else job[1](job[0][1], job[0][0]),
+            list(zip(blocks, self.products, [b.split for b in self.blocks], strict=True)))
         gram = sum(parts[1:], parts[0])
         if dense:
             S = -gram
@@ -278,20 +279,26 @@ class ReweightedDemeaner:
 
 
 def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int,
-                product: FixedProduct) -> FloatArray:
+                product: FixedProduct, split: Split | None) -> FloatArray:
     """Bs'Bs for a block of rows of Bs (and its transpose), dense, shape (n_small, n_small).
 
     The columns from ``narrow`` on (the small fixed effects) are held dense: their products
     are sparse times dense and a dense product, so the cost does not grow with the square of
-    a big level's entries in them.
+    a big level's entries in them. ``split`` (the block's) says where its entries lie.
     """
-    if narrow >= rows.shape[1]:
+    n = rows.shape[1]
+    if narrow >= n or split is None:
         return np.asarray(product(trans, rows).toarray())
-    out = np.empty((rows.shape[1], rows.shape[1]))
-    tail = rows[:, narrow:].toarray()  # (block, n_narrow)
+    out = np.empty((n, n))
+    tail = np.zeros((rows.shape[0], n - narrow))  # (block, n_narrow)
+    tail.ravel()[split.tail_cells] = rows.data[split.tail]
     if narrow:
-        head = trans[:narrow]  # the wide columns' transpose: a slice of rows, no conversion
-        out[:narrow, :narrow] = product(head, rows[:, :narrow]).toarray()
+        end = split.head_end  # the wide columns' transpose: its first rows, no copy
+        head = sp.csr_matrix((trans.data[:end], trans.indices[:end], trans.indptr[:narrow + 1]),
+                             shape=(narrow, rows.shape[0]))
+        wide = sp.csr_matrix((rows.data[split.wide], split.wide_cols, split.wide_ptr),
+                             shape=(rows.shape[0], narrow))
+        out[:narrow, :narrow] = product(head, wide).toarray()
         out[:narrow, narrow:] = np.asarray(head @ tail)
         out[narrow:, :narrow] = out[:narrow, narrow:].T
     out[narrow:, narrow:] = tail.T @ tail

@@ -19,10 +19,13 @@ import scipy.sparse as sp
 
 from attnreg._typing import IntArray
 
-__all__ = ["Block", "FixedProduct", "Pairs", "counting_order", "pointers", "transposed_dummies"]
+__all__ = ["Block", "FixedProduct", "Pairs", "Split", "counting_order", "pointers",
+           "transposed_dummies"]
 
 #: keys below this are sorted by numpy's radix sort (16-bit keys)
 RADIX_KEYS = 1 << 16
+#: pairs of levels are counted in a table of all pairs up to this many cells (32 MB)
+TABLE_CELLS = 1 << 22
 
 
 def counting_order(keys: IntArray, n_keys: int) -> IntArray:
@@ -57,7 +60,14 @@ class Pairs:
     @classmethod
     def of(cls, rows: IntArray, cols: IntArray, n_rows: int, n_cols: int) -> Pairs:
         """The pairs of ``rows`` (< n_rows) and ``cols`` (< n_cols), as ``np.unique`` of
-        row · n_cols + col with its inverse would give them."""
+        row · n_cols + col with its inverse would give them: counted in a table of all
+        pairs when it has at most :data:`TABLE_CELLS` cells, else by two counting sorts."""
+        if n_rows * n_cols <= TABLE_CELLS:
+            keys = rows.astype(np.int64) * n_cols + cols
+            present = np.bincount(keys, minlength=n_rows * n_cols) > 0
+            found = np.flatnonzero(present)
+            ids = np.cumsum(present) - 1
+            return cls(found // n_cols, found % n_cols, ids[keys].astype(np.intp))
         order = counting_order(cols, n_cols)
         order = order[counting_order(rows[order], n_rows)]  # by row, then column
         r, c = rows[order], cols[order]
@@ -87,15 +97,27 @@ class Block:
     t_order: IntArray  # the block's entries in the order of its transpose
     t_rows: IntArray  # their big levels, from 0 at lo
     t_ptr: IntArray  # (n_small + 1,) CSR pointers of the transpose
+    split: Split | None = None  # where the entries lie in the wide and the narrow columns
 
     @classmethod
-    def of(cls, cross: Pairs, ptr: IntArray, lo: int, hi: int, n_small: int) -> Block:
+    def of(cls, cross: Pairs, ptr: IntArray, lo: int, hi: int, n_small: int,
+           narrow: int | None = None) -> Block:
+        """Block of big levels lo … hi − 1; its columns from ``narrow`` on are held dense
+        (:class:`Split`; None: none are)."""
         start, end = int(ptr[lo]), int(ptr[hi])
         rows, cols = cross.rows[start:end] - lo, cross.cols[start:end]
         order = counting_order(cols, n_small)  # rows already ascending: by column, then row
         idx = _index_type(end - start, max(hi - lo, n_small))
+        t_ptr: IntArray = pointers(cols, n_small).astype(idx)
+        split = None
+        if narrow is not None and narrow < n_small:
+            wide = np.flatnonzero(cols < narrow)
+            tail = np.flatnonzero(cols >= narrow)
+            split = Split(wide, cols[wide].astype(idx), pointers(rows[wide], hi - lo).astype(idx),
+                          tail, rows[tail] * (n_small - narrow) + cols[tail] - narrow,
+                          int(t_ptr[narrow]))
         return cls(lo, hi, start, end, (ptr[lo:hi + 1] - start).astype(idx), cols.astype(idx),
-                   order, rows[order].astype(idx), pointers(cols, n_small).astype(idx))
+                   order, rows[order].astype(idx), t_ptr, split)
 
     def matrices(self, data: np.ndarray, n_small: int
                  ) -> tuple[sp.csr_matrix, sp.csr_matrix, int, int]:
@@ -105,6 +127,19 @@ class Block:
         trans = sp.csr_matrix((part[self.t_order], self.t_rows, self.t_ptr),
                               shape=(n_small, self.hi - self.lo))
         return rows, trans, self.lo, self.hi
+
+
+@dataclass(frozen=True)
+class Split:
+    """A block's entries in its wide columns (below ``narrow``: a sparse matrix) and in its
+    narrow ones (a dense table), found once instead of slicing the columns at every step."""
+
+    wide: IntArray  # the block's entries in the wide columns
+    wide_cols: IntArray  # their columns
+    wide_ptr: IntArray  # (hi − lo + 1,) their CSR pointers
+    tail: IntArray  # the block's entries in the narrow columns
+    tail_cells: IntArray  # their cells in the flat (hi − lo) × (n_small − narrow) table
+    head_end: int  # the transpose's entries in the wide columns' rows (its first ones)
 
 
 def _index_type(nnz: int, dim: int) -> type:

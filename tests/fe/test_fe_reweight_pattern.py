@@ -23,11 +23,13 @@ def test_counting_order_is_the_stable_sort(radix: bool, monkeypatch: pytest.Monk
     np.testing.assert_array_equal(counting_order(keys, n_keys), np.argsort(keys, kind="stable"))
 
 
-@pytest.mark.parametrize("radix", [True, False])
-def test_pairs_are_numpy_unique_with_its_inverse(radix: bool,
+@pytest.mark.parametrize(("radix", "table"), [(True, True), (True, False), (False, False)])
+def test_pairs_are_numpy_unique_with_its_inverse(radix: bool, table: bool,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     if not radix:
         monkeypatch.setattr(pattern, "RADIX_KEYS", 0)
+    if not table:
+        monkeypatch.setattr(pattern, "TABLE_CELLS", 0)  # the counting sorts
     rng = np.random.default_rng(1)
     rows, cols = rng.integers(0, 40, 3000), rng.integers(0, 25, 3000)  # many duplicates
     got = Pairs.of(rows, cols, 40, 25)
@@ -76,3 +78,22 @@ def test_a_fixed_pattern_product_equals_scipys_on_every_call() -> None:
     assert product.nnz == (A @ B).nnz
     B.data[:] = 0.0  # every entry sums to 0: left out, as scipy does
     assert product(A, B).nnz == 0 == (A @ B).nnz
+
+
+def test_a_split_block_gives_its_wide_and_narrow_columns() -> None:
+    rng = np.random.default_rng(7)
+    big, small = rng.integers(0, 30, 900), rng.integers(0, 15, 900)
+    cross = Pairs.of(big, small, 30, 15)
+    data = rng.uniform(size=cross.rows.size)
+    block = Block.of(cross, pointers(cross.rows, 30), 4, 25, 15, narrow=10)
+    rows, trans, _, _ = block.matrices(data, 15)
+    split = block.split
+    assert split is not None
+    wide = sp.csr_matrix((rows.data[split.wide], split.wide_cols, split.wide_ptr),
+                         shape=(21, 10))
+    np.testing.assert_array_equal(wide.toarray(), rows.toarray()[:, :10])
+    tail = np.zeros((21, 5))
+    tail.ravel()[split.tail_cells] = rows.data[split.tail]
+    np.testing.assert_array_equal(tail, rows.toarray()[:, 10:])
+    assert split.head_end == trans[:10].nnz
+    assert Block.of(cross, pointers(cross.rows, 30), 4, 25, 15).split is None
