@@ -254,9 +254,10 @@ class ReweightedDemeaner:
         root = np.sqrt(np.bincount(self.big, weights=w, minlength=self.n_big))
         if not (np.isfinite(root).all() and root.min() > 0):  # a level's weights underflowed
             return None
-        scaled = self.cross.sums(np.repeat(w, m)) / np.repeat(root, np.diff(self.cross_ptr))
+        wm = np.repeat(w, m)  # the weight of each (row, other fixed effect)
+        scaled = self.cross.sums(wm) / np.repeat(root, np.diff(self.cross_ptr))
         blocks = [b.matrices(scaled, self.n_small) for b in self.blocks]
-        diag = np.bincount(self.rest.ravel(), weights=np.repeat(w, m), minlength=self.n_small)
+        diag = np.bincount(self.rest.ravel(), weights=wm, minlength=self.n_small)
         off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
         free, dense = self.free, self.free.size <= DENSE_LEVELS
         parts = parallel_map(  # B'W_big^-1 B, one block of big levels per thread
