@@ -126,6 +126,16 @@ def _aliased(Xd: FloatArray, X: FloatArray, w: FloatArray, tol: float) -> IntArr
     return np.asarray(aliased, dtype=np.intp)
 
 
+def _clear(gram: FloatArray, X: FloatArray, w: FloatArray, bound: float) -> bool:
+    """Whether every Cholesky pivot of ``gram`` (X's columns residualised, weights w), squared,
+    is at least ``bound`` times the column's squared weighted norm."""
+    try:
+        c = cho_factor(gram, check_finite=False)
+    except LinAlgError:
+        return False
+    return bool(np.all(np.diag(c[0]) ** 2 >= bound * np.einsum("ij,ij,i->j", X, X, w)))
+
+
 class _Steps:
     """Scoring steps on demeaned working responses, and R's step-halving on η."""
 
@@ -169,25 +179,24 @@ class _Steps:
         the test change with the weights by at most their ratio (a weighted least-squares
         residual under wt is at least that under W divided by max W/wt, a weighted norm at
         most that under W divided by min W/wt), so the bound is tightened by
-        max(W/wt) / min(W/wt) and holds for the prior weights.
+        max(W/wt) / min(W/wt) and holds for the prior weights. Where that spread eats the
+        margin (counts over many orders of magnitude), the normal equations with the prior
+        weights themselves decide (one factor more).
         """
         if self.levels is None:
             return False
+        floor = max(tol ** 2, ESTIMABLE_FLOOR)
         z, W = self._working(eta, mu)
         normal = self.levels.normal_equations(self.stacked(z), W)
-        if normal is None:
-            return False
-        self._first = (eta, normal)
-        live = self.wt > 0
-        ratio = W[live] / self.wt[live]
-        spread = float(ratio.max() / ratio.min()) if ratio.size else np.inf
-        try:
-            c = cho_factor(normal.gram[1:, 1:], check_finite=False)
-        except LinAlgError:
-            return False
-        norms = np.einsum("ij,ij,i->j", self.X, self.X, W)
-        bound = spread * max(tol ** 2, ESTIMABLE_FLOOR)
-        return bool(np.isfinite(spread) and np.all(np.diag(c[0]) ** 2 >= bound * norms))
+        if normal is not None:
+            self._first = (eta, normal)
+            live = self.wt > 0
+            ratio = W[live] / self.wt[live]
+            spread = float(ratio.max() / ratio.min()) if ratio.size else np.inf
+            if np.isfinite(spread) and _clear(normal.gram[1:, 1:], self.X, W, spread * floor):
+                return True
+        prior = self.levels.normal_equations(self.X, self.wt)
+        return prior is not None and _clear(prior.gram, self.X, self.wt, floor)
 
     def stacked(self, z: FloatArray) -> FloatArray:
         """[z, X of the kept columns], shape (n, 1 + k), C order (as the weighting and the

@@ -286,25 +286,24 @@ def test_three_fixed_effects_with_weights_and_offset_form_one_factor_per_normal_
     assert fit.iter_r == dummy.fit.iter_r and fit.demeaned
 
 
-def test_widely_spread_working_weights_leave_the_aliasing_to_the_exact_check(
-        panel: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first step's working weights differ from the prior weights by up to their spread
-    (Poisson: y + 0.1); when that spread eats the margin, the exact check decides."""
+@pytest.mark.parametrize(("scale", "factors"), [(1, 1), (1000, 2)])
+def test_the_aliasing_check_reads_the_first_steps_normal_equations(
+        panel: pd.DataFrame, scale: int, factors: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first step's working weights differ from the prior weights by at most their spread
+    (Poisson: W/wt = y + 0.1); within the margin the first step's normal equations decide
+    (no factor of their own), beyond it those with the prior weights do (one factor more)."""
+    import attnreg.fe.reweight as rw
     import attnreg.glm.fe_irls as fe_irls_module
 
-    checked: list[int] = []
-    exact_check = fe_irls_module._aliased
-
-    def spy(*args: Any) -> Any:
-        out = exact_check(*args)
-        checked.append(len(out))
-        return out
-
-    monkeypatch.setattr(fe_irls_module, "_aliased", spy)
-    monkeypatch.setattr(fe_irls_module, "ESTIMABLE_FLOOR", 1e-3)  # W/wt = y + 0.1 spans 1e5
-    big = panel.assign(y=panel.y * 1000)
-    fit = _fit(big, "y", ["x", "z"], "poisson", "log")
-    assert checked == [0] and fit.kept.tolist() == [0, 1]
-    dummy = _dummy(big, "y ~ x + z", method="poisson")
-    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
-    assert_allclose(_se(fit), dummy.std_err[["x", "z"]], rtol=RTOL_EXACT)
+    monkeypatch.setattr(fe_irls_module, "ESTIMABLE_FLOOR", 1e-3)  # y·1000: a spread of 1e5
+    calls: list[int] = []
+    factor = rw.ReweightedDemeaner._factor
+    monkeypatch.setattr(rw.ReweightedDemeaner, "_factor",
+                        lambda self, w: calls.append(1) or factor(self, w))
+    fe = FixedEffects.from_columns([panel.g.to_numpy(), panel.h.to_numpy()])
+    y = panel.y.to_numpy(float) * scale
+    n = len(y)
+    steps = fe_irls_module._Steps(panel[["x", "z"]].to_numpy(), y, np.ones(n), np.zeros(n), fe,
+                                  FAMILIES["poisson"], LINKS["log"])
+    eta = np.log(y + 0.1)  # R's start
+    assert steps.clearly_estimable(eta, np.exp(eta), 1e-7) and len(calls) == factors
