@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from itertools import pairwise
 
 import numpy as np
@@ -256,14 +257,20 @@ class ReweightedDemeaner:
             return None
         wm = np.repeat(w, m)  # the weight of each (row, other fixed effect)
         scaled = self.cross.sums(wm) / np.repeat(root, np.diff(self.cross_ptr))
-        blocks = [b.matrices(scaled, self.n_small) for b in self.blocks]
         diag = np.bincount(self.rest.ravel(), weights=wm, minlength=self.n_small)
         off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
         free, dense = self.free, self.free.size <= DENSE_LEVELS
-        parts = parallel_map(  # B'W_big^-1 B, one block of big levels per thread
-            lambda job: _dense_gram(job[0][0], job[0][1], self.narrow, job[1], job[2]) if dense
-            else job[1](job[0][1], job[0][0]),
-            list(zip(blocks, self.products, [b.split for b in self.blocks], strict=True)))
+
+        def block(k: int) -> tuple[tuple[sp.csr_matrix, sp.csr_matrix, int, int], Any]:
+            """Block k's matrices and its part of B'W_big⁻¹B (one block per thread)."""
+            mats = self.blocks[k].matrices(scaled, self.n_small)
+            if dense:
+                return mats, _dense_gram(mats[0], mats[1], self.narrow, self.products[k],
+                                         self.blocks[k].split)
+            return mats, self.products[k](mats[1], mats[0])
+
+        done = parallel_map(block, range(len(self.blocks)))
+        blocks, parts = [d[0] for d in done], [d[1] for d in done]
         gram = sum(parts[1:], parts[0])
         if dense:
             S = -gram
