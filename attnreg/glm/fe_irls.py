@@ -223,9 +223,9 @@ class _Steps:
         if not np.isfinite(resid).all():
             raise DataError("the working weights of some rows underflowed (fitted means at the "
                             "boundary of the family's range); check for separation")
-        zt, Xt = resid[:, 0], np.ascontiguousarray(resid[:, 1:])
+        zt, Xt = resid[:, 0], resid[:, 1:]  # views: the QR reads its columns of resid
         k = self.kept.size
-        R = streaming_r(Xt, zt, np.arange(k), np.zeros(k), np.sqrt(W), 0.0)
+        R = streaming_r(resid, zt, np.arange(1, k + 1), np.zeros(k + 1), np.sqrt(W), 0.0)
         r = np.triu(R[:k, :k])
         beta = solve_triangular(r, R[:k, k]) if k else np.zeros(0)
         fit = Xt @ beta
