@@ -63,11 +63,21 @@ def _namespace() -> dict[str, Any]:
     return {**names, "lag": lag, "lags": lags, "diff": diff}
 
 
+def _effect_frame(data: pd.DataFrame, parts: FormulaParts) -> pd.DataFrame:
+    """The columns the fixed-effect terms read, so that a selection of rows copies those
+    only (the whole data when one is absent: the error then lists the columns there are)."""
+    needed = list(dict.fromkeys(c for t in parts.fixed_effect_terms
+                                for c in (*t.columns, *t.slopes)))
+    if len(needed) < data.shape[1] and all(c in data.columns for c in needed):
+        return data[needed]
+    return data
+
+
 def _rows(design: Design, data: pd.DataFrame, parts: FormulaParts, rm: str,
           na_action: str) -> tuple[FrameEffects, BoolArray, int]:
     """The fixed effects of the design's rows, the rows kept, and the singletons removed."""
     rows = design.data_rows if design.data_rows is not None else np.arange(design.n_obs)
-    frame = data.iloc[rows]
+    frame = _effect_frame(data, parts).iloc[rows]
     got = fixed_effects_of_frame(frame, parts.fixed_effect_terms)
     if na_action == "raise" and not got.keep.all():
         first = int(np.flatnonzero(~got.keep)[0])
@@ -131,5 +141,6 @@ def absorbed_design(request: Any, parts: FormulaParts, rm: str = "none",
         design = dataclasses.replace(
             build_design(parts.model, data, subset=mask, **build),  # type: ignore[arg-type]
             dropped_labels=first.dropped_labels, n_subset_excluded=first.n_subset_excluded)
-        got = fixed_effects_of_frame(data.iloc[np.flatnonzero(mask)], parts.fixed_effect_terms)
+        got = fixed_effects_of_frame(_effect_frame(data, parts).iloc[np.flatnonzero(mask)],
+                                     parts.fixed_effect_terms)
     return design, got, n_single, n_missing

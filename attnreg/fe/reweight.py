@@ -11,12 +11,24 @@ levels, sparse LU otherwise. As in :func:`attnreg.fe.demean.demean`, the solve i
 the residual (three passes at most) until every level's weighted residual sum is at the
 rounding floor; a factor that is singular to rounding (nested fixed effects), or a residual
 short of the floor, is reported so that the caller falls back to the general demeaning.
+The floor is each fixed effect's own: 4 eps √(its largest level's rows) times its largest
+level sum of |V|. (One floor for all, set by the largest levels, would let the levels of a
+few rows keep an error thousands of times their rounding when another fixed effect has
+levels of 50,000 rows: the scoring steps' η then stalls at 1e-9.)
+
+The last factor is kept: residuals for weights w within :data:`REUSE_CHANGE` of its weights
+w₀ (relative, row by row: an IRLS step near the optimum) refine with it instead of forming S
+again. The passes still test the level sums under w, so the residuals are w's to the
+rounding floor; only the rate changes: the eigenvalues of (D'W₀D)⁻¹D'WD lie between the
+smallest and largest w/w₀, so each pass shrinks the error by at least max|w/w₀ − 1|. After
+three passes short of the floor a fresh factor takes over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from itertools import pairwise
 
 import numpy as np
@@ -26,39 +38,21 @@ import scipy.sparse.linalg as spla
 from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
-from attnreg.fe.solve import SINGULAR_PIVOT, _first_per_component
-from attnreg.threads import parallel_map, row_workers
+from attnreg.fe.levelpass import BLOCK_BYTES
+from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, Split, pointers,
+                                         transposed_dummies)
+from attnreg.fe.solve import SINGULAR_PIVOT
+from attnreg.threads import parallel_map, row_workers, scratch
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
 
 #: the fewest entries of B per thread forming S (fewer: one thread)
 BLOCK_ENTRIES = 1 << 17
+#: a factor is reused for new weights that differ from its own by at most this (relative)
+REUSE_CHANGE = 1e-5
 #: the rest's levels up to which S is factored dense (Cholesky; 72 MB at 3,000 levels)
 DENSE_LEVELS = 3000
 _EPS = float(np.finfo(np.float64).eps)
-
-
-def _pointers(rows: IntArray, n_rows: int) -> IntArray:
-    """CSR row pointers of entries sorted by ``rows``, shape (n_rows + 1,)."""
-    return np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))]).astype(np.int64)
-
-
-@dataclass(frozen=True)
-class _Pairs:
-    """The distinct (row key, column key) pairs among N·m entries, and each entry's pair."""
-
-    rows: IntArray  # (n_pairs,) sorted by row, then column
-    cols: IntArray  # (n_pairs,)
-    entry: IntArray  # (n_entries,) the pair of each entry
-
-    @classmethod
-    def of(cls, rows: IntArray, cols: IntArray, n_cols: int) -> _Pairs:
-        keys, entry = np.unique(rows.astype(np.int64) * n_cols + cols, return_inverse=True)
-        return cls(keys // n_cols, keys % n_cols, entry.reshape(-1))
-
-    def sums(self, w: FloatArray) -> FloatArray:
-        """The weights summed per pair, shape (n_pairs,)."""
-        return np.bincount(self.entry, weights=w, minlength=self.rows.size).astype(np.float64)
 
 
 class ReweightedDemeaner:
@@ -85,6 +79,7 @@ class ReweightedDemeaner:
         sizes = [fe.n_levels[k] for k in order[1:]]
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.rest = np.column_stack([fe.codes[k] + starts[j] for j, k in enumerate(order[1:])])
+        self.rest_cols = [np.ascontiguousarray(c) for c in self.rest.T]  # (n_obs,) each
         self.n_small = int(starts[-1])
         # the other fixed effects narrow enough for B's columns of them to be held dense (the
         # smallest come last): their levels from here on
@@ -92,26 +87,31 @@ class ReweightedDemeaner:
                   if all(self.n_big * s <= DENSE_TABLE for s in sizes[j:])]
         self.narrow = narrow[0] if narrow else self.n_small
         m = self.rest.shape[1]
-        self.cross = _Pairs.of(np.repeat(self.big, m), self.rest.ravel(), self.n_small)
-        self.cross_ptr = _pointers(self.cross.rows, self.n_big)
+        self.cross = Pairs.of(np.repeat(self.big, m), self.rest.ravel(), self.n_big, self.n_small)
+        self.cross_ptr = pointers(self.cross.rows, self.n_big)
         workers = max(1, min(row_workers(), self.cross.rows.size // BLOCK_ENTRIES))
         cuts = np.searchsorted(self.cross_ptr, np.linspace(0, self.cross.rows.size, workers + 1))
         cuts[0], cuts[-1] = 0, self.n_big
-        self.blocks = [_Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small)
-                       for lo, hi in pairwise(cuts) if hi > lo]
+        self.blocks = [Block.of(self.cross, self.cross_ptr, int(lo), int(hi), self.n_small,
+                                self.narrow) for lo, hi in pairwise(cuts) if hi > lo]
+        self.products = [FixedProduct() for _ in self.blocks]  # each block's B'W⁻¹B
         j, k = np.triu_indices(m, 1)
-        self.own = _Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small)
-        grounded = np.concatenate([_first_per_component(
-            fe.codes[order[0]], fe.codes[order[1]], fe.n_levels[order[0]], fe.n_levels[order[1]]),
-            starts[1:-1]])
+        self.own = Pairs.of(self.rest[:, j].ravel(), self.rest[:, k].ravel(), self.n_small,
+                            self.n_small)
+        grounded = np.concatenate([  # the components are the fit's (shared with its df)
+            fe.first_per_component(order[0], order[1]), starts[1:-1]])
         self.free = np.setdiff1d(np.arange(self.n_small), grounded)
-        positions = np.concatenate([np.arange(fe.offsets[k], fe.offsets[k + 1])
-                                    for k in order])  # level order: big, then rest
-        dummies_t = sp.csr_matrix(fe.dummies.T)[positions]  # (G, N), for the level sums
-        cuts = np.linspace(0, dummies_t.shape[0], workers + 1).astype(np.int64)
-        self.dummies_t = [dummies_t[lo:hi] for lo, hi in pairwise(cuts)]
+        n_levels = self.n_big + self.n_small  # level order: big, then rest
+        levels = np.column_stack([self.big, self.rest + self.n_big])
+        self.dummies_t = transposed_dummies(levels, n_levels, np.linspace(
+            0, n_levels, workers + 1).astype(np.int64))
+        # the rounding floor of each fixed effect's level sums: its levels' weighted sums
+        # of |V| at most, times 4 eps √(its largest level's rows)
+        self.starts = np.concatenate([[0], self.n_big + starts]).astype(np.intp)
+        counts = np.bincount(levels.ravel(), minlength=n_levels)
+        self.floors = 4 * _EPS * np.sqrt(np.maximum.reduceat(counts, self.starts[:-1]))
         self._buffers: dict[str, FloatArray] = {}
-        self.floor = float(4 * _EPS * np.sqrt(np.diff(dummies_t.indptr).max()))
+        self._last: tuple[FloatArray, _Factor] | None = None  # weights and factor of the last
 
     @staticmethod
     def applies(fe: FixedEffects) -> bool:
@@ -135,19 +135,27 @@ class ReweightedDemeaner:
             the grounded Schur complement is singular or a level's weights underflow: then
             ``resid`` is V unchanged).
         """
-        factor = self._factor(w)
+        factor, fresh = self._near(w), False
         if factor is None:
-            return V, False
-        scale = self._sums(np.abs(V), w).max(axis=0)
-        scale[scale == 0] = 1.0
+            factor, fresh = self._factor(w), True
+            if factor is None:
+                return V, False
+        scale = np.maximum.reduceat(self._sums(np.abs(V), w), self.starts[:-1], axis=0)
+        scale[scale == 0] = 1.0  # (K, c): the largest level sum of |V| per fixed effect
         r = np.array(V, dtype=np.float64, order="C")  # not V: the caller's
         b = self._sums(r, w)
-        for _ in range(3):
+        for attempt in range(6):
+            if attempt == 3:  # a reused factor that fell short: a fresh one, from here on
+                factor = None if fresh else self._factor(w)
+                if factor is None:
+                    return r, False
+                fresh = True
             self._subtract_fitted(r, *factor.solve(b[:self.n_big], b[self.n_big:]))
             b = self._sums(r, w)
             if not np.isfinite(b).all():
                 return V, False
-            if np.all(np.abs(b).max(axis=0) / scale <= self.floor):
+            if np.all(np.maximum.reduceat(np.abs(b), self.starts[:-1], axis=0) / scale
+                      <= self.floors[:, None]):
                 return r, True
         return r, False
 
@@ -187,8 +195,13 @@ class ReweightedDemeaner:
         return buf[:size].reshape(shape)
 
     def _weighted(self, V: FloatArray, w: FloatArray) -> FloatArray:
-        """W V in a work array, C order (as the sparse products want it)."""
-        return np.multiply(w[:, None], V, out=self._buffer("weighted", V.shape))
+        """W V in a work array, C order (as the sparse products want it); chunks of rows on
+        threads."""
+        out = self._buffer("weighted", V.shape)
+        step = max(1, -(-V.shape[0] // max(1, row_workers())))
+        parallel_map(lambda lo: np.multiply(w[lo:lo + step, None], V[lo:lo + step],
+                                            out=out[lo:lo + step]), range(0, V.shape[0], step))
+        return out
 
     def _sums(self, V: FloatArray, w: FloatArray) -> FloatArray:
         """D'WV, levels in solve order (the largest fixed effect's first), shape (G, c)."""
@@ -199,26 +212,65 @@ class ReweightedDemeaner:
         return np.vstack(parallel_map(lambda part: np.asarray(part @ wV), self.dummies_t))
 
     def _subtract_fitted(self, r: FloatArray, x_big: FloatArray, x_small: FloatArray) -> None:
-        """r −= D x, for level values x in solve order; r shape (n_obs, c), C order."""
-        part = self._buffer("gathered", r.shape)
-        r -= np.take(x_big, self.big, axis=0, out=part)
-        for col in self.rest.T:  # one other fixed effect at a time
-            r -= np.take(x_small, col, axis=0, out=part)
+        """r −= D x, for level values x in solve order; r shape (n_obs, c), C order.
+
+        In blocks of rows (:data:`attnreg.fe.levelpass.BLOCK_BYTES`), each block's gathered
+        level values in a buffer that stays in cache; groups of blocks on threads."""
+        n, c = r.shape
+        step = max(1, BLOCK_BYTES // (8 * c))
+        starts = list(range(0, n, step))
+        per = -(-len(starts) // max(1, row_workers()))
+
+        def group(first: int) -> None:
+            buf = scratch("reweight-gathered", (step, c))
+            for lo in starts[first:first + per]:
+                hi = min(lo + step, n)
+                block, part = r[lo:hi], buf[:hi - lo]
+                block -= np.take(x_big, self.big[lo:hi], axis=0, out=part, mode="clip")
+                for col in self.rest_cols:  # one other fixed effect at a time (codes valid)
+                    block -= np.take(x_small, col[lo:hi], axis=0, out=part, mode="clip")
+
+        parallel_map(group, range(0, len(starts), per))
 
     def _factor(self, w: FloatArray) -> _Factor | None:
+        """The block elimination for weights w (:meth:`_form`), kept for :meth:`_near`."""
+        factor = self._form(w)
+        self._last = None if factor is None else (w, factor)
+        return factor
+
+    def _near(self, w: FloatArray) -> _Factor | None:
+        """The last factor, if its weights are within :data:`REUSE_CHANGE` of w (relative,
+        on every row): refining with it gains at least five digits a pass (module
+        docstring). Else None."""
+        if self._last is None or self._last[0].shape != w.shape:
+            return None
+        old, factor = self._last
+        with np.errstate(divide="ignore", invalid="ignore"):
+            change = np.abs(w - old) / old
+        return factor if bool(np.all(change <= REUSE_CHANGE)) else None
+
+    def _form(self, w: FloatArray) -> _Factor | None:
         """The block elimination for weights w: S formed and factored on the free levels."""
         m = self.rest.shape[1]
         root = np.sqrt(np.bincount(self.big, weights=w, minlength=self.n_big))
         if not (np.isfinite(root).all() and root.min() > 0):  # a level's weights underflowed
             return None
-        scaled = self.cross.sums(np.repeat(w, m)) / np.repeat(root, np.diff(self.cross_ptr))
-        blocks = [b.matrices(scaled, self.cross.cols, self.n_small) for b in self.blocks]
-        diag = np.bincount(self.rest.ravel(), weights=np.repeat(w, m), minlength=self.n_small)
+        wm = np.repeat(w, m)  # the weight of each (row, other fixed effect)
+        scaled = self.cross.sums(wm) / np.repeat(root, np.diff(self.cross_ptr))
+        diag = np.bincount(self.rest.ravel(), weights=wm, minlength=self.n_small)
         off = self.own.sums(np.repeat(w, m * (m - 1) // 2))
         free, dense = self.free, self.free.size <= DENSE_LEVELS
-        parts = parallel_map(  # B'W_big^-1 B, one block of big levels per thread
-            lambda mats: _dense_gram(mats[0], mats[1], self.narrow) if dense
-            else mats[1] @ mats[0], blocks)
+
+        def block(k: int) -> tuple[tuple[sp.csr_matrix, sp.csr_matrix, int, int], Any]:
+            """Block k's matrices and its part of B'W_big⁻¹B (one block per thread)."""
+            mats = self.blocks[k].matrices(scaled, self.n_small)
+            if dense:
+                return mats, _dense_gram(mats[0], mats[1], self.narrow, self.products[k],
+                                         self.blocks[k].split)
+            return mats, self.products[k](mats[1], mats[0])
+
+        done = parallel_map(block, range(len(self.blocks)))
+        blocks, parts = [d[0] for d in done], [d[1] for d in done]
         gram = sum(parts[1:], parts[0])
         if dense:
             S = -gram
@@ -234,20 +286,27 @@ class ReweightedDemeaner:
         return _Factor.sparse(sp.csc_matrix((S + S.T) * 0.5), (blocks, root), free)
 
 
-def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int) -> FloatArray:
+def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int,
+                product: FixedProduct, split: Split | None) -> FloatArray:
     """Bs'Bs for a block of rows of Bs (and its transpose), dense, shape (n_small, n_small).
 
     The columns from ``narrow`` on (the small fixed effects) are held dense: their products
     are sparse times dense and a dense product, so the cost does not grow with the square of
-    a big level's entries in them.
+    a big level's entries in them. ``split`` (the block's) says where its entries lie.
     """
-    if narrow >= rows.shape[1]:
-        return np.asarray((trans @ rows).toarray())
-    out = np.empty((rows.shape[1], rows.shape[1]))
-    tail = rows[:, narrow:].toarray()  # (block, n_narrow)
+    n = rows.shape[1]
+    if narrow >= n or split is None:
+        return np.asarray(product(trans, rows).toarray())
+    out = np.empty((n, n))
+    tail = np.zeros((rows.shape[0], n - narrow))  # (block, n_narrow)
+    tail.ravel()[split.tail_cells] = rows.data[split.tail]
     if narrow:
-        head = trans[:narrow]  # the wide columns' transpose: a slice of rows, no conversion
-        out[:narrow, :narrow] = (head @ rows[:, :narrow]).toarray()
+        end = split.head_end  # the wide columns' transpose: its first rows, no copy
+        head = sp.csr_matrix((trans.data[:end], trans.indices[:end], trans.indptr[:narrow + 1]),
+                             shape=(narrow, rows.shape[0]))
+        wide = sp.csr_matrix((rows.data[split.wide], split.wide_cols, split.wide_ptr),
+                             shape=(rows.shape[0], narrow))
+        out[:narrow, :narrow] = product(head, wide).toarray()
         out[:narrow, narrow:] = np.asarray(head @ tail)
         out[narrow:, :narrow] = out[:narrow, narrow:].T
     out[narrow:, narrow:] = tail.T @ tail
@@ -273,43 +332,12 @@ class Normal:
         """D α for α solving D'WD α = D'W P v: the fixed effects' part of the least-squares
         fit of P v, shape (n_obs,)."""
         b = (self.sums @ v)[:, None]
-        n_big = self.factor.root.size
-        out = np.zeros((self.demeaner.big.size, 1))
-        self.demeaner._subtract_fitted(out, *self.factor.solve(b[:n_big], b[n_big:]))
-        return -out[:, 0]
-
-
-@dataclass(frozen=True)
-class _Block:
-    """The entries of B for big levels lo … hi − 1, and how they lie in B' (the pattern of a
-    block of rows of W_big^-1/2 B and of its transpose, fixed across weights)."""
-
-    lo: int
-    hi: int
-    start: int  # the block's first entry among B's (row-sorted) entries
-    end: int
-    ptr: IntArray  # (hi − lo + 1,) CSR pointers of the block's rows
-    t_order: IntArray  # the block's entries in the order of its transpose
-    t_rows: IntArray  # their big levels, from 0 at lo
-    t_ptr: IntArray  # (n_small + 1,) CSR pointers of the transpose
-
-    @classmethod
-    def of(cls, cross: _Pairs, ptr: IntArray, lo: int, hi: int, n_small: int) -> _Block:
-        start, end = int(ptr[lo]), int(ptr[hi])
-        rows, cols = cross.rows[start:end] - lo, cross.cols[start:end]
-        order = np.lexsort((rows, cols))
-        return cls(lo, hi, start, end, ptr[lo:hi + 1] - start, order, rows[order],
-                   _pointers(cols, n_small))
-
-    def matrices(self, data: FloatArray, cols: IntArray, n_small: int
-                 ) -> tuple[sp.csr_matrix, sp.csr_matrix, int, int]:
-        """The block of rows with entries ``data`` (all of B's), its transpose, lo and hi."""
-        part = data[self.start:self.end]
-        rows = sp.csr_matrix((part, cols[self.start:self.end], self.ptr),
-                             shape=(self.hi - self.lo, n_small))
-        trans = sp.csr_matrix((part[self.t_order], self.t_rows, self.t_ptr),
-                              shape=(n_small, self.hi - self.lo))
-        return rows, trans, self.lo, self.hi
+        n_big, d = self.factor.root.size, self.demeaner
+        x_big, x_small = self.factor.solve(b[:n_big], b[n_big:])
+        fit = x_big[:, 0][d.big]  # one column: gathers of vectors, not of rows
+        for col in d.rest_cols:
+            fit += x_small[:, 0][col]
+        return fit
 
 
 _Blocks = tuple[list[tuple[sp.csr_matrix, sp.csr_matrix, int, int]], FloatArray]

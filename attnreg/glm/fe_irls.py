@@ -33,8 +33,9 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, qr, solve_triangula
 from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.fe.demean import FixedEffects, demean
-from attnreg.fe.reweight import ReweightedDemeaner
+from attnreg.fe.reweight import Normal, ReweightedDemeaner
 from attnreg.glm.families import Family
+from attnreg.glm.fe_rows import FeRows
 from attnreg.glm.links import Link
 from attnreg.linear.tallqr import streaming_r
 
@@ -125,6 +126,16 @@ def _aliased(Xd: FloatArray, X: FloatArray, w: FloatArray, tol: float) -> IntArr
     return np.asarray(aliased, dtype=np.intp)
 
 
+def _clear(gram: FloatArray, X: FloatArray, w: FloatArray, bound: float) -> bool:
+    """Whether every Cholesky pivot of ``gram`` (X's columns residualised, weights w), squared,
+    is at least ``bound`` times the column's squared weighted norm."""
+    try:
+        c = cho_factor(gram, check_finite=False)
+    except LinAlgError:
+        return False
+    return bool(np.all(np.diag(c[0]) ** 2 >= bound * np.einsum("ij,ij,i->j", X, X, w)))
+
+
 class _Steps:
     """Scoring steps on demeaned working responses, and R's step-halving on η."""
 
@@ -132,11 +143,13 @@ class _Steps:
                  fe: FixedEffects, family: Family, link: Link) -> None:
         self.X, self.y, self.wt, self.offset, self.fe = X, y, wt, offset, fe
         self.family, self.link = family, link
+        self.rows = FeRows(y, wt, offset, family, link)
         self.kept = np.arange(X.shape[1])
         self.demeaned = True
         self.levels = ReweightedDemeaner(fe) if ReweightedDemeaner.applies(fe) else None
         self.rounding = 0.0  # of the last exact step's η
         self._stacked: FloatArray | None = None
+        self._first: tuple[FloatArray, Normal] | None = None  # η and its normal equations
 
     def residuals(self, V: FloatArray, w: FloatArray) -> FloatArray:
         """V residualised on the fixed effects with weights w, to the rounding floor: the
@@ -150,46 +163,57 @@ class _Steps:
         self.demeaned = self.demeaned and dm.converged
         return dm.resid
 
-    def deviance(self, eta: FloatArray) -> tuple[float, FloatArray]:
-        mu = self.link.linkinv(eta)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return float(np.sum(self.family.dev_resids(self.y, mu, self.wt))), mu
+    def deviance(self, eta: FloatArray) -> tuple[float, FloatArray, bool]:
+        """The deviance and μ at η, and whether both are in range (:mod:`attnreg.glm.fe_rows`)."""
+        return self.rows.deviance(eta)
 
-    def clearly_estimable(self, tol: float) -> bool:
-        """Whether, by the eliminated normal equations with the prior weights, every column
-        keeps a part outside the fixed effects and the earlier columns far above ``tol``
-        times its norm: its Cholesky pivot squared at least :data:`ESTIMABLE_FLOOR` (and
-        ``tol``²) times the squared norm, eight orders of magnitude above the normal
-        equations' rounding. Else the exact check decides which columns are aliased."""
+    def clearly_estimable(self, eta: FloatArray, mu: FloatArray, tol: float) -> bool:
+        """Whether every column keeps a part outside the fixed effects and the earlier
+        columns far above ``tol`` times its norm, under the prior weights: its Cholesky pivot
+        squared at least :data:`ESTIMABLE_FLOOR` (and ``tol``²) times the squared norm, eight
+        orders of magnitude above the normal equations' rounding. Else the exact check decides
+        which columns are aliased.
+
+        The test reads the eliminated normal equations of the first scoring step (working
+        weights W at (η, μ)), which that step then reuses: no factor of its own. Both sides of
+        the test change with the weights by at most their ratio (a weighted least-squares
+        residual under wt is at least that under W divided by max W/wt, a weighted norm at
+        most that under W divided by min W/wt), so the bound is tightened by
+        max(W/wt) / min(W/wt) and holds for the prior weights. Where that spread eats the
+        margin (counts over many orders of magnitude), the normal equations with the prior
+        weights themselves decide (one factor more).
+        """
         if self.levels is None:
             return False
-        normal = self.levels.normal_equations(self.X, self.wt)
-        if normal is None:
-            return False
-        try:
-            c = cho_factor(normal.gram, check_finite=False)
-        except LinAlgError:
-            return False
-        norms = np.einsum("ij,ij,i->j", self.X, self.X, self.wt)
-        return bool(np.all(np.diag(c[0]) ** 2 >= max(tol ** 2, ESTIMABLE_FLOOR) * norms))
+        floor = max(tol ** 2, ESTIMABLE_FLOOR)
+        z, W = self._working(eta, mu)
+        normal = self.levels.normal_equations(self.stacked(z), W)
+        if normal is not None:
+            self._first = (eta, normal)
+            live = self.wt > 0
+            ratio = W[live] / self.wt[live]
+            spread = float(ratio.max() / ratio.min()) if ratio.size else np.inf
+            if np.isfinite(spread) and _clear(normal.gram[1:, 1:], self.X, W, spread * floor):
+                return True
+        prior = self.levels.normal_equations(self.X, self.wt)
+        return prior is not None and _clear(prior.gram, self.X, self.wt, floor)
 
     def stacked(self, z: FloatArray) -> FloatArray:
-        """[z, X of the kept columns], shape (n, 1 + k), Fortran order (the column of z
-        contiguous); X copied once."""
+        """[z, X of the kept columns], shape (n, 1 + k), C order (as the weighting and the
+        level sums read it: rows contiguous); X copied once."""
         if self._stacked is None or self._stacked.shape[1] != self.kept.size + 1:
-            self._stacked = np.empty((z.size, self.kept.size + 1), order="F")
+            self._stacked = np.empty((z.size, self.kept.size + 1))
             self._stacked[:, 1:] = self.X[:, self.kept]
         self._stacked[:, 0] = z
         return self._stacked
 
     def _working(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray]:
         """The working response z (offset removed) and working weights W at (η, μ)."""
-        var = self.family.variance(mu)
-        if not np.isfinite(var).all() or (var == 0).any():
+        working = self.rows.working(eta, mu)
+        if working is None:
             raise DataError("0s or NAs in V(mu): a fitted mean reached the boundary of the "
                             "family's range; check for separation")
-        d = self.link.mu_eta(eta)
-        return eta - self.offset + (self.y - mu) / d, self.wt * d ** 2 / var
+        return working
 
     def step(self, eta: FloatArray, mu: FloatArray
              ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -199,9 +223,9 @@ class _Steps:
         if not np.isfinite(resid).all():
             raise DataError("the working weights of some rows underflowed (fitted means at the "
                             "boundary of the family's range); check for separation")
-        zt, Xt = resid[:, 0], np.ascontiguousarray(resid[:, 1:])
+        zt, Xt = resid[:, 0], resid[:, 1:]  # views: the QR reads its columns of resid
         k = self.kept.size
-        R = streaming_r(Xt, zt, np.arange(k), np.zeros(k), np.sqrt(W), 0.0)
+        R = streaming_r(resid, zt, np.arange(1, k + 1), np.zeros(k + 1), np.sqrt(W), 0.0)
         r = np.triu(R[:k, :k])
         beta = solve_triangular(r, R[:k, k]) if k else np.zeros(0)
         fit = Xt @ beta
@@ -216,10 +240,15 @@ class _Steps:
         nearly collinear (more than :data:`NORMAL_DIGITS` digits lost)."""
         if self.levels is None or not self.kept.size:
             return None
-        z, W = self._working(eta, mu)
-        P = self.stacked(z)
-        X = P[:, 1:]
-        normal = self.levels.normal_equations(P, W)
+        first, self._first = self._first, None
+        normal: Normal | None
+        if first is not None and first[0] is eta and \
+                first[1].gram.shape[0] == self.kept.size + 1:  # the aliasing check's
+            normal, X = first[1], self.X
+        else:
+            z, W = self._working(eta, mu)
+            P = self.stacked(z)
+            X, normal = P[:, 1:], self.levels.normal_equations(P, W)
         if normal is None:
             return None
         G = normal.gram
@@ -258,11 +287,11 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     """
     s = _Steps(X, y, wt, offset, fe, family, link)
     aliased = np.zeros(0, dtype=np.intp)
-    if X.shape[1] and not s.clearly_estimable(tol):
+    eta = link.linkfun(family.initialize(y, wt, link.name))
+    dev, mu, _ = s.deviance(eta)
+    if X.shape[1] and not s.clearly_estimable(eta, mu, tol):
         aliased = _aliased(s.residuals(X, wt), X, np.sqrt(wt), tol)
     s.kept = np.setdiff1d(np.arange(X.shape[1]), aliased)
-    eta = link.linkfun(family.initialize(y, wt, link.name))
-    dev, mu = s.deviance(eta)
     st = _State(eta, mu, dev, np.zeros(s.kept.size), np.zeros((0, 0)), wt,
                 np.zeros((X.shape[0], 0)))
     converged = _scoring(s, st, epsilon, maxit)
@@ -349,12 +378,12 @@ def _to_optimum(s: _Steps, st: _State, maxit: int) -> None:
 def _halve(s: _Steps, new: FloatArray, old: FloatArray, maxit: int
            ) -> tuple[FloatArray, float, FloatArray]:
     """R's step-halving on η until the deviance is finite and (η, μ) valid."""
-    dev, mu = s.deviance(new)
+    dev, mu, valid = s.deviance(new)
     tries = 1
-    while not (np.isfinite(dev) and s.link.valideta(new) and s.family.validmu(mu)):
+    while not (np.isfinite(dev) and valid):
         if tries > maxit:
             raise DataError("cannot correct the step size by halving")
         tries += 1
         new = (new + old) / 2
-        dev, mu = s.deviance(new)
+        dev, mu, valid = s.deviance(new)
     return new, dev, mu

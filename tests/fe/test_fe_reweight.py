@@ -112,3 +112,89 @@ def test_applies_to_two_or_more_fixed_effects_with_a_small_rest() -> None:
     fe, _, _ = _panel(2)
     assert ReweightedDemeaner.applies(fe)
     assert not ReweightedDemeaner.applies(FixedEffects.from_columns([fe.codes[0]]))
+
+
+def _counted_factors(demeaner: ReweightedDemeaner, monkeypatch: pytest.MonkeyPatch
+                     ) -> list[int]:
+    """Spy on the Schur complements the demeaner forms (one entry per factor)."""
+    calls: list[int] = []
+    form = type(demeaner)._factor
+
+    def spy(self: ReweightedDemeaner, w: np.ndarray) -> object:
+        calls.append(1)
+        return form(self, w)
+
+    monkeypatch.setattr(type(demeaner), "_factor", spy)
+    return calls
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_weights_close_to_the_last_factors_reuse_it(k: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An IRLS step near the optimum: new weights within REUSE_CHANGE of the last factor's
+    refine with that factor (no new Schur complement), to the new weights' exact residuals."""
+    fe, V, w = _panel(k, seed=5)
+    demeaner = ReweightedDemeaner(fe)
+    calls = _counted_factors(demeaner, monkeypatch)
+    assert demeaner.normal_equations(V, w) is not None
+    near = w * (1 + 1e-6 * np.random.default_rng(6).uniform(-1, 1, w.size))
+    r, exact = demeaner.residuals(V, near)
+    assert exact and len(calls) == 1
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, near), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())
+    far = w * (1 + 1e-3 * np.random.default_rng(7).uniform(-1, 1, w.size))
+    r, exact = demeaner.residuals(V, far)  # beyond REUSE_CHANGE: a fresh factor
+    assert exact and len(calls) == 2
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, far), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_a_reused_factor_short_of_the_floor_gives_way_to_a_fresh_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rw, "REUSE_CHANGE", 1.0)  # reuse for weights up to twice the old
+    fe, V, w = _panel(3, seed=8)
+    demeaner = ReweightedDemeaner(fe)
+    calls = _counted_factors(demeaner, monkeypatch)
+    demeaner.residuals(V, w)
+    new = w * np.random.default_rng(9).uniform(1.0, 1.5, w.size)  # a pass gains < 1 digit
+    r, exact = demeaner.residuals(V, new)
+    assert exact and len(calls) == 2  # three passes with the old factor, then a fresh one
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, new), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())
+
+
+def test_each_fixed_effect_reaches_its_own_rounding_floor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Levels of 2 rows next to levels of 1,000: the small levels' sums are held to their own
+    scale, not to the large levels' (which would pass an error 10,000 times their floor)."""
+    rng = np.random.default_rng(10)
+    n = 2000
+    fe = FixedEffects.from_columns([rng.permutation(np.arange(n) // 2), np.arange(n) % 2,
+                                    rng.integers(0, 30, n)])
+    V = rng.normal(size=(n, 2)) + np.arange(n)[:, None] % 2 * 50
+    w = rng.uniform(0.5, 2.0, n)
+    demeaner = ReweightedDemeaner(fe)
+    demeaner.residuals(V, w)
+    near = w * (1 + 1e-12 * rng.uniform(-1, 1, n))  # the last factor is reused
+    assert rw.REUSE_CHANGE > 1e-12
+    r, exact = demeaner.residuals(V, near)
+    assert exact
+    starts = demeaner.starts[:-1]
+    level = np.column_stack([demeaner.big, demeaner.rest + demeaner.n_big])
+    D = np.zeros((n, int(demeaner.starts[-1])))
+    D[np.arange(n)[:, None], level] = 1.0
+    sums = np.maximum.reduceat(np.abs(D.T @ (near[:, None] * r)), starts, axis=0)
+    scale = np.maximum.reduceat(D.T @ (near[:, None] * np.abs(V)), starts, axis=0)
+    assert np.all(sums / scale <= demeaner.floors[:, None])
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_row_passes_in_blocks_on_threads_give_the_same_residuals(
+        workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rw, "BLOCK_BYTES", 8 * 3 * 50)  # blocks of 50 rows: 18 of them
+    monkeypatch.setattr(rw, "row_workers", lambda: workers)
+    fe, V, w = _panel(3, seed=11)
+    r, exact = ReweightedDemeaner(fe).residuals(V, w)
+    assert exact
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, w), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())

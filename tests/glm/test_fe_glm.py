@@ -246,3 +246,64 @@ def test_the_exact_aliasing_check_runs_only_when_a_column_may_be_aliased(
     assert checked == []  # clearly estimable: the normal equations decide
     fit = _fit(panel, "y", ["x", "gx", "z"], "poisson", "log")
     assert checked == [1] and fit.aliased.tolist() == [1]  # gx is constant within g
+
+
+def test_three_fixed_effects_with_weights_and_offset_form_one_factor_per_normal_step(
+        panel: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The aliasing check reads the first step's normal equations and the final exact step
+    refines with the last step's factor: one Schur complement per normal-equation step, and
+    the fit still equals the dummy-variable GLM."""
+    import attnreg.fe.reweight as rw
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    counts = {"normal": 0, "factor": 0}
+    normal_step, factor = fe_irls_module._Steps.normal_step, rw.ReweightedDemeaner._factor
+
+    def stepped(self: Any, eta: Any, mu: Any) -> Any:
+        out = normal_step(self, eta, mu)
+        counts["normal"] += out is not None
+        return out
+
+    def factored(self: Any, w: Any) -> Any:
+        counts["factor"] += 1
+        return factor(self, w)
+
+    monkeypatch.setattr(fe_irls_module._Steps, "normal_step", stepped)
+    monkeypatch.setattr(rw.ReweightedDemeaner, "_factor", factored)
+    df = panel.assign(k=np.arange(len(panel)) % 7)
+    fe = FixedEffects.from_columns([df.g.to_numpy(), df.h.to_numpy(), df.k.to_numpy()])
+    off = np.log(df.exposure.to_numpy())
+    fit = fe_irls(df[["x", "z"]].to_numpy(), df.y.to_numpy(float), df.w.to_numpy(), off, fe,
+                  FAMILIES["poisson"], LINKS["log"])
+    assert counts["normal"] >= 3 and counts["factor"] == counts["normal"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dummy = ar.attnreg("y ~ x + z + C(g) + C(h) + C(k)", df, method="poisson",
+                           weights="w", offset="np.log(exposure)")
+    assert_allclose(fit.coef, dummy.coef[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(_se(fit), dummy.std_err[["x", "z"]], rtol=RTOL_EXACT)
+    assert_allclose(fit.deviance, dummy.deviance, rtol=RTOL_EXACT)
+    assert fit.iter_r == dummy.fit.iter_r and fit.demeaned
+
+
+@pytest.mark.parametrize(("scale", "factors"), [(1, 1), (1000, 2)])
+def test_the_aliasing_check_reads_the_first_steps_normal_equations(
+        panel: pd.DataFrame, scale: int, factors: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first step's working weights differ from the prior weights by at most their spread
+    (Poisson: W/wt = y + 0.1); within the margin the first step's normal equations decide
+    (no factor of their own), beyond it those with the prior weights do (one factor more)."""
+    import attnreg.fe.reweight as rw
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    monkeypatch.setattr(fe_irls_module, "ESTIMABLE_FLOOR", 1e-3)  # y·1000: a spread of 1e5
+    calls: list[int] = []
+    factor = rw.ReweightedDemeaner._factor
+    monkeypatch.setattr(rw.ReweightedDemeaner, "_factor",
+                        lambda self, w: calls.append(1) or factor(self, w))
+    fe = FixedEffects.from_columns([panel.g.to_numpy(), panel.h.to_numpy()])
+    y = panel.y.to_numpy(float) * scale
+    n = len(y)
+    steps = fe_irls_module._Steps(panel[["x", "z"]].to_numpy(), y, np.ones(n), np.zeros(n), fe,
+                                  FAMILIES["poisson"], LINKS["log"])
+    eta = np.log(y + 0.1)  # R's start
+    assert steps.clearly_estimable(eta, np.exp(eta), 1e-7) and len(calls) == factors

@@ -1,0 +1,115 @@
+"""The per-row passes of a scoring step with absorbed fixed effects, in leaves of rows on
+threads: the means and the deviance at a new η (and whether both are in range), and the
+working response and weights at an accepted one.
+
+Each is a handful of array operations per row; done over the whole column, every one reads
+and writes eight megabytes at a million rows and they run one after another on one core.
+Here a leaf's operations stay in cache and the segments run on :func:`attnreg.threads.
+row_workers` threads. Row for row the numbers are those of the same expressions on whole
+columns; the deviance is summed per leaf and the sums added in row order over segments
+fixed by the number of rows, so it is the same bit for bit on any number of threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnreg._typing import FloatArray
+from attnreg.glm.families import Family
+from attnreg.glm.links import Link
+from attnreg.threads import parallel_map
+
+__all__ = ["LEAF_ROWS", "SEGMENT_ROWS", "FeRows"]
+
+#: rows of a leaf: its dozen temporaries (32 kB each) stay in a core's L2 cache
+LEAF_ROWS = 4096
+#: rows of a segment (a task of one thread): fixed, so that the sums do not depend on threads
+SEGMENT_ROWS = 1 << 16
+
+
+def _segments(n: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + SEGMENT_ROWS, n)) for lo in range(0, max(n, 1), SEGMENT_ROWS)]
+
+
+def _leaves(lo0: int, hi0: int) -> range:
+    return range(lo0, hi0, LEAF_ROWS)
+
+
+@dataclass(frozen=True)
+class FeRows:
+    """The rows of one fit: response, prior weights, offset, family and link.
+
+    Examples
+    --------
+    >>> from attnreg.glm.families import FAMILIES
+    >>> from attnreg.glm.links import LINKS
+    >>> rows = FeRows(np.array([1.0, 3.0]), np.ones(2), np.zeros(2), FAMILIES["poisson"],
+    ...               LINKS["log"])
+    >>> dev, mu, valid = rows.deviance(np.log(np.array([1.0, 3.0])))
+    >>> round(dev, 12), valid
+    (0.0, True)
+    """
+
+    y: FloatArray
+    wt: FloatArray
+    offset: FloatArray
+    family: Family
+    link: Link
+
+    def deviance(self, eta: FloatArray) -> tuple[float, FloatArray, bool]:
+        """μ at η, the deviance (NaN or inf when a unit deviance is not), and whether every
+        η is in the link's domain and every μ in the family's range.
+
+        Parameters
+        ----------
+        eta : ndarray, shape (n,)
+
+        Returns
+        -------
+        deviance : float
+        mu : ndarray, shape (n,)
+        valid : bool
+        """
+        mu = np.empty_like(eta)
+
+        def segment(bounds: tuple[int, int]) -> tuple[float, bool]:
+            dev, valid = 0.0, True
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                for lo in _leaves(*bounds):
+                    hi = min(lo + LEAF_ROWS, bounds[1])
+                    e, m = eta[lo:hi], mu[lo:hi]
+                    m[...] = self.link.linkinv(e)
+                    dev += float(np.sum(self.family.dev_resids(self.y[lo:hi], m,
+                                                               self.wt[lo:hi])))
+                    valid = valid and self.link.valideta(e) and self.family.validmu(m)
+            return dev, valid
+
+        parts = parallel_map(segment, _segments(eta.size))
+        return float(sum(p[0] for p in parts)), mu, all(p[1] for p in parts)
+
+    def working(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        """The working response z (offset removed) and working weights W at (η, μ), or None
+        where a variance is 0 or not finite.
+
+        Returns
+        -------
+        z, W : ndarray, shape (n,)
+        """
+        z, W = np.empty_like(eta), np.empty_like(eta)
+        log = self.link.name == "log"  # dμ/dη of the log link is μ (the same expression)
+
+        def segment(bounds: tuple[int, int]) -> bool:
+            for lo in _leaves(*bounds):
+                hi = min(lo + LEAF_ROWS, bounds[1])
+                e, m = eta[lo:hi], mu[lo:hi]
+                var = self.family.variance(m)
+                if not np.isfinite(var).all() or (var == 0).any():
+                    return False
+                d = m if log else self.link.mu_eta(e)
+                z[lo:hi] = e - self.offset[lo:hi] + (self.y[lo:hi] - m) / d
+                W[lo:hi] = self.wt[lo:hi] * d ** 2 / var
+            return True
+
+        return (z, W) if all(parallel_map(segment, _segments(eta.size))) else None
