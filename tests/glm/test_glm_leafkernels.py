@@ -12,7 +12,7 @@ from attnreg.glm.families import FAMILIES
 from attnreg.glm.irls import aliased_columns, clearly_full_rank, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.normal import RowPass
-from conftest import RTOL_EXACT
+from tests.conftest import RTOL_EXACT
 
 PAIRS = [("binomial", "logit"), ("poisson", "log")]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attnreg.linear import blas
-from conftest import RTOL_EXACT
+from tests.conftest import RTOL_EXACT
 
 
 @pytest.mark.parametrize(("m", "p"), [(1, 1), (7, 3), (5000, 20), (300, 64), (2, 9)])
