@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -95,3 +98,28 @@ def series() -> pd.DataFrame:
         y[t] = 0.5 * y[t - 1] + 0.4 * x[t - 1] - 0.3 * z[t - 2] + rng.normal(scale=0.5)
     return pd.DataFrame({"y": y, "x": x, "z": z},
                         index=pd.period_range("2000Q1", periods=n, freq="Q"))
+
+
+def ticks_during(work: Callable[[np.ndarray], object], order: str = "C") -> int:
+    """Iterations another Python thread makes in the middle half of ``work`` on a
+    400,000 × 40 normal array of the given memory order: many when ``work`` releases the GIL."""
+    A = np.asarray(np.random.default_rng(0).normal(size=(400_000, 40)), order=order)
+    ticks: list[float] = []
+    done = threading.Event()
+
+    def count() -> None:
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+
+    other = threading.Thread(target=count)
+    other.start()
+    time.sleep(0.02)
+    try:
+        start = time.perf_counter()
+        work(A)
+        stop = time.perf_counter()
+    finally:
+        done.set()
+        other.join()
+    quarter = (stop - start) / 4
+    return sum(start + quarter < x < stop - quarter for x in ticks)

@@ -4,7 +4,6 @@ and the parallel passes give the same numbers whatever the number of threads."""
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import attnreg as ar
 from attnreg import threads
 from attnreg.linear import filters, spectral, tallqr
 from attnreg.linear import lapack as qr_lapack
+from tests.conftest import ticks_during
 
 
 @pytest.fixture(autouse=True)
@@ -43,36 +43,12 @@ def test_geqrt_refuses_what_lapack_would_misread() -> None:
         qr_lapack.geqrt(np.zeros((5, 6), order="F"), 3, t, work)  # too wide for the workspace
 
 
-def _ticks_during(factorise) -> int:
-    """Iterations another Python thread makes in the middle half of a long factorisation."""
-    A = np.asfortranarray(np.random.default_rng(0).normal(size=(400_000, 40)))
-    ticks: list[float] = []
-    done = threading.Event()
-
-    def count() -> None:
-        while not done.is_set():
-            ticks.append(time.perf_counter())
-
-    other = threading.Thread(target=count)
-    other.start()
-    time.sleep(0.02)
-    try:
-        start = time.perf_counter()
-        factorise(A)
-        stop = time.perf_counter()
-    finally:
-        done.set()
-        other.join()
-    quarter = (stop - start) / 4
-    return sum(start + quarter < x < stop - quarter for x in ticks)
-
-
 @pytest.mark.skipif(not qr_lapack.releases_gil(), reason="scipy without cython_lapack")
 def test_geqrt_releases_the_gil() -> None:
     """While one thread factorises, another runs Python code (holding the GIL it could not:
     scipy's own wrapper gives 0 ticks here)."""
     t, work = qr_lapack.workspace(40, 32)
-    assert _ticks_during(lambda A: qr_lapack.geqrt(A, 32, t, work)) > 1000
+    assert ticks_during(lambda A: qr_lapack.geqrt(A, 32, t, work), order="F") > 1000
 
 
 def test_parallel_map_keeps_order_and_runs_nested_calls_inline() -> None:
