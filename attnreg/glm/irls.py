@@ -12,6 +12,8 @@ iterations then go on until the coefficients stop changing at working precision.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, qr
 
@@ -19,12 +21,13 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.linear.tallqr import streaming_r
 from attnreg.glm.families import Family
 from attnreg.glm.links import Link
-from attnreg.glm.normal import weighted_gram
+from attnreg.glm.normal import PassResult, weighted_gram
 from attnreg.glm.optimum import irls_optimum
 from attnreg.glm.scoring import IrlsFit, Problem, start
 from attnreg.threads import narrow_blas
 
-__all__ = ["CLEAR_RANK_FLOOR", "IrlsFit", "aliased_columns", "clearly_full_rank", "irls"]
+__all__ = ["CLEAR_RANK_FLOOR", "AliasingUnsure", "IrlsFit", "aliased_columns", "clearly_full_rank",
+           "gram_clearly_full_rank", "irls"]
 
 #: a column whose Cholesky pivot squared is at least this fraction of its squared norm is
 #: clearly not aliased (:func:`clearly_full_rank`)
@@ -77,13 +80,44 @@ def clearly_full_rank(X: FloatArray, tol: float, sqrt_w: FloatArray | None = Non
         return False
     w = np.ones(X.shape[0]) if sqrt_w is None else sqrt_w
     G, _ = weighted_gram(X, np.zeros(X.shape[0]), w)
+    return gram_clearly_full_rank(G, tol)
+
+
+def gram_clearly_full_rank(G: FloatArray, tol: float, spread: float = 1.0) -> bool:
+    """:func:`clearly_full_rank` from the Gram matrix ``G`` = X'VX, shape (p, p), of the
+    design under other positive weights V, whose ratios to the prior weights lie within a
+    factor ``spread`` (largest over smallest) of each other.
+
+    Measured in the V-norm instead of the prior weights', a column's part outside the span
+    of the earlier columns, relative to its norm, changes by at most √spread either way: the
+    test asks each squared pivot for ``spread`` times :data:`CLEAR_RANK_FLOOR` (and tol²)
+    relative to the column's squared norm, so that what it certifies holds under the prior
+    weights too. The IRLS pass from R's start gives such a G for free
+    (:func:`attnreg.glm.optimum.irls_optimum`).
+    """
+    if not (np.isfinite(spread) and spread >= 1.0):
+        return False
     try:
         c = cholesky(G, lower=False, check_finite=False)
-    except LinAlgError:
+    except (LinAlgError, ValueError):
         return False
     norms = np.diag(G)
-    return bool(np.isfinite(c).all() and np.all(np.diag(c) ** 2 >= max(tol ** 2, CLEAR_RANK_FLOOR)
-                                                * norms) and np.all(norms > 0))
+    floor = spread * max(tol ** 2, CLEAR_RANK_FLOOR)
+    return bool(np.isfinite(c).all() and np.all(norms > 0)
+                and np.all(np.diag(c) ** 2 >= floor * norms))
+
+
+class AliasingUnsure(Exception):
+    """The first pass of :func:`irls` could not certify that no column is aliased."""
+
+
+def _check_full_rank(first: PassResult, tol: float) -> None:
+    """Raise :class:`AliasingUnsure` unless the start pass's Gram matrix certifies full rank."""
+    if first.G is None or first.weight_range is None:
+        raise AliasingUnsure
+    low, high = first.weight_range
+    if not (low > 0 and gram_clearly_full_rank(first.G, tol, high / low)):
+        raise AliasingUnsure
 
 
 def aliased_from_factor(R: FloatArray, tol: float) -> IntArray:
@@ -107,7 +141,7 @@ def aliased_from_factor(R: FloatArray, tol: float) -> IntArray:
 
 def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, family: Family,
          link: Link, *, epsilon: float = 1e-8, maxit: int = 25, exact_r: bool = False,
-         trials: FloatArray | None = None) -> IrlsFit:
+         trials: FloatArray | None = None, alias_tol: float | None = None) -> IrlsFit:
     """Fit a GLM by IRLS with R's ``glm.fit`` conventions.
 
     Parameters
@@ -124,18 +158,33 @@ def irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray, famil
     trials : ndarray, shape (n,), optional
         The binomial trials of a ``cbind(successes, failures)`` response: R starts from
         ``(trials · y + 0.5) / (trials + 1)`` (the prior weights ``wt`` then include them).
+    alias_tol : float, optional
+        ``X`` may have aliased columns (as :func:`aliased_columns` with this tolerance): the
+        path to the optimum certifies that it has none from its first pass
+        (:func:`gram_clearly_full_rank`) and raises :class:`AliasingUnsure` when it cannot,
+        before any step. Not with ``exact_r``.
 
     Returns
     -------
     IrlsFit
+
+    Raises
+    ------
+    AliasingUnsure
+        With ``alias_tol``: some column may be aliased (run :func:`aliased_columns`).
     """
+    if alias_tol is not None and exact_r:
+        raise ValueError("alias_tol= needs the path to the optimum (exact_r=False)")
     with narrow_blas(X.shape[1]):  # the passes' threads are the row segments' (attnreg.threads)
-        return _irls(Problem(X, y, wt, offset, family, link, trials), epsilon, maxit, exact_r)
+        return _irls(Problem(X, y, wt, offset, family, link, trials), epsilon, maxit, exact_r,
+                     alias_tol)
 
 
-def _irls(p: Problem, epsilon: float, maxit: int, exact_r: bool) -> IrlsFit:
+def _irls(p: Problem, epsilon: float, maxit: int, exact_r: bool,
+          alias_tol: float | None) -> IrlsFit:
     if not exact_r:
-        return irls_optimum(p, epsilon, maxit)
+        check = None if alias_tol is None else partial(_check_full_rank, tol=alias_tol)
+        return irls_optimum(p, epsilon, maxit, check)
     eta, mu = start(p)
     dev_old, old = p.deviance(mu), None
     converged, it = False, 0

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 
 import numpy as np
 
@@ -130,12 +131,17 @@ class PassResult:
         variances are not finite, or a variance is 0).
     g : ndarray, shape (p,), or None
         X'W (y − μ) / μ'(η): the scoring increment solves G δ = g.
+    weight_range : tuple of float, or None
+        The smallest and largest working weight over its prior weight (a pass from R's start
+        with the normal equations only; else None): G is the Gram matrix of the design under
+        weights within that range of the prior weights'.
     """
 
     deviance: float
     valid: bool
     G: FloatArray | None
     g: FloatArray | None
+    weight_range: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -167,7 +173,7 @@ class RowPass:
         def segment(bounds: tuple[int, int]) -> tuple:
             return self._segment(bounds, coef, eta, mu, gram)
 
-        _ = self.kernel, self.has_offset  # made once, before the threads
+        _ = self.kernel, self.has_offset, self.unit_weights  # made once, before the threads
 
         parts = parallel_map(segment, segments(self.X.shape[0], self.X.shape[1]))
         dev = float(sum(part[0] for part in parts))  # in row order
@@ -175,12 +181,16 @@ class RowPass:
         if not gram or not np.isfinite(dev) or any(part[2] is None for part in parts):
             return PassResult(dev, valid, None, None)
         G, g = _in_order([part[2] for part in parts])
-        return PassResult(dev, valid, G, g)
+        spread = None
+        if coef is None:
+            spread = (min(part[3][0] for part in parts), max(part[3][1] for part in parts))
+        return PassResult(dev, valid, G, g, spread)
 
     def _segment(self, bounds: tuple[int, int], coef: FloatArray | None, eta: FloatArray,
                  mu: FloatArray, gram: bool) -> tuple:
         B = _bordered(self.X.shape[1])
         dev, valid, ok = 0.0, True, gram
+        low, high = np.inf, -np.inf  # working over prior weights, from R's start
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             for lo, hi in _leaves(*bounds, self.X.shape[1]):
                 e = eta[lo:hi]
@@ -196,9 +206,13 @@ class RowPass:
                 elif ok:
                     w, r = weights
                     if coef is None:  # the whole working response: r + W (η − offset)
-                        r = r + w * w * (e - self.offset[lo:hi] if self.has_offset else e)
+                        ww = w * w
+                        r = r + ww * (e - self.offset[lo:hi] if self.has_offset else e)
+                        if not self.unit_weights:
+                            ww /= self.wt[lo:hi]
+                        low, high = min(low, float(ww.min())), max(high, float(ww.max()))
                     _add_weighted(B, self.X[lo:hi], w, r)
-        return dev, valid, B if ok else None
+        return dev, valid, B if ok else None, (low, high)
 
     @cached_property
     def kernel(self) -> Callable[[int, int], LeafKernel]:
@@ -209,6 +223,10 @@ class RowPass:
     def has_offset(self) -> bool:
         return bool(np.any(self.offset != 0))
 
+    @cached_property
+    def unit_weights(self) -> bool:
+        return bool(np.all(self.wt == 1))
+
 
 def _bordered(p: int) -> FloatArray:
     """The accumulator of [G g; g' ·], shape (p + 1, p + 1)."""
@@ -216,8 +234,11 @@ def _bordered(p: int) -> FloatArray:
 
 
 def _leaves(lo0: int, hi0: int, p: int) -> list[tuple[int, int]]:
+    """Equal leaves of at most ``LEAF_BYTES`` of design (no sliver at a segment's end)."""
     rows = max(256, LEAF_BYTES // (8 * max(p, 1)))
-    return [(lo, min(lo + rows, hi0)) for lo in range(lo0, hi0, rows)]
+    count = max(1, -(-(hi0 - lo0) // rows))
+    edges = np.linspace(lo0, hi0, count + 1).round().astype(np.int64).tolist()
+    return list(pairwise(edges))
 
 
 def _add_weighted(B: FloatArray, X: FloatArray, w: FloatArray, r: FloatArray) -> None:

@@ -8,6 +8,8 @@ the optimum, so the increments reach the QR steps' rounding floor at a fraction 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.linalg.lapack import dtrcon
 
@@ -17,13 +19,18 @@ from attnreg.glm.normal import PassResult, RowPass
 from attnreg.glm.refine import refine
 from attnreg.glm.scoring import EPS, IrlsFit, Problem, solve_normal, start
 
-__all__ = ["CHEAP_FLOOR", "QR_ACCEPT", "irls_optimum", "qr_to_optimum"]
+__all__ = ["CHEAP_FLOOR", "LIGHT_PREDICTED", "QR_ACCEPT", "irls_optimum", "qr_to_optimum"]
 
 #: the Newton increments by the normal equations stop at this change relative to the
 #: coefficients (or when the change stops shrinking): Newton's error after the next step is
 #: then of the order of its square, far below rounding, and the next step is a QR step
 CHEAP_FLOOR = 1e-9
 SQRT_EPS = float(np.sqrt(EPS))
+#: a point whose next step is predicted below this (relative) takes no normal equations when
+#: it meets R's rule: the QR step from it is then the last (:data:`QR_ACCEPT`, with a margin
+#: for the prediction), and the weights and R it reports are those of the optimum to about
+#: this much
+LIGHT_PREDICTED = 1e-12
 #: after the increments reached their floor, one QR step is the last when its change,
 #: relative to the coefficients and divided by the condition of R, is below this: Newton's
 #: error after it is of the order of the square of that change, far below rounding
@@ -69,7 +76,8 @@ def _condition(r: FloatArray) -> float:
     return 1.0 / rcond if info == 0 and rcond > 0 else np.inf
 
 
-def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
+def irls_optimum(p: Problem, epsilon: float, maxit: int,
+                 check: Callable[[PassResult], None] | None = None) -> IrlsFit:
     """IRLS to the optimum: R's path to its stopping rule and on, by scoring increments from
     the normal equations (one :class:`~attnreg.glm.normal.RowPass` per step), then QR steps.
 
@@ -77,11 +85,14 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
     (:func:`~attnreg.glm.scoring.solve_normal`), which vanishes at the optimum, so they reach
     the rounding floor of the QR steps at a fraction of their cost. They stop when the change
     stops shrinking or is within :data:`CHEAP_FLOOR`. A step the normal equations cannot take
-    (too ill-conditioned) is a QR step.
+    (too ill-conditioned) is a QR step. ``check`` sees the first pass (from R's start) before
+    any step and may raise.
     """
     eta, mu = start(p)
     rows = RowPass(p.X, p.y, p.wt, p.offset, p.family, p.link)
     first = rows.run(None, eta, mu, gram=True)  # R's devold and the first step, one pass
+    if check is not None:
+        check(first)
     dev_old = first.deviance
     p.cheap = True
     coef = solve_normal(first.G, first.g) if first.G is not None and first.g is not None \
@@ -90,18 +101,17 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
         coef = p.step(eta, mu)[0]
     p.rows = rows
     walk = _Walk(p, rows)
-    old: FloatArray | None = None
-    it, converged = 0, False
-    while it < maxit:
-        it += 1
-        dev = walk.go(coef, old, maxit)
-        if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
-            converged = True
-            break
-        dev_old, old, coef = dev, walk.coef, walk.next_coef()
+    it, converged, light = _rs_path(walk, coef, dev_old, epsilon, maxit)
     iter_r = it
     if not converged:
         return walk.fit(it, iter_r, converged)
+    if light and not walk.boundary:
+        p.cheap = False
+        coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
+            p, walk.coef, walk.eta, walk.mu, True, it, maxit)
+        return _reported(p, coef, eta, mu, r, w, dev, boundary, it, iter_r, step)
+    if light:
+        walk.redo(maxit)
     floor, last = False, np.inf
     while it < maxit:
         before = walk.coef
@@ -125,10 +135,57 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int) -> IrlsFit:
     p.cheap = False  # what is reported comes from QR steps
     coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
         p, walk.coef, walk.eta, walk.mu, floor, it, maxit)  # not written to
+    return _reported(p, coef, eta, mu, r, w, dev, boundary, it, iter_r, step)
+
+
+def _rs_path(walk: _Walk, coef: FloatArray, dev_old: float, epsilon: float,
+             maxit: int) -> tuple[int, bool, bool]:
+    """The scoring steps to R's stopping rule from the first iterate ``coef``: (iterations,
+    converged, whether the last point was evaluated without its normal equations)."""
+    old: FloatArray | None = None
+    it, converged, light = 0, False, False
+    sizes: list[float] = []  # relative sizes of the full scoring steps taken
+    while it < maxit:
+        it += 1
+        size = _relative(coef, walk.coef) if old is not None else np.inf
+        # a point whose next step the steps so far predict far within what one last QR step
+        # may change needs no normal equations if it meets R's rule: that QR step is next
+        light = _contraction(sizes) * size ** 2 <= LIGHT_PREDICTED
+        dev = walk.go(coef, old, maxit, gram=not light)
+        if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
+            converged = True
+            break
+        if light:  # R's rule not met after all: this point's normal equations
+            walk.redo(maxit)
+            light = False
+        sizes = [*sizes, size] if not walk.boundary and np.isfinite(size) else []
+        dev_old, old, coef = dev, walk.coef, walk.next_coef()
+    return it, converged, light
+
+
+def _reported(p: Problem, coef: FloatArray, eta: FloatArray, mu: FloatArray, r: FloatArray,
+              w: FloatArray, dev: float, boundary: bool, it: int, iter_r: int,
+              step: float) -> IrlsFit:
+    """The fit after the QR steps, refined where ill-conditioned (:func:`refine`)."""
     refined = refine(p, coef, r)  # ill-conditioned: on to the optimum of the float64 data
     if refined is not None and refined.steps:
         coef, eta, mu, dev = refined.coef, refined.eta, refined.mu, refined.deviance
     return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, True, boundary, p.n_halved, step)
+
+
+def _relative(new: FloatArray, old: FloatArray) -> float:
+    """The change from ``old`` to ``new``, relative to ``new`` (at least 1)."""
+    change = float(np.max(np.abs(new - old), initial=0.0))
+    return change / max(float(np.max(np.abs(new), initial=0.0)), 1.0)
+
+
+def _contraction(sizes: list[float]) -> float:
+    """Newton's constant C, a step of relative size s being followed by one of about C s²,
+    from the last two steps taken (inf with fewer, or when they do not shrink). It only
+    predicts: a wrong prediction costs a pass, never accuracy (:func:`irls_optimum`)."""
+    if len(sizes) < 2 or not 0 < sizes[-1] < sizes[-2] < 1:
+        return np.inf
+    return sizes[-1] / sizes[-2] ** 2
 
 
 class _Walk:
@@ -175,6 +232,12 @@ class _Walk:
                 res = self.rows.run(coef, eta, mu, gram=gram)
         self._cur, self.coef, self.result, self.boundary = spare, coef, res, halved
         return res.deviance
+
+    def redo(self, maxit: int) -> None:
+        """The pass at the current point again, with its normal equations."""
+        cur, prev = self.coef, self._prev
+        self.go(cur, None, maxit)
+        self._prev = prev
 
     def back(self) -> None:
         """Return to the point before the last :meth:`go`."""

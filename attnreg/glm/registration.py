@@ -14,7 +14,7 @@ from attnreg._warn import warn_user
 from attnreg.exceptions import ConvergenceWarning, DataError, OptionError, RankDeficiencyWarning
 from attnreg.formula.design import Design
 from attnreg.glm.families import ALIASES, FAMILIES, family_names
-from attnreg.glm.irls import IrlsFit, aliased_columns, irls
+from attnreg.glm.irls import AliasingUnsure, IrlsFit, aliased_columns, irls
 from attnreg.glm.links import LINKS
 from attnreg.glm.offset import check_offset, evaluate_offset
 from attnreg.glm.results import GlmResults
@@ -133,6 +133,13 @@ def _irls_fit(design: Design, family: Any, link: Any, offset: FloatArray,
     """IRLS on the design's columns that are not aliased: (fit, kept, aliased), no warnings."""
     wt = np.ones(design.n_obs) if design.weights is None else design.weights
     tol = min(1e-7, options["epsilon"] / 1000)  # R's glm.fit passes this to its QR
+    if options["control"] != "R":  # no aliasing: certified by the fit's first pass
+        try:
+            fit = irls(design.X, design.y, wt, offset, family, link, epsilon=options["epsilon"],
+                       maxit=options["maxit"], trials=design.trials, alias_tol=tol)
+            return fit, np.arange(design.n_coef), np.zeros(0, dtype=np.intp)
+        except AliasingUnsure:
+            pass
     aliased = aliased_columns(design.X, tol, None if design.weights is None else np.sqrt(wt))
     kept = np.setdiff1d(np.arange(design.n_coef), aliased)
     X = design.X if kept.size == design.n_coef else design.X[:, kept]  # no copy when none is

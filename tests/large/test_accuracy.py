@@ -104,8 +104,11 @@ def test_chunked_standard_errors_keep_the_in_memory_digits(dyadic) -> None:
     fit = fit_chunked(FORMULA, df, chunk_rows=25_001)
     d_mem, d_fit = _digits(mem.std_err, ref["se"]), _digits(fit.std_err, ref["se"])
     # the intercept's SE depends on the means (it lost two digits when they were taken from
-    # the merged R factor's first row); the slopes' digits vary by rounding (cond ~ 1e7)
-    assert d_fit[0] >= d_mem[0] - 0.7, (d_fit, d_mem)
-    assert d_fit.min() >= d_mem.min() - 0.7, (d_fit, d_mem)
+    # the merged R factor's first row); the slopes' digits vary by rounding (cond ~ 1e7).
+    # Beyond 14 digits the errors are a few ulps, and which of two orders of summation
+    # lands closer is chance: the in-memory digits count up to 14
+    d_cap = np.minimum(d_mem, 14.0)
+    assert d_fit[0] >= d_cap[0] - 0.7, (d_fit, d_mem)
+    assert d_fit.min() >= d_cap.min() - 0.7, (d_fit, d_mem)
     assert d_fit.min() >= 10.5
     assert _digits(fit.coef, ref["coef"]).min() >= 10.0

@@ -79,7 +79,7 @@ def _design(n: int, p: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_streaming_r_is_the_same_on_any_number_of_threads(weighted) -> None:
-    n, p = 50_000, 12
+    n, p = 300_000, 12
     X, y = _design(n, p)
     cols = np.arange(1, p)
     center = X.mean(axis=0)

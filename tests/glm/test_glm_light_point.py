@@ -1,0 +1,89 @@
+"""A point that the scoring steps predict at the optimum takes no normal equations: the QR
+step from it is the last. A wrong prediction costs a pass, never a digit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import attnreg.glm.optimum as optimum
+from attnreg.glm.families import FAMILIES
+from attnreg.glm.irls import irls
+from attnreg.glm.links import LINKS
+from attnreg.glm.normal import RowPass
+from tests.glm.test_glm_rowpass import RTOL_OPTIMUM, _data, _fam, _refined
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    grams: list[bool] = []
+    real = RowPass.run
+
+    def run(self, coef, eta, mu, gram):  # type: ignore[no-untyped-def]
+        grams.append(gram)
+        return real(self, coef, eta, mu, gram)
+
+    monkeypatch.setattr(RowPass, "run", run)
+    return grams
+
+
+def test_the_last_point_of_rs_path_takes_no_normal_equations(monkeypatch) -> None:
+    X, y = _data(50_000, 12, "binomial")
+    fam, link = _fam("binomial")
+    ones, zeros = np.ones(y.size), np.zeros(y.size)
+    grams = _counted(monkeypatch)
+    fit = irls(X, y, ones, zeros, fam, link)
+    light = list(grams)
+    grams.clear()
+    monkeypatch.setattr(optimum, "LIGHT_PREDICTED", 0.0)  # never predicted: as before
+    full = irls(X, y, ones, zeros, fam, link)
+    # one pass with the normal equations fewer, and no pass at an increment's target
+    assert sum(light) == sum(grams) - 1 and len(light) == len(grams) - 1
+    ref = _refined(X, y, fit.coef.copy(), "binomial")
+    np.testing.assert_allclose(fit.coef, ref, rtol=RTOL_OPTIMUM, atol=RTOL_OPTIMUM)
+    np.testing.assert_allclose(fit.coef, full.coef, rtol=RTOL_OPTIMUM, atol=RTOL_OPTIMUM)
+    # the R of the covariance and the weights are the optimum's to far below what is printed
+    G = full.r.T @ full.r
+    np.testing.assert_allclose(fit.r.T @ fit.r, G, rtol=1e-11, atol=1e-13 * np.abs(G).max())
+    np.testing.assert_allclose(fit.working_weights, full.working_weights, rtol=1e-11)
+    assert fit.iter_r == full.iter_r and fit.converged
+    assert fit.final_step < 1e-12
+
+
+def _problem(case: str):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(11)
+    n = 4000
+    X = np.column_stack([np.ones(n), rng.uniform(0, 2, n), rng.normal(size=n)])
+    wt = np.ones(n)
+    if case == "gamma_inverse":
+        y = rng.gamma(3.0, 1 / (0.8 + 0.3 * X[:, 1]) / 3)
+        return X, y, wt, FAMILIES["Gamma"], LINKS["inverse"]
+    if case == "probit_weights":
+        wt = rng.integers(1, 4, n).astype(float)
+        y = (rng.random(n) < 1 / (1 + np.exp(0.4 - X[:, 1]))).astype(float)
+        return X, y, wt, FAMILIES["binomial"], LINKS["probit"]
+    X, y = _data(n, 6, case, seed=3)
+    return (X, y, np.ones(n), *_fam(case))
+
+
+@pytest.mark.parametrize("case", ["binomial", "poisson", "gamma_inverse", "probit_weights"])
+def test_a_wrong_prediction_costs_a_pass_not_accuracy(case, monkeypatch) -> None:
+    X, y, wt, fam, link = _problem(case)
+    zeros = np.zeros(y.size)
+    monkeypatch.setattr(optimum, "LIGHT_PREDICTED", 0.0)
+    ref = irls(X, y, wt, zeros, fam, link)
+    grams = _counted(monkeypatch)
+    monkeypatch.setattr(optimum, "LIGHT_PREDICTED", np.inf)  # every point predicted: the
+    got = irls(X, y, wt, zeros, fam, link)  # points short of R's rule take their pass again
+    assert not all(grams) and sum(grams) >= got.iter_r
+    np.testing.assert_allclose(got.coef, ref.coef, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got.deviance, ref.deviance, rtol=1e-13)
+    G = ref.r.T @ ref.r
+    np.testing.assert_allclose(got.r.T @ got.r, G, rtol=1e-10, atol=1e-12 * np.abs(G).max())
+    assert (got.iter_r, got.converged) == (ref.iter_r, ref.converged)
+
+
+def test_the_contraction_predicts_from_the_last_two_steps() -> None:
+    assert optimum._contraction([]) == np.inf and optimum._contraction([1e-2]) == np.inf
+    assert optimum._contraction([1e-2, 1e-4]) == pytest.approx(1.0)
+    assert optimum._contraction([1e-2, 2e-2]) == np.inf  # not shrinking: no prediction
+    assert optimum._contraction([3.0, 1e-4]) == np.inf  # not yet in Newton's region
