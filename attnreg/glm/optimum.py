@@ -4,6 +4,9 @@ The steps are scoring increments by the normal equations, one pass over the rows
 (:class:`~attnreg.glm.normal.RowPass`), then QR steps that decide what is reported
 (:func:`qr_to_optimum`). An increment's error is relative to the increment, which vanishes at
 the optimum, so the increments reach the QR steps' rounding floor at a fraction of their cost.
+Where the last two steps predict (at Newton's quadratic rate) that the next one is within
+:data:`LIGHT_PREDICTED`, the point is evaluated without normal equations; if it meets R's rule
+the QR step from it is the last, and if not its pass is taken again with them.
 """
 
 from __future__ import annotations
