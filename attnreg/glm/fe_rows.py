@@ -5,19 +5,24 @@ working response and weights at an accepted one.
 Each is a handful of array operations per row; done over the whole column, every one reads
 and writes eight megabytes at a million rows and they run one after another on one core.
 Here a leaf's operations stay in cache and the segments run on :func:`attnreg.threads.
-row_workers` threads. Row for row the numbers are those of the same expressions on whole
-columns; the deviance is summed per leaf and the sums added in row order over segments
-fixed by the number of rows, so it is the same bit for bit on any number of threads.
+row_workers` threads. The means and the deviance are the leaf kernels' of the IRLS passes
+without fixed effects (:mod:`attnreg.glm.leafkernels`: R's formulas up to rounding, with the
+algebra done for the canonical pairs); the deviance is summed per leaf and the sums added in
+row order over segments fixed by the number of rows, so it is the same bit for bit on any
+number of threads.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from attnreg._typing import FloatArray
 from attnreg.glm.families import Family
+from attnreg.glm.leafkernels import LeafData, LeafKernel, leaf_kernels
 from attnreg.glm.links import Link
 from attnreg.threads import parallel_map
 
@@ -73,21 +78,26 @@ class FeRows:
         valid : bool
         """
         mu = np.empty_like(eta)
+        kernel = self.kernel
 
         def segment(bounds: tuple[int, int]) -> tuple[float, bool]:
             dev, valid = 0.0, True
             with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
                 for lo in _leaves(*bounds):
                     hi = min(lo + LEAF_ROWS, bounds[1])
-                    e, m = eta[lo:hi], mu[lo:hi]
-                    m[...] = self.link.linkinv(e)
-                    dev += float(np.sum(self.family.dev_resids(self.y[lo:hi], m,
-                                                               self.wt[lo:hi])))
-                    valid = valid and self.link.valideta(e) and self.family.validmu(m)
+                    d, v, _ = kernel(lo, hi)(LeafData(eta[lo:hi], mu[lo:hi], self.y[lo:hi],
+                                                      self.wt[lo:hi], want=False))
+                    dev, valid = dev + d, valid and v
             return dev, valid
 
         parts = parallel_map(segment, _segments(eta.size))
         return float(sum(p[0] for p in parts)), mu, all(p[1] for p in parts)
+
+    @cached_property
+    def kernel(self) -> Callable[[int, int], LeafKernel]:
+        """The maker of each leaf's kernel (:mod:`attnreg.glm.leafkernels`: the canonical
+        pairs' algebra done, R's family and link functions otherwise)."""
+        return leaf_kernels(self.family, self.link, self.y, self.wt)
 
     def working(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         """The working response z (offset removed) and working weights W at (η, μ), or None

@@ -158,10 +158,11 @@ def _rs_path(walk: _Walk, coef: FloatArray, dev_old: float, epsilon: float,
         if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
             converged = True
             break
+        halved = walk.boundary
         if light:  # R's rule not met after all: this point's normal equations
             walk.redo(maxit)
             light = False
-        sizes = [*sizes, size] if not walk.boundary and np.isfinite(size) else []
+        sizes = [*sizes, size] if not halved and np.isfinite(size) else []
         dev_old, old, coef = dev, walk.coef, walk.next_coef()
     return it, converged, light
 
@@ -238,9 +239,9 @@ class _Walk:
 
     def redo(self, maxit: int) -> None:
         """The pass at the current point again, with its normal equations."""
-        cur, prev = self.coef, self._prev
+        cur, prev, boundary = self.coef, self._prev, self.boundary
         self.go(cur, None, maxit)
-        self._prev = prev
+        self._prev, self.boundary = prev, boundary
 
     def back(self) -> None:
         """Return to the point before the last :meth:`go`."""
