@@ -69,3 +69,23 @@ def test_out_of_range_means_and_zero_variances_are_reported() -> None:
     _, mu, valid = rows.deviance(eta)
     assert not valid and mu[700] == 0
     assert rows.working(eta, mu) is None  # V(0) = 0
+
+
+@pytest.mark.parametrize(("family", "link"), [("poisson", "log"), ("binomial", "logit")])
+def test_the_canonical_pairs_take_the_leaf_kernels(family: str, link: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deviance pass runs the IRLS passes' kernels (the algebra done), to R's numbers."""
+    import attnreg.glm.leafkernels as lk
+
+    rows, eta = _rows(family, link)
+    made: list[int] = []
+    real = lk.KERNELS[(family, link)]
+    monkeypatch.setitem(lk.KERNELS, (family, link),
+                        lambda *a: made.append(1) or real(*a))
+    dev, mu, valid = rows.deviance(eta)
+    assert made  # the canonical pair's kernel maker was asked
+    fam = FAMILIES[family]
+    np.testing.assert_allclose(dev, np.sum(fam.dev_resids(rows.y, mu, rows.wt)),
+                               rtol=RTOL_EXACT)
+    np.testing.assert_allclose(mu, LINKS[link].linkinv(eta), rtol=1e-15)
+    assert valid
