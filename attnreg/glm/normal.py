@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import pairwise
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from attnreg.glm.families import Family
 from attnreg.glm.leafkernels import LeafData, LeafKernel, leaf_kernels
 from attnreg.glm.links import Link
 from attnreg.linear.blas import gram_update
-from attnreg.linear.tallqr import segments
+from attnreg.linear.tallqr import equal_parts, segments
 from attnreg.threads import parallel_map, scratch
 
 __all__ = ["LEAF_BYTES", "PassResult", "RowPass", "weighted_gram", "working_response"]
@@ -235,10 +234,7 @@ def _bordered(p: int) -> FloatArray:
 
 def _leaves(lo0: int, hi0: int, p: int) -> list[tuple[int, int]]:
     """Equal leaves of at most ``LEAF_BYTES`` of design (no sliver at a segment's end)."""
-    rows = max(256, LEAF_BYTES // (8 * max(p, 1)))
-    count = max(1, -(-(hi0 - lo0) // rows))
-    edges = np.linspace(lo0, hi0, count + 1).round().astype(np.int64).tolist()
-    return list(pairwise(edges))
+    return equal_parts(lo0, hi0, max(256, LEAF_BYTES // (8 * max(p, 1))))
 
 
 def _add_weighted(B: FloatArray, X: FloatArray, w: FloatArray, r: FloatArray) -> None:

@@ -108,15 +108,11 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int,
     iter_r = it
     if not converged:
         return walk.fit(it, iter_r, converged)
-    if light and not walk.boundary:
-        p.cheap = False
-        coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
-            p, walk.coef, walk.eta, walk.mu, True, it, maxit)
-        return _reported(p, coef, eta, mu, r, w, dev, boundary, it, iter_r, step)
-    if light:
+    if light and walk.boundary:  # a halved point: its normal equations after all
         walk.redo(maxit)
-    floor, last = False, np.inf
-    while it < maxit:
+        light = False
+    floor, last = light, np.inf  # a light point is at the increments' floor already
+    while not light and it < maxit:
         before = walk.coef
         target = walk.next_coef()
         # a change within the floor makes this point the last of the increments: the QR
@@ -138,7 +134,10 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int,
     p.cheap = False  # what is reported comes from QR steps
     coef, eta, mu, r, w, dev, boundary, it, step = qr_to_optimum(
         p, walk.coef, walk.eta, walk.mu, floor, it, maxit)  # not written to
-    return _reported(p, coef, eta, mu, r, w, dev, boundary, it, iter_r, step)
+    refined = refine(p, coef, r)  # ill-conditioned: on to the optimum of the float64 data
+    if refined is not None and refined.steps:
+        coef, eta, mu, dev = refined.coef, refined.eta, refined.mu, refined.deviance
+    return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, True, boundary, p.n_halved, step)
 
 
 def _rs_path(walk: _Walk, coef: FloatArray, dev_old: float, epsilon: float,
@@ -165,16 +164,6 @@ def _rs_path(walk: _Walk, coef: FloatArray, dev_old: float, epsilon: float,
         sizes = [*sizes, size] if not halved and np.isfinite(size) else []
         dev_old, old, coef = dev, walk.coef, walk.next_coef()
     return it, converged, light
-
-
-def _reported(p: Problem, coef: FloatArray, eta: FloatArray, mu: FloatArray, r: FloatArray,
-              w: FloatArray, dev: float, boundary: bool, it: int, iter_r: int,
-              step: float) -> IrlsFit:
-    """The fit after the QR steps, refined where ill-conditioned (:func:`refine`)."""
-    refined = refine(p, coef, r)  # ill-conditioned: on to the optimum of the float64 data
-    if refined is not None and refined.steps:
-        coef, eta, mu, dev = refined.coef, refined.eta, refined.mu, refined.deviance
-    return IrlsFit(coef, eta, mu, r, w ** 2, dev, it, iter_r, True, boundary, p.n_halved, step)
 
 
 def _relative(new: FloatArray, old: FloatArray) -> float:

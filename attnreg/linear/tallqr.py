@@ -326,7 +326,13 @@ def stream_leaves(lo: int, hi: int, k: int) -> list[tuple[int, int]]:
     leaves of 2,048 rows, 52 ms in leaves of 1 MiB, 6,241 rows), and a segment is never left
     with a sliver.
     """
-    count = max(1, -(-(hi - lo) // stream_rows(k)))
+    return equal_parts(lo, hi, stream_rows(k))
+
+
+def equal_parts(lo: int, hi: int, most: int) -> list[tuple[int, int]]:
+    """``lo:hi`` cut into the fewest equal ranges of at most ``most`` rows (sizes differ by
+    one at most)."""
+    count = max(1, -(-(hi - lo) // max(most, 1)))
     edges = np.linspace(lo, hi, count + 1).round().astype(np.int64).tolist()
     return list(pairwise(edges))
 
