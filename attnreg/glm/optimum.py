@@ -143,27 +143,52 @@ def irls_optimum(p: Problem, epsilon: float, maxit: int,
 def _rs_path(walk: _Walk, coef: FloatArray, dev_old: float, epsilon: float,
              maxit: int) -> tuple[int, bool, bool]:
     """The scoring steps to R's stopping rule from the first iterate ``coef``: (iterations,
-    converged, whether the last point was evaluated without its normal equations)."""
+    converged, whether the last point was evaluated without its normal equations).
+
+    A point whose next step is predicted within :data:`LIGHT_PREDICTED` takes none (a light
+    point: the QR step is next). One whose next step times the predicted change of the
+    weights is within it takes the increment's right-hand side alone: if it meets R's rule,
+    the next step is a chord step by the last normal equations (its error is the step's
+    times the weights' change, :class:`~attnreg.glm.normal.PassResult`), whose point is the
+    last of the increments. Either point's pass is taken again with its normal equations
+    where R's rule is not met, the step was halved, or (chord) the measured change of the
+    weights is larger than predicted.
+    """
     old: FloatArray | None = None
     it, converged, light = 0, False, False
     sizes: list[float] = []  # relative sizes of the full scoring steps taken
+    ratio = np.inf  # the weights' change over the relative step size, last measured
     while it < maxit:
         it += 1
         size = _relative(coef, walk.coef) if old is not None else np.inf
         # a point whose next step the steps so far predict far within what one last QR step
         # may change needs no normal equations if it meets R's rule: that QR step is next
-        light = _contraction(sizes) * size ** 2 <= LIGHT_PREDICTED
-        dev = walk.go(coef, old, maxit, gram=not light)
+        predicted = _contraction(sizes) * size ** 2
+        light = predicted <= LIGHT_PREDICTED
+        chord = not light and _chord(predicted, ratio * size)
+        dev = walk.go(coef, old, maxit, gram=not (light or chord), score=chord)
+        change = walk.result.weight_change if walk.result is not None else np.inf
         if abs(dev - dev_old) / (abs(dev) + 0.1) < epsilon:
             converged = True
+            if chord and (walk.boundary or not _chord(predicted, change)):
+                walk.redo(maxit)
             break
         halved = walk.boundary
-        if light:  # R's rule not met after all: this point's normal equations
+        if light or chord:  # R's rule not met after all: this point's normal equations
             walk.redo(maxit)
             light = False
         sizes = [*sizes, size] if not halved and np.isfinite(size) else []
+        ratio = change / size if not halved and 0 < size < np.inf else np.inf
         dev_old, old, coef = dev, walk.coef, walk.next_coef()
     return it, converged, light
+
+
+def _chord(predicted: float, change: float) -> bool:
+    """Whether a chord step from a point whose next Newton step is ``predicted`` (relative)
+    and whose weights differ by ``change`` from those of the last normal equations lands
+    within :data:`LIGHT_PREDICTED` of the optimum (its error is at most about their
+    product)."""
+    return predicted * change <= LIGHT_PREDICTED
 
 
 def _relative(new: FloatArray, old: FloatArray) -> float:
@@ -203,13 +228,15 @@ class _Walk:
     def mu(self) -> FloatArray:
         return self._bufs[self._cur][1]
 
-    def go(self, coef: FloatArray, old: FloatArray | None, maxit: int, gram: bool = True) -> float:
+    def go(self, coef: FloatArray, old: FloatArray | None, maxit: int, gram: bool = True,
+           score: bool = False) -> float:
         """Move to ``coef``, halved towards ``old`` as R does until the deviance is finite
-        and (η, μ) valid; the new point's deviance (its normal equations when ``gram``)."""
+        and (η, μ) valid; the new point's deviance (its normal equations when ``gram``, the
+        increment's right-hand side alone when ``score``)."""
         self._prev = (self._cur, self.coef, self.result, self.boundary)
         spare = 1 - self._cur
         eta, mu = self._bufs[spare]
-        res = self.rows.run(coef, eta, mu, gram=gram)
+        res = self.rows.run(coef, eta, mu, gram=gram, score=score)
         halved = False
         for kind in ("finite", "valid"):
             tries = 1
@@ -222,7 +249,7 @@ class _Walk:
                 tries, halved = tries + 1, True
                 self.p.n_halved += 1 if tries == 2 else 0
                 coef = (coef + old) / 2
-                res = self.rows.run(coef, eta, mu, gram=gram)
+                res = self.rows.run(coef, eta, mu, gram=gram, score=score)
         self._cur, self.coef, self.result, self.boundary = spare, coef, res, halved
         return res.deviance
 
@@ -237,10 +264,13 @@ class _Walk:
         self._cur, self.coef, self.result, self.boundary = self._prev
 
     def next_coef(self) -> FloatArray:
-        """The next scoring iterate: an increment by the normal equations, or a QR step."""
+        """The next scoring iterate: an increment by the normal equations (the last ones
+        formed, for a point that formed its right-hand side alone: a chord step), or a QR
+        step."""
         res = self.result
-        if res is not None and res.G is not None and res.g is not None:
-            delta = solve_normal(res.G, res.g)
+        G = None if res is None else res.G if res.G is not None else self.rows.last.G
+        if res is not None and G is not None and res.g is not None:
+            delta = solve_normal(G, res.g)
             if delta is not None:
                 return self.coef + delta
         self.p.cheap = False

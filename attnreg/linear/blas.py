@@ -32,7 +32,7 @@ import numpy as np
 from attnreg._typing import FloatArray
 from attnreg.linear.lapack import capsule_pointer
 
-__all__ = ["gram_update", "releases_gil"]
+__all__ = ["gram_update", "mirror_upper", "releases_gil"]
 
 _INT = ctypes.c_int
 _CHR = ctypes.c_char_p
@@ -61,7 +61,7 @@ def releases_gil() -> bool:
     return _dsyrk_pointer() is not None
 
 
-def gram_update(G: FloatArray, A: FloatArray) -> None:
+def gram_update(G: FloatArray, A: FloatArray, symmetric: bool = True) -> None:
     """``G += A'A`` in place, without the GIL.
 
     Parameters
@@ -70,6 +70,9 @@ def gram_update(G: FloatArray, A: FloatArray) -> None:
         C-ordered float64, symmetric on entry; symmetric on return.
     A : ndarray, shape (m, p)
         C-ordered float64 rows.
+    symmetric : bool
+        False: only the upper triangle (and diagonal) of ``G`` is sure to be updated, so that
+        a sum over many blocks is mirrored once, at its end (:func:`mirror_upper`).
     """
     m, p = A.shape
     fn = _dsyrk_pointer()
@@ -82,5 +85,11 @@ def gram_update(G: FloatArray, A: FloatArray) -> None:
     one = ctypes.c_double(1.0)
     fn(b"L", b"N", ctypes.byref(n), ctypes.byref(k), ctypes.byref(one), A.ctypes.data_as(_DBL_P),
        ctypes.byref(lda), ctypes.byref(one), G.ctypes.data_as(_DBL_P), ctypes.byref(ldc))
-    upper = np.triu_indices(p, 1)
+    if symmetric:
+        mirror_upper(G)
+
+
+def mirror_upper(G: FloatArray) -> None:
+    """Copy the upper triangle of the square ``G`` onto its lower one, in place."""
+    upper = np.triu_indices(G.shape[0], 1)
     G[upper[1], upper[0]] = G[upper]

@@ -18,9 +18,9 @@ def _counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     grams: list[bool] = []
     real = RowPass.run
 
-    def run(self, coef, eta, mu, gram):  # type: ignore[no-untyped-def]
+    def run(self, coef, eta, mu, gram, score=False):  # type: ignore[no-untyped-def]
         grams.append(gram)
-        return real(self, coef, eta, mu, gram)
+        return real(self, coef, eta, mu, gram, score)
 
     monkeypatch.setattr(RowPass, "run", run)
     return grams
