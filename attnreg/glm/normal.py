@@ -272,8 +272,9 @@ class RowPass:
 
 
 def _bordered(p: int) -> FloatArray:
-    """The accumulator of [G g; g' ·], shape (p + 1, p + 1)."""
-    return np.zeros((p + 1, p + 1))
+    """The accumulator of [G; g'], shape (p + 1, p): G in its first p rows (C-contiguous, as
+    the rank-k update wants it), g in the last."""
+    return np.zeros((p + 1, p))
 
 
 def _leaves(lo0: int, hi0: int, p: int) -> list[tuple[int, int]]:
@@ -282,21 +283,16 @@ def _leaves(lo0: int, hi0: int, p: int) -> list[tuple[int, int]]:
 
 
 def _add_weighted(B: FloatArray, X: FloatArray, w: FloatArray, r: FloatArray) -> None:
-    """The upper triangle of [G g; g' ·] += [Xw, r/w]'[Xw, r/w] for one leaf, Xw = diag(w) X:
-    G += Xw'Xw and g += X'r by one symmetric rank-k update of a reusable buffer, without the
-    GIL (the leaves of other threads proceed meanwhile). Rows of weight 0 take a separate
-    product. (einsum's row scaling is a quarter faster than a broadcast multiply's 20-element
-    inner loops.)"""
+    """The upper triangle of G += Xw'Xw, Xw = diag(w) X, by one symmetric rank-k update of a
+    reusable buffer without the GIL (the leaves of other threads proceed meanwhile), and
+    g += X'r, for one leaf; B is :func:`_bordered`'s. (einsum's row scaling is a quarter
+    faster than a broadcast multiply's 20-element inner loops; g by its own product leaves
+    the update a column narrower: 20 columns 0.32 ms a leaf, 21 0.38, X'r 0.04.)"""
     m, p = X.shape
-    buf = scratch("glm-gram", (m, p + 1))
-    np.einsum("ij,i->ij", X, w, out=buf[:, :p])
-    if (w > 0).all():
-        np.divide(r, w, out=buf[:, p])
-        gram_update(B, buf, symmetric=False)
-    else:
-        buf[:, p] = 0.0
-        gram_update(B, buf, symmetric=False)
-        B[:p, p] += np.dot(r, X)
+    buf = scratch("glm-gram", (m, p))
+    np.einsum("ij,i->ij", X, w, out=buf)
+    gram_update(B[:p], buf, symmetric=False)
+    B[p] += np.dot(r, X)
 
 
 def _change(w: FloatArray, w0: FloatArray) -> float:
@@ -322,10 +318,12 @@ def _row_order_sum(parts: list[FloatArray]) -> FloatArray:
 
 
 def _in_order(parts: list[FloatArray]) -> tuple[FloatArray, FloatArray]:
-    """(G, g) from the segments' bordered sums (upper triangles), added in row order."""
+    """(G, g) from the segments' :func:`_bordered` sums (G's upper triangle), added in row
+    order."""
     B = parts[0]
     for part in parts[1:]:
         B = B + part
-    mirror_upper(B)
-    p = B.shape[0] - 1
-    return np.ascontiguousarray(B[:p, :p]), B[:p, p].copy()
+    p = B.shape[1]
+    G = np.ascontiguousarray(B[:p])
+    mirror_upper(G)
+    return G, B[p].copy()

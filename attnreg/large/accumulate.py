@@ -284,8 +284,6 @@ SEGMENT_ROWS = 1 << 16
 #: 2e7 rows: 2.4 s with leaves of 2048 rows, 1.4 s with 8192, one thread)
 LEAF_BYTES = 3 << 19
 NARROW_LEAF_ROWS = 8192
-#: geqrt's block size for designs of at most 32 columns (21 columns: nb 8 beat 21 by 15 %)
-NARROW_NB = 8
 
 
 def _extended(values: FloatArray) -> Any:
@@ -305,14 +303,14 @@ def _segment_factor(chunk: ChunkColumns, intercept: bool,
     or an infinity makes a sum non-finite) and then named by :meth:`ChunkColumns.check_rows`.
     """
     from attnreg.linear.lapack import geqrt, workspace
-    from attnreg.linear.tallqr import QR_NB, leaf_rows as _leaf_rows
+    from attnreg.linear.tallqr import leaf_rows as _leaf_rows, qr_block
     from attnreg.threads import scratch
 
     lo0, hi0 = span
     p = chunk.n_coef
     k1 = p + 1
     m = max(_leaf_rows(k1), min(NARROW_LEAF_ROWS, LEAF_BYTES // (8 * k1)))
-    nb = max(1, min(QR_NB if k1 > 32 else NARROW_NB, k1))
+    nb = qr_block(k1)
     t, work = workspace(k1, nb)
     R = np.zeros((k1, k1), order="F")
     c = np.zeros(k1)
