@@ -9,7 +9,8 @@ response from the logistic model, counts from the log-linear Poisson model); bui
 data is not timed. attnreg is timed on its formula-free IRLS and on the whole front door from
 a DataFrame (design, aliasing, the separation check: a fit that reaches its optimum inside the
 family's range certifies itself, the linear program runs otherwise); statsmodels' ``GLM``
-with its default IRLS; glum unpenalised (``alpha=0``) with its default IRLS solver. The ratio
+with its default IRLS; glum unpenalised (``alpha=0``) with its default IRLS solver, on the
+arrays and (like for like with attnreg's front door) from the DataFrame with its formula. The ratio
 to each peer (> 1: attnreg faster) and each tool's largest coefficient difference from an
 extended-precision optimum (mpmath-free: the Newton iterate of attnreg's optimum refined with
 compensated sums is the reference; digits = −log10 of the relative error) are printed under
@@ -102,7 +103,13 @@ def _tools(X: np.ndarray, y: np.ndarray, family: str) -> dict[str, Callable[[], 
                                            alpha=0, fit_intercept=False).fit(X, y)
             return m.coef_
 
+        def glum_formula() -> np.ndarray:
+            m = GeneralizedLinearRegressor(family="binomial" if family == "binomial" else "poisson",
+                                           alpha=0, formula=formula).fit(frame)
+            return np.concatenate([[m.intercept_], m.coef_])
+
         tools["glum"] = glum_fit
+        tools["glum formula"] = glum_formula
     except ImportError:
         print("glum is not installed: pip install glum")
     return tools
@@ -130,9 +137,12 @@ def main() -> None:
             ref = _score_refined(X, y, coefs["attnreg core"], family)
             print(f"  [{condition}]")
             for name in tools:
+                mine = "attnreg formula" if name.endswith("formula") else "attnreg core"
                 peer = "" if name.startswith("attnreg") else \
                     (f"   attnreg core / formula are {times[name] / times['attnreg core']:.2f}x"
                      f" / {times[name] / times['attnreg formula']:.2f}x faster")
+                if name == "glum formula":  # like for like: both from the DataFrame
+                    peer = f"   attnreg formula is {times[name] / times[mine]:.2f}x faster"
                 print(f"    {name:16s} {times[name]:8.3f} s   digits {_digits(coefs[name], ref):5.1f}"
                       f"{peer}")
 
