@@ -11,44 +11,18 @@ import pytest
 import attnreg.glm.optimum as optimum
 from attnreg.glm.irls import irls
 from attnreg.glm.normal import RowPass
-from tests.glm.test_glm_light_point import _problem
-from tests.glm.test_glm_rowpass import RTOL_OPTIMUM, _data, _fam, _refined
-
-
-def _modes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    modes: list[str] = []
-    real = RowPass.run
-
-    def run(self, coef, eta, mu, gram, score=False):  # type: ignore[no-untyped-def]
-        modes.append("gram" if gram else "score" if score else "light")
-        return real(self, coef, eta, mu, gram, score)
-
-    monkeypatch.setattr(RowPass, "run", run)
-    return modes
+from tests.glm.test_glm_light_point import _modes, _problem, same_optimum, with_and_without
+from tests.glm.test_glm_rowpass import _data, _fam
 
 
 def test_a_poisson_fit_takes_one_gram_pass_fewer(monkeypatch) -> None:
-    X, y = _data(50_000, 12, "poisson")
-    fam, link = _fam("poisson")
-    ones, zeros = np.ones(y.size), np.zeros(y.size)
-    modes = _modes(monkeypatch)
-    fit = irls(X, y, ones, zeros, fam, link)
-    chord = list(modes)
-    modes.clear()
-    monkeypatch.setattr(optimum, "_chord", lambda predicted, change: False)
-    full = irls(X, y, ones, zeros, fam, link)
+    fit, chord, full, modes, X, y = with_and_without(monkeypatch, "poisson", "_chord",
+                                                     lambda predicted, change: False)
     # the pass at R's last point forms g alone; every other pass is the same
     assert chord.count("score") == 1 and "score" not in modes
     assert chord.count("gram") == modes.count("gram") - 1 and len(chord) == len(modes)
-    ref = _refined(X, y, fit.coef.copy(), "poisson")
-    np.testing.assert_allclose(fit.coef, ref, rtol=RTOL_OPTIMUM, atol=RTOL_OPTIMUM)
-    np.testing.assert_allclose(fit.coef, full.coef, rtol=RTOL_OPTIMUM, atol=RTOL_OPTIMUM)
-    # the weights and R of the last QR step are the optimum's to far below what is printed
-    G = full.r.T @ full.r
-    np.testing.assert_allclose(fit.r.T @ fit.r, G, rtol=1e-11, atol=1e-13 * np.abs(G).max())
-    np.testing.assert_allclose(fit.working_weights, full.working_weights, rtol=1e-11)
-    assert (fit.iter, fit.iter_r, fit.converged) == (full.iter, full.iter_r, True)
-    assert fit.final_step < 1e-12
+    same_optimum(fit, full, X, y, "poisson")
+    assert fit.iter == full.iter
 
 
 def _always_predicted(confirmed: bool, modes: list[str]):  # type: ignore[no-untyped-def]
