@@ -320,9 +320,7 @@ def _row_order_sum(parts: list[FloatArray]) -> FloatArray:
 def _in_order(parts: list[FloatArray]) -> tuple[FloatArray, FloatArray]:
     """(G, g) from the segments' :func:`_bordered` sums (G's upper triangle), added in row
     order."""
-    B = parts[0]
-    for part in parts[1:]:
-        B = B + part
+    B = _row_order_sum(parts)
     p = B.shape[1]
     G = np.ascontiguousarray(B[:p])
     mirror_upper(G)
