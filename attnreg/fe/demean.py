@@ -23,6 +23,7 @@ References: Guimarães & Portugal (2010) and Gaure (2013) for alternating projec
 from __future__ import annotations
 
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -149,6 +150,14 @@ class FixedEffects:
         labels = labels[self.n_levels[a]:] if a < b else labels[:self.n_levels[b]]
         _, first = np.unique(labels, return_index=True)
         return np.sort(first)
+
+    def reordered(self, order: IntArray) -> FixedEffects:
+        """The same fixed effects with their rows in ``order`` (a permutation of the rows).
+        The connected components do not depend on the rows' order: they are shared, not
+        found again."""
+        out = dataclasses.replace(self, codes=tuple(c[order] for c in self.codes))
+        out.__dict__["_pair_cache"] = self._pair_cache
+        return out
 
     @cached_property
     def dummies(self) -> sp.csr_matrix:

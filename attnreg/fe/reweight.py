@@ -4,8 +4,10 @@ A GLM with absorbed fixed effects residualises its working response and regresso
 fixed effects once per scoring step, each time with new working weights W. Everything in the
 exact Schur solve of :mod:`attnreg.fe.solve` that does not depend on W is computed here once:
 the pairs of levels that share a row (the sparsity of B = D_big'WD_rest and of D_rest'WD_rest),
-the grounded levels (one per connected component, fixest's references), the transposed dummies.
-A step then costs a few weighted sums per row, the Schur complement S = D_rest'WD_rest −
+the grounded levels (one per connected component, fixest's references). A step then costs a
+few weighted sums per row (D'WV scattered from the rows in their order, the weights in the
+dummies' entries: rows sorted by the largest fixed effect make its sums sequential, as the
+GLM's steps keep them), the Schur complement S = D_rest'WD_rest −
 B'W_big⁻¹B, and its factor: dense Cholesky when the rest has at most :data:`DENSE_LEVELS`
 levels, sparse LU otherwise. As in :func:`attnreg.fe.demean.demean`, the solve is repeated on
 the residual (three passes at most) until every level's weighted residual sum is at the
@@ -39,9 +41,9 @@ from attnreg._typing import FloatArray, IntArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
 from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
 from attnreg.fe.levelpass import BLOCK_BYTES
-from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, Split, pointers,
-                                         transposed_dummies)
+from attnreg.fe.reweight_pattern import Block, FixedProduct, Pairs, Split, pointers
 from attnreg.fe.solve import SINGULAR_PIVOT
+from attnreg.glm.normal import weighted_gram
 from attnreg.threads import parallel_map, row_workers, scratch
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
@@ -103,14 +105,17 @@ class ReweightedDemeaner:
         self.free = np.setdiff1d(np.arange(self.n_small), grounded)
         n_levels = self.n_big + self.n_small  # level order: big, then rest
         levels = np.column_stack([self.big, self.rest + self.n_big])
-        self.dummies_t = transposed_dummies(levels, n_levels, np.linspace(
-            0, n_levels, workers + 1).astype(np.int64))
+        n_obs, k = levels.shape
+        idx = np.int32 if n_obs * k < np.iinfo(np.int32).max else np.int64
+        self.entries = np.ascontiguousarray(levels, dtype=idx).ravel()  # D's columns, row-major
+        self.row_cuts = np.linspace(0, n_obs, max(1, row_workers()) + 1).astype(np.int64)
+        self.n_levels = n_levels
+        self._weights: tuple[FloatArray, FloatArray] | None = None  # w and D's entries times w
         # the rounding floor of each fixed effect's level sums: its levels' weighted sums
         # of |V| at most, times 4 eps √(its largest level's rows)
         self.starts = np.concatenate([[0], self.n_big + starts]).astype(np.intp)
         counts = np.bincount(levels.ravel(), minlength=n_levels)
         self.floors = 4 * _EPS * np.sqrt(np.maximum.reduceat(counts, self.starts[:-1]))
-        self._buffers: dict[str, FloatArray] = {}
         self._last: tuple[FloatArray, _Factor] | None = None  # weights and factor of the last
 
     @staticmethod
@@ -177,39 +182,37 @@ class ReweightedDemeaner:
         factor = self._factor(w)
         if factor is None:
             return None
-        wP = self._weighted(P, w)
-        b = self._level_sums(wP)
+        b = self._sums(P, w)
+        raw, _ = weighted_gram(P, P[:, 0], np.sqrt(w))  # P'WP by leaves in cache
         half, reduced = factor.reduce(b[:self.n_big], b[self.n_big:])
-        gram = P.T @ wP - half.T @ half
+        gram = raw - half.T @ half
         if factor.free.size:
             part = np.ascontiguousarray(reduced[factor.free])
             gram -= part.T @ factor.solve_free(part)
-        return Normal(0.5 * (gram + gram.T), self, factor, b)
-
-    def _buffer(self, name: str, shape: tuple[int, int]) -> FloatArray:
-        """A reusable work array (fresh pages of a large array cost more than the work)."""
-        size = shape[0] * shape[1]
-        buf = self._buffers.get(name)
-        if buf is None or buf.size < size:
-            buf = self._buffers[name] = np.empty(size)
-        return buf[:size].reshape(shape)
-
-    def _weighted(self, V: FloatArray, w: FloatArray) -> FloatArray:
-        """W V in a work array, C order (as the sparse products want it); chunks of rows on
-        threads."""
-        out = self._buffer("weighted", V.shape)
-        step = max(1, -(-V.shape[0] // max(1, row_workers())))
-        parallel_map(lambda lo: np.multiply(w[lo:lo + step, None], V[lo:lo + step],
-                                            out=out[lo:lo + step]), range(0, V.shape[0], step))
-        return out
+        return Normal(0.5 * (gram + gram.T), np.diag(raw).copy(), self, factor, b)
 
     def _sums(self, V: FloatArray, w: FloatArray) -> FloatArray:
-        """D'WV, levels in solve order (the largest fixed effect's first), shape (G, c)."""
-        return self._level_sums(self._weighted(V, w))
+        """D'WV, levels in solve order (the largest fixed effect's first), shape (G, c): the
+        weights in D's entries (set once per weight vector), no weighted copy of V."""
+        if self._weights is None or self._weights[0] is not w:
+            self._weights = (w, np.repeat(w, self.rest.shape[1] + 1))
+        return self._scatter(self._weights[1], V)
 
-    def _level_sums(self, wV: FloatArray) -> FloatArray:
-        """D'(WV) from the weighted columns, blocks of levels on threads, shape (G, c)."""
-        return np.vstack(parallel_map(lambda part: np.asarray(part @ wV), self.dummies_t))
+    def _scatter(self, data: FloatArray, V: FloatArray) -> FloatArray:
+        """D'V for D's entries ``data``: each row's values added to its levels' sums, the
+        rows read in order (their levels' sums in cache: rows sorted by the largest fixed
+        effect make its sums sequential too); blocks of rows on threads, shape (G, c)."""
+        k = self.rest.shape[1] + 1
+        indptr = np.arange(0, k * int(np.diff(self.row_cuts).max()) + 1, k,
+                           dtype=self.entries.dtype)
+
+        def part(lo: int, hi: int) -> FloatArray:
+            D = sp.csr_matrix((data[k * lo:k * hi], self.entries[k * lo:k * hi],
+                               indptr[:hi - lo + 1]), shape=(hi - lo, self.n_levels), copy=False)
+            return np.asarray(D.T @ V[lo:hi])
+
+        parts = parallel_map(lambda b: part(*b), list(pairwise(self.row_cuts.tolist())))
+        return sum(parts[1:], parts[0])
 
     def _subtract_fitted(self, r: FloatArray, x_big: FloatArray, x_small: FloatArray) -> None:
         """r −= D x, for level values x in solve order; r shape (n_obs, c), C order.
@@ -321,9 +324,12 @@ class Normal:
     ----------
     gram : ndarray, shape (c, c)
         P̃'WP̃, P̃ the columns of P residualised on the fixed effects.
+    norms : ndarray, shape (c,)
+        diag(P'WP): the squared weighted norms of P's own columns.
     """
 
     gram: FloatArray
+    norms: FloatArray  # (c,) the squared weighted norms of P's columns, diag(P'WP)
     demeaner: ReweightedDemeaner
     factor: _Factor
     sums: FloatArray  # (G, c) D'WP in solve order

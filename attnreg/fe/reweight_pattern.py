@@ -1,17 +1,18 @@
 """The weight-free pattern of the reweighted exact demeaning (:mod:`attnreg.fe.reweight`):
-distinct pairs of levels, CSR pointers, the transposed dummies, all by counting sorts.
+distinct pairs of levels and CSR pointers, by counting sorts.
 
 Built once per fit, so its cost is paid once, but at a million rows a comparison sort of
 the row keys (``np.unique``, ``np.lexsort``) costs as much as two scoring steps. Every order
-here is a stable counting sort: numpy's radix sort on 16-bit keys, scipy's CSR → CSC
-conversion (one pass, stable) on wider ones. Linear in the rows and the levels; the result
-is the same as the comparison sort's.
+here is a stable counting sort (numpy's radix sort on 16-bit keys, scipy's CSR → CSC
+conversion, one pass and stable, on wider ones), or a sort of keys already in order but for
+a few entries per row (rows sorted by the largest fixed effect, as a GLM's scoring steps
+keep them). Linear in the rows and the levels, but for that short sort; the result is the
+same as the comparison sort's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -19,13 +20,14 @@ import scipy.sparse as sp
 
 from attnreg._typing import IntArray
 
-__all__ = ["Block", "FixedProduct", "Pairs", "Split", "counting_order", "pointers",
-           "transposed_dummies"]
+__all__ = ["Block", "FixedProduct", "Pairs", "Split", "counting_order", "pointers"]
 
 #: keys below this are sorted by numpy's radix sort (16-bit keys)
 RADIX_KEYS = 1 << 16
 #: pairs of levels are counted in a table of all pairs up to this many cells (32 MB)
 TABLE_CELLS = 1 << 22
+#: a sparse product is sized by a cheap upper bound on its entries up to this many (48 MB)
+BOUND_CELLS = 1 << 22
 
 
 def counting_order(keys: IntArray, n_keys: int) -> IntArray:
@@ -61,13 +63,18 @@ class Pairs:
     def of(cls, rows: IntArray, cols: IntArray, n_rows: int, n_cols: int) -> Pairs:
         """The pairs of ``rows`` (< n_rows) and ``cols`` (< n_cols), as ``np.unique`` of
         row · n_cols + col with its inverse would give them: counted in a table of all
-        pairs when it has at most :data:`TABLE_CELLS` cells, else by two counting sorts."""
+        pairs when it has at most :data:`TABLE_CELLS` cells; else, with ``rows`` sorted
+        (the entries of rows in the order of the largest fixed effect), by one sort of the
+        keys, which are in order but for the few entries of each row; else by two counting
+        sorts."""
         if n_rows * n_cols <= TABLE_CELLS:
             keys = rows.astype(np.int64) * n_cols + cols
             present = np.bincount(keys, minlength=n_rows * n_cols) > 0
             found = np.flatnonzero(present)
             ids = np.cumsum(present) - 1
             return cls(found // n_cols, found % n_cols, ids[keys].astype(np.intp))
+        if rows.size and bool(np.all(rows[1:] >= rows[:-1])):
+            return cls._of_sorted(rows, cols, n_cols)
         order = counting_order(cols, n_cols)
         order = order[counting_order(rows[order], n_rows)]  # by row, then column
         r, c = rows[order], cols[order]
@@ -76,6 +83,22 @@ class Pairs:
         entry = np.empty(r.size, dtype=np.intp)
         entry[order] = np.cumsum(new) - 1
         return cls(r[new], c[new], entry)
+
+    @classmethod
+    def _of_sorted(cls, rows: IntArray, cols: IntArray, n_cols: int) -> Pairs:
+        """The pairs of sorted ``rows`` and ``cols``: one sort of the keys row · n_cols + col,
+        which are in order but for the few entries of each row (equal keys are one pair, so
+        the sort need not be stable)."""
+        keys = rows.astype(np.int64) * n_cols + cols
+        order = np.argsort(keys)
+        ordered = keys[order]
+        new = np.empty(keys.size, dtype=bool)
+        new[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        entry = np.empty(keys.size, dtype=np.intp)
+        entry[order] = np.cumsum(new) - 1
+        first = order[new]  # an entry of each pair (no integer division by n_cols)
+        return cls(rows[first], cols[first], entry)
 
     def sums(self, w: np.ndarray) -> np.ndarray:
         """The weights summed per pair, shape (n_pairs,)."""
@@ -149,9 +172,10 @@ def _index_type(nnz: int, dim: int) -> type:
 
 class FixedProduct:
     """A @ B for CSR matrices whose patterns stay the same from call to call (only the
-    values change, as B'W⁻¹B's with the IRLS weights): scipy's symbolic pass, which sizes
-    the product and costs half as much as the product itself, is done on the first call
-    only. scipy's own product where its kernels are not at hand."""
+    values change, as B'W⁻¹B's with the IRLS weights): the product is sized once, by a cheap
+    upper bound where it is small (:func:`_bound`), else by scipy's symbolic pass (which
+    costs half as much as the product itself). scipy's own product where its kernels are
+    not at hand."""
 
     def __init__(self) -> None:
         self.nnz: int | None = None
@@ -164,7 +188,9 @@ class FixedProduct:
         matmat, maxnnz = _kernels
         m, n = A.shape[0], B.shape[1]
         if self.nnz is None:
-            self.nnz = int(maxnnz(m, n, A.indptr, A.indices, B.indptr, B.indices))
+            self.nnz = _bound(A, B)
+            if self.nnz is None:
+                self.nnz = int(maxnnz(m, n, A.indptr, A.indices, B.indptr, B.indices))
         idx = A.indices.dtype
         indptr, indices = np.empty(m + 1, dtype=idx), np.empty(self.nnz, dtype=idx)
         data = np.empty(self.nnz)
@@ -174,36 +200,20 @@ class FixedProduct:
         return sp.csr_matrix((data[:end], indices[:end], indptr), shape=(m, n))
 
 
+def _bound(A: sp.csr_matrix, B: sp.csr_matrix) -> int | None:
+    """An upper bound on the entries of A @ B without the symbolic pass: the dense size, or
+    the products of A's column and B's row counts; None when it exceeds
+    :data:`BOUND_CELLS` (then the symbolic pass sizes the product exactly)."""
+    dense = A.shape[0] * B.shape[1]
+    pairs = int(np.dot(np.bincount(A.indices, minlength=A.shape[1]).astype(np.int64),
+                       np.diff(B.indptr).astype(np.int64)))
+    bound = min(dense, pairs)
+    return bound if bound <= BOUND_CELLS else None
+
+
 try:  # scipy's product kernels (private; the product falls back to A @ B without them)
     from scipy.sparse._sparsetools import csr_matmat as _matmat
     from scipy.sparse._sparsetools import csr_matmat_maxnnz as _maxnnz
     _kernels: tuple[Any, Any] | None = (_matmat, _maxnnz)
 except ImportError:  # pragma: no cover - another scipy layout
     _kernels = None
-
-
-def transposed_dummies(levels: IntArray, n_levels: int, cuts: IntArray) -> list[sp.csr_matrix]:
-    """D' in blocks of levels: the rows of each level, ascending, as CSR blocks.
-
-    Parameters
-    ----------
-    levels : ndarray of int, shape (n_obs, K)
-        Each row's level of each fixed effect, numbered 0 … n_levels − 1 across them.
-    n_levels : int
-    cuts : ndarray of int, shape (n_blocks + 1,)
-        Level boundaries of the blocks (0 first, n_levels last).
-
-    Returns
-    -------
-    list of scipy.sparse.csr_matrix, block b of shape (cuts[b+1] − cuts[b], n_obs)
-    """
-    n, k = levels.shape
-    order = counting_order(levels.ravel(), n_levels)  # entries by level, rows ascending
-    rows = (order // k).astype(np.int64)
-    ptr = pointers(levels.ravel(), n_levels)
-    out = []
-    for lo, hi in pairwise(cuts):
-        a, b = int(ptr[lo]), int(ptr[hi])
-        out.append(sp.csr_matrix((np.ones(b - a), rows[a:b], ptr[lo:hi + 1] - a),
-                                 shape=(int(hi - lo), n)))
-    return out

@@ -15,7 +15,11 @@ with the levels eliminated (X̃'WX̃ β = X̃'Wz̃ from sums per level, then the
 the fit), which is the same step up to the normal equations' rounding. Once η moves by less
 than :data:`NORMAL_SWITCH` (relative), exact steps (residuals per row to the rounding floor,
 then QR) take over until η stops changing, so the reported β, R and X̃ are the exact
-steps', and R's convergence rule sees the same deviances to within that rounding.
+steps', and R's convergence rule sees the same deviances to within that rounding. The steps
+work on the rows sorted by the level of the fixed effect with the most levels (stably; the
+per-row results are put back in the rows' own order): that fixed effect's level sums and
+gathers then run through memory in order, and the pattern of levels that share a row is
+found by one short sort (:mod:`attnreg.fe.reweight_pattern`).
 
 Observations that no finite fixed effect can fit — every response of a level 0 (Poisson), or
 every response of a level 0 or every one 1 (binomial) — make that level's effect infinite; they
@@ -25,6 +29,7 @@ do, and counted.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +39,7 @@ from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError
 from attnreg.fe.demean import FixedEffects, demean
 from attnreg.fe.reweight import Normal, ReweightedDemeaner
+from attnreg.fe.reweight_pattern import counting_order
 from attnreg.glm.families import Family
 from attnreg.glm.fe_rows import FeRows
 from attnreg.glm.links import Link
@@ -126,14 +132,14 @@ def _aliased(Xd: FloatArray, X: FloatArray, w: FloatArray, tol: float) -> IntArr
     return np.asarray(aliased, dtype=np.intp)
 
 
-def _clear(gram: FloatArray, X: FloatArray, w: FloatArray, bound: float) -> bool:
-    """Whether every Cholesky pivot of ``gram`` (X's columns residualised, weights w), squared,
-    is at least ``bound`` times the column's squared weighted norm."""
+def _clear(gram: FloatArray, norms: FloatArray, bound: float) -> bool:
+    """Whether every Cholesky pivot of ``gram`` (columns residualised), squared, is at least
+    ``bound`` times the column's squared weighted norm ``norms``."""
     try:
         c = cho_factor(gram, check_finite=False)
     except LinAlgError:
         return False
-    return bool(np.all(np.diag(c[0]) ** 2 >= bound * np.einsum("ij,ij,i->j", X, X, w)))
+    return bool(np.all(np.diag(c[0]) ** 2 >= bound * norms))
 
 
 class _Steps:
@@ -193,17 +199,19 @@ class _Steps:
             live = self.wt > 0
             ratio = W[live] / self.wt[live]
             spread = float(ratio.max() / ratio.min()) if ratio.size else np.inf
-            if np.isfinite(spread) and _clear(normal.gram[1:, 1:], self.X, W, spread * floor):
+            if np.isfinite(spread) and _clear(normal.gram[1:, 1:], normal.norms[1:],
+                                              spread * floor):
                 return True
         prior = self.levels.normal_equations(self.X, self.wt)
-        return prior is not None and _clear(prior.gram, self.X, self.wt, floor)
+        return prior is not None and _clear(prior.gram, prior.norms, floor)
 
     def stacked(self, z: FloatArray) -> FloatArray:
         """[z, X of the kept columns], shape (n, 1 + k), C order (as the weighting and the
         level sums read it: rows contiguous); X copied once."""
         if self._stacked is None or self._stacked.shape[1] != self.kept.size + 1:
             self._stacked = np.empty((z.size, self.kept.size + 1))
-            self._stacked[:, 1:] = self.X[:, self.kept]
+            every = self.kept.size == self.X.shape[1]  # all: a slice, no fancy-index copy
+            self._stacked[:, 1:] = self.X if every else self.X[:, self.kept]
         self._stacked[:, 0] = z
         return self._stacked
 
@@ -285,6 +293,11 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     -------
     FeIrlsFit
     """
+    order = _by_largest(fe)
+    if order is not None:  # rows by the largest fixed effect's level (module docstring)
+        fit = fe_irls(X[order], y[order], wt[order], offset[order], fe.reordered(order),
+                      family, link, epsilon=epsilon, maxit=maxit, tol=tol)
+        return _in_rows(fit, order)
     s = _Steps(X, y, wt, offset, fe, family, link)
     aliased = np.zeros(0, dtype=np.intp)
     eta = link.linkfun(family.initialize(y, wt, link.name))
@@ -304,6 +317,30 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
         st.it += 1
     return FeIrlsFit(st.beta, s.kept, aliased, st.eta, st.mu, st.r, st.W, st.Xt, st.dev, st.it,
                      iter_r, converged, s.demeaned)
+
+
+def _by_largest(fe: FixedEffects) -> IntArray | None:
+    """The stable order of the rows by the level of the fixed effect with the most levels,
+    where the exact solve applies and the rows are not in that order already; else None."""
+    if not ReweightedDemeaner.applies(fe):
+        return None
+    codes = fe.codes[int(np.argmax(fe.n_levels))]
+    if bool(np.all(codes[1:] >= codes[:-1])):
+        return None
+    return counting_order(codes, max(fe.n_levels))
+
+
+def _in_rows(fit: FeIrlsFit, order: IntArray) -> FeIrlsFit:
+    """``fit`` of the rows in ``order``, its per-row arrays back in the rows' own order."""
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+
+    def back(v: FloatArray) -> FloatArray:  # a gather: twice as fast as the scatter
+        return np.take(v, inverse, axis=0)
+
+    return dataclasses.replace(fit, eta=back(fit.eta), mu=back(fit.mu),
+                               working_weights=back(fit.working_weights),
+                               demeaned_x=back(fit.demeaned_x))
 
 
 @dataclass

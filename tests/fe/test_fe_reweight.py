@@ -84,6 +84,7 @@ def test_normal_equations_give_the_gram_of_the_residuals(k: int,
     assert normal is not None
     r = _dummy_resid(V, fe, w)
     np.testing.assert_allclose(normal.gram, r.T @ (w[:, None] * r), rtol=RTOL_NORMAL)
+    np.testing.assert_allclose(normal.norms, np.einsum("ij,ij,i->j", V, V, w), rtol=RTOL_EXACT)
     v = np.array([1.0, -0.5, 2.0])
     np.testing.assert_allclose(normal.effects_fit(v), V @ v - r @ v, rtol=0,
                                atol=RTOL_NORMAL * np.abs(V @ v).max())
@@ -198,3 +199,37 @@ def test_the_row_passes_in_blocks_on_threads_give_the_same_residuals(
     assert exact
     np.testing.assert_allclose(r, _dummy_resid(V, fe, w), rtol=0,
                                atol=RTOL_EXACT * np.abs(V).max())
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("by_largest", [False, True])
+def test_level_sums_scattered_from_blocks_of_rows_equal_the_dummies(
+        workers: int, by_largest: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """D'WV from the rows in their order, weights in the dummies' entries, on 1 or 3 blocks
+    of rows; the rows as given or sorted by the largest fixed effect (as the GLM sorts
+    them). Each sum is of a few terms: compared to the sum of their absolute values."""
+    monkeypatch.setattr(rw, "row_workers", lambda: workers)
+    fe, V, w = _panel(3, seed=12)
+    if by_largest:
+        order = np.argsort(fe.codes[0], kind="stable")
+        fe, V, w = fe.reordered(order), V[order], w[order]
+    demeaner = ReweightedDemeaner(fe)
+    assert demeaner.row_cuts.size == workers + 1
+    D = fe.dummies  # the levels in the solve order already: 60, then 12, then 4 levels
+    for weights in (w, np.sqrt(w), w):  # a new weight vector resets the weighted entries
+        np.testing.assert_allclose(demeaner._sums(V, weights), D.T @ (weights[:, None] * V),
+                                   rtol=0, atol=4 * np.finfo(float).eps
+                                   * (D.T @ (weights[:, None] * np.abs(V))).max())
+
+
+def test_reordered_fixed_effects_share_their_components() -> None:
+    fe, _, _ = _panel(2, seed=13)
+    _, labels = fe.pair_components(0, 1)
+    order = np.random.default_rng(14).permutation(fe.n_obs)
+    moved = fe.reordered(order)
+    assert all(np.array_equal(a, b[order]) for a, b in zip(moved.codes, fe.codes, strict=True))
+    assert moved.n_levels == fe.n_levels and moved.names == fe.names
+    assert moved.pair_components(0, 1)[1] is labels  # not found again
+    np.testing.assert_array_equal(moved.first_per_component(0, 1),
+                                  FixedEffects.from_columns(list(moved.codes))
+                                  .first_per_component(0, 1))

@@ -1,6 +1,6 @@
 """The weight-free pattern of the reweighted demeaning, built by counting sorts, equals the
 comparison sorts it replaces (``np.argsort(kind="stable")``, ``np.unique`` with its inverse,
-``np.lexsort``, the transposed dummy matrix): integer results, compared exactly."""
+``np.lexsort``): integer results, compared exactly."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import attnreg.fe.reweight_pattern as pattern
-from attnreg.fe import FixedEffects
-from attnreg.fe.reweight_pattern import (Block, FixedProduct, Pairs, counting_order, pointers,
-                                         transposed_dummies)
+from attnreg.fe.reweight_pattern import Block, FixedProduct, Pairs, counting_order, pointers
 
 
 @pytest.mark.parametrize("radix", [True, False])
@@ -56,17 +54,10 @@ def test_a_block_and_its_transpose_are_the_cross_matrix() -> None:
     np.testing.assert_array_equal(trans.toarray(), B[lo:hi].T)
 
 
-def test_transposed_dummies_in_blocks_of_levels() -> None:
-    rng = np.random.default_rng(3)
-    fe = FixedEffects.from_columns([rng.integers(0, 9, 200), rng.integers(0, 5, 200)])
-    levels = np.column_stack([fe.codes[0], fe.codes[1] + 9])
-    blocks = transposed_dummies(levels, 14, np.array([0, 6, 14]))
-    assert [b.shape for b in blocks] == [(6, 200), (8, 200)]
-    np.testing.assert_array_equal(sp.vstack(blocks).toarray(), fe.dummies.T.toarray())
-    assert all(b.has_sorted_indices for b in blocks)
-
-
-def test_a_fixed_pattern_product_equals_scipys_on_every_call() -> None:
+@pytest.mark.parametrize("bound_cells", [1 << 22, 0])
+def test_a_fixed_pattern_product_equals_scipys_on_every_call(
+        bound_cells: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pattern, "BOUND_CELLS", bound_cells)  # 0: the symbolic pass
     rng = np.random.default_rng(4)
     A = sp.random(40, 60, density=0.1, random_state=5, format="csr")
     B = sp.random(60, 30, density=0.1, random_state=6, format="csr")
@@ -75,9 +66,27 @@ def test_a_fixed_pattern_product_equals_scipys_on_every_call() -> None:
         A.data, B.data = rng.normal(size=A.nnz), rng.normal(size=B.nnz)
         got = product(A, B)
         np.testing.assert_array_equal(got.toarray(), (A @ B).toarray())
-    assert product.nnz == (A @ B).nnz
+    exact = (A @ B).nnz
+    pairs = int(np.bincount(A.indices, minlength=60) @ np.diff(B.indptr))
+    assert product.nnz == (min(40 * 30, pairs) if bound_cells else exact)
+    assert product.nnz >= exact
     B.data[:] = 0.0  # every entry sums to 0: left out, as scipy does
     assert product(A, B).nnz == 0 == (A @ B).nnz
+
+
+def test_pairs_of_sorted_rows_equal_the_counting_sorts() -> None:
+    rng = np.random.default_rng(8)
+    rows = np.sort(rng.integers(0, 3000, 5000))
+    cols = rng.integers(0, 2000, 5000)  # 6e6 cells: not the table
+    got = Pairs.of(rows, cols, 3000, 2000)
+    keys, entry = np.unique(rows * 2000 + cols, return_inverse=True)
+    np.testing.assert_array_equal(got.rows, keys // 2000)
+    np.testing.assert_array_equal(got.cols, keys % 2000)
+    np.testing.assert_array_equal(got.entry, entry)
+    shuffled = rng.permutation(5000)  # unsorted rows: the counting sorts, the same pairs
+    other = Pairs.of(rows[shuffled], cols[shuffled], 3000, 2000)
+    np.testing.assert_array_equal(other.rows, got.rows)
+    np.testing.assert_array_equal(other.entry, entry[shuffled])
 
 
 def test_a_split_block_gives_its_wide_and_narrow_columns() -> None:

@@ -307,3 +307,25 @@ def test_the_aliasing_check_reads_the_first_steps_normal_equations(
                                   FAMILIES["poisson"], LINKS["log"])
     eta = np.log(y + 0.1)  # R's start
     assert steps.clearly_estimable(eta, np.exp(eta), 1e-7) and len(calls) == factors
+
+
+@pytest.mark.parametrize("presorted", [False, True])
+def test_rows_sorted_by_the_largest_fixed_effect_give_the_fit_of_the_rows_as_given(
+        panel: pd.DataFrame, presorted: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The steps run on the rows sorted by g's level (the fixed effect with the most
+    levels); every per-row result comes back in the rows' own order and equals the fit of
+    the unsorted rows. Rows already in that order are not sorted again."""
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    df = panel.sort_values("g", kind="stable") if presorted else panel
+    fe = FixedEffects.from_columns([df.g.to_numpy(), df.h.to_numpy()])
+    assert (fe_irls_module._by_largest(fe) is None) == presorted
+    sorted_fit = _fit(df, "y", ["x", "z"], "poisson", "log", offset=np.log(df.exposure))
+    monkeypatch.setattr(fe_irls_module, "_by_largest", lambda fe: None)
+    given = _fit(df, "y", ["x", "z"], "poisson", "log", offset=np.log(df.exposure))
+    assert_allclose(sorted_fit.coef, given.coef, rtol=RTOL_EXACT)
+    assert_allclose(sorted_fit.r, given.r, rtol=RTOL_EXACT)
+    for name in ("eta", "mu", "working_weights", "demeaned_x"):
+        assert_allclose(getattr(sorted_fit, name), getattr(given, name), rtol=RTOL_EXACT,
+                        atol=RTOL_EXACT * np.abs(getattr(given, name)).max(), err_msg=name)
+    assert (sorted_fit.iter, sorted_fit.iter_r) == (given.iter, given.iter_r)
