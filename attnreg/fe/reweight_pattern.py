@@ -142,12 +142,18 @@ class Block:
         return cls(lo, hi, start, end, (ptr[lo:hi + 1] - start).astype(idx), cols.astype(idx),
                    order, rows[order].astype(idx), t_ptr, split)
 
-    def matrices(self, data: np.ndarray, n_small: int
+    def matrices(self, data: np.ndarray, n_small: int, upto: int | None = None
                  ) -> tuple[sp.csr_matrix, sp.csr_matrix, int, int]:
-        """The block of rows with entries ``data`` (all of B's), its transpose, lo and hi."""
+        """The block of rows with entries ``data`` (all of B's), its transpose, lo and hi.
+
+        ``upto``: only the transpose's first ``upto`` entries (its first rows: those of the
+        wide columns, :attr:`Split.head_end`), the other rows left empty; None: all."""
         part = data[self.start:self.end]
         rows = sp.csr_matrix((part, self.cols, self.ptr), shape=(self.hi - self.lo, n_small))
-        trans = sp.csr_matrix((part[self.t_order], self.t_rows, self.t_ptr),
+        order, ptr = self.t_order, self.t_ptr
+        if upto is not None:
+            order, ptr = order[:upto], np.minimum(ptr, upto)
+        trans = sp.csr_matrix((part[order], self.t_rows[:order.size], ptr),
                               shape=(n_small, self.hi - self.lo))
         return rows, trans, self.lo, self.hi
 
