@@ -33,7 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from attnreg._typing import FloatArray, IntArray
+from attnreg._typing import BoolArray, FloatArray, IntArray
 from attnreg.exceptions import DataError, OptionError
 from attnreg.fe.levelpass import level_sums, subtract_levels
 from attnreg.fe.solve import LevelSolver
@@ -150,6 +150,26 @@ class FixedEffects:
         labels = labels[self.n_levels[a]:] if a < b else labels[:self.n_levels[b]]
         _, first = np.unique(labels, return_index=True)
         return np.sort(first)
+
+    def subset(self, mask: BoolArray) -> FixedEffects:
+        """The rows ``mask`` selects, each fixed effect's levels without a row left out and
+        the codes renumbered in order: as factorising those rows' labels gives them.
+
+        Examples
+        --------
+        >>> fe = FixedEffects.from_columns([["a", "b", "c", "b"]], ["firm"])
+        >>> sub = fe.subset(np.array([True, False, True, False]))  # no row of "b" is left
+        >>> sub.codes[0].tolist(), sub.n_levels, sub.levels[0].tolist()
+        ([0, 1], (2,), ['a', 'c'])
+        """
+        codes, n_levels, levels = [], [], []
+        for code, labels in zip(self.codes, self.levels, strict=True):
+            kept = code[mask]
+            present = np.bincount(kept, minlength=len(labels)) > 0
+            codes.append((np.cumsum(present) - 1)[kept])
+            n_levels.append(int(present.sum()))
+            levels.append(labels[present])
+        return FixedEffects(tuple(codes), tuple(n_levels), self.names, tuple(levels))
 
     def reordered(self, order: IntArray) -> FixedEffects:
         """The same fixed effects with their rows in ``order`` (a permutation of the rows).

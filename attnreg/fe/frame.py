@@ -134,7 +134,10 @@ def absorbed_design(request: Any, parts: FormulaParts, rm: str = "none",
         more = np.asarray(extra_drop(first, fe_now, keep), dtype=bool)
         keep[np.flatnonzero(keep)[more]] = False
     design = first
-    if not keep.all():
+    kept = None if keep.all() else _kept(first, got, keep)
+    if kept is not None:
+        design, got = kept
+    elif not keep.all():
         mask = np.zeros(len(data), dtype=bool)
         rows = first.data_rows if first.data_rows is not None else np.arange(first.n_obs)
         mask[rows[keep]] = True
@@ -144,3 +147,23 @@ def absorbed_design(request: Any, parts: FormulaParts, rm: str = "none",
         got = fixed_effects_of_frame(_effect_frame(data, parts).iloc[np.flatnonzero(mask)],
                                      parts.fixed_effect_terms)
     return design, got, n_single, n_missing
+
+
+def _kept(first: Design, got: FrameEffects, keep: BoolArray) -> tuple[Design, FrameEffects] | None:
+    """The design and fixed effects of the rows ``keep`` of ``first``, by selection: what
+    building the design again on those rows gives (the formula is evaluated on every row of
+    the data either way, then the rows are selected, :func:`attnreg.formula.design.
+    build_design`), without the second build and factorisation. None where rows of weight
+    zero are set apart (a second build on the kept rows has none) or no row is left."""
+    if first.zero_weight is not None or not keep.any():
+        return None
+
+    def pick(v: Any) -> Any:
+        return None if v is None else v[keep]
+
+    design = dataclasses.replace(first, y=first.y[keep], X=np.ascontiguousarray(first.X[keep]),
+                                 row_labels=first.row_labels[keep], weights=pick(first.weights),
+                                 data_rows=pick(first.data_rows), trials=pick(first.trials))
+    fe = got.fe.subset(keep[got.keep])
+    return design, FrameEffects(fe, np.ones(fe.n_obs, dtype=bool),
+                                dict.fromkeys(got.n_missing, 0), got.terms)
