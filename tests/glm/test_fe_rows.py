@@ -47,6 +47,11 @@ def test_the_passes_equal_the_whole_column_expressions(family: str, link: str) -
     d, var = lnk.mu_eta(eta), fam.variance(mu)
     np.testing.assert_array_equal(working[0], eta - rows.offset + (rows.y - mu) / d)
     np.testing.assert_array_equal(working[1], rows.wt * d ** 2 / var)
+    stack = np.full((eta.size, 3), np.nan)  # z written into a column of a wider array
+    into = rows.working(eta, mu, z=stack[:, 0])
+    assert into is not None and into[0].base is stack
+    np.testing.assert_array_equal(stack[:, 0], working[0])
+    assert np.isnan(stack[:, 1:]).all()
 
 
 def test_the_same_bits_on_one_thread_and_two() -> None:
