@@ -47,10 +47,17 @@ from attnreg.threads import parallel_map, row_workers, scratch
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
 
+try:  # scipy's kernel that adds A X to Y in place (private: D'V by a product without it)
+    from scipy.sparse._sparsetools import csc_matvecs as _add_product
+except ImportError:  # pragma: no cover - another scipy layout
+    _add_product = None
+
 #: the fewest entries of B per thread forming S (fewer: one thread)
 BLOCK_ENTRIES = 1 << 17
 #: a factor is reused for new weights that differ from its own by at most this (relative)
 REUSE_CHANGE = 1e-5
+#: rows per block of the sums of |V| (their absolute values in a buffer that stays in cache)
+ABS_BLOCK_ROWS = 1 << 14
 #: bytes of the columns per block of P'WP: a block and its weighted copy stay in a core's L2
 #: cache (1e6 × 6, one thread: 9.7 ms in blocks of 256 KiB, 20 ms in one product)
 GRAM_BLOCK_BYTES = 1 << 18
@@ -110,6 +117,7 @@ class ReweightedDemeaner:
         n_obs, k = levels.shape
         idx = np.int32 if n_obs * k < np.iinfo(np.int32).max else np.int64
         self.entries = np.ascontiguousarray(levels, dtype=idx).ravel()  # D's columns, row-major
+        self.indptr = np.arange(0, k * n_obs + 1, k, dtype=idx)  # of any block of D's rows
         self.row_cuts = np.linspace(0, n_obs, max(1, row_workers()) + 1).astype(np.int64)
         self.n_levels = n_levels
         self._weights: tuple[FloatArray, FloatArray] | None = None  # w and D's entries times w
@@ -126,7 +134,8 @@ class ReweightedDemeaner:
         """Whether ``fe`` has two or more fixed effects and a rest small enough to factor."""
         return len(fe.codes) >= 2 and sum(fe.n_levels) - max(fe.n_levels) <= SCHUR_MAX_LEVELS
 
-    def residuals(self, V: FloatArray, w: FloatArray) -> tuple[FloatArray, bool]:
+    def residuals(self, V: FloatArray, w: FloatArray, out: FloatArray | None = None
+                  ) -> tuple[FloatArray, bool]:
         """V residualised on the fixed effects by weighted least squares.
 
         Parameters
@@ -134,6 +143,8 @@ class ReweightedDemeaner:
         V : ndarray, shape (n_obs, n_cols)
         w : ndarray, shape (n_obs,)
             Positive weights.
+        out : ndarray, shape (n_obs, n_cols), optional
+            C-ordered array for the residuals (not V); default a new one.
 
         Returns
         -------
@@ -148,9 +159,14 @@ class ReweightedDemeaner:
             factor, fresh = self._factor(w), True
             if factor is None:
                 return V, False
-        scale = np.maximum.reduceat(self._sums(np.abs(V), w), self.starts[:-1], axis=0)
+        scale = np.maximum.reduceat(self._scatter(self._entries(w), V, absolute=True),
+                                    self.starts[:-1], axis=0)
         scale[scale == 0] = 1.0  # (K, c): the largest level sum of |V| per fixed effect
-        r = np.array(V, dtype=np.float64, order="C")  # not V: the caller's
+        if out is None:
+            r = np.array(V, dtype=np.float64, order="C")  # not V: the caller's
+        else:
+            r = out
+            np.copyto(r, V)
         b = self._sums(r, w)
         for attempt in range(6):
             if attempt == 3:  # a reused factor that fell short: a fresh one, from here on
@@ -209,6 +225,18 @@ class ReweightedDemeaner:
             self._weights = (w, data)
         return self._weights[1]
 
+    def _add_sums(self, out: FloatArray, data: FloatArray, block: FloatArray, lo: int,
+                  hi: int) -> None:
+        """out += D[lo:hi]' block, D's rows lo … hi − 1 with entries ``data``; block C order."""
+        k, n = self.rest.shape[1] + 1, hi - lo
+        indptr, cols = self.indptr[:n + 1], self.entries[k * lo:k * hi]
+        if _add_product is not None:  # scipy's kernel: adds in place
+            _add_product(self.n_levels, n, block.shape[1], indptr, cols, data, block.ravel(),
+                         out.ravel())
+            return
+        D = sp.csr_matrix((data, cols, indptr), shape=(n, self.n_levels), copy=False)
+        out += D.T @ block  # pragma: no cover - another scipy layout
+
     def _gram(self, P: FloatArray, w: FloatArray) -> FloatArray:
         """P'WP by blocks of :data:`GRAM_BLOCK_BYTES` (each block's weighted copy stays in
         cache), the threads' blocks of rows added in order, shape (c, c)."""
@@ -225,18 +253,26 @@ class ReweightedDemeaner:
         parts = parallel_map(lambda b: part(*b), list(pairwise(self.row_cuts.tolist())))
         return sum(parts[1:], parts[0])
 
-    def _scatter(self, data: FloatArray, V: FloatArray) -> FloatArray:
-        """D'V for D's entries ``data``: each row's values added to its levels' sums, the
-        rows read in order (their levels' sums in cache: rows sorted by the largest fixed
-        effect make its sums sequential too); blocks of rows on threads, shape (G, c)."""
-        k = self.rest.shape[1] + 1
-        indptr = np.arange(0, k * int(np.diff(self.row_cuts).max()) + 1, k,
-                           dtype=self.entries.dtype)
+    def _scatter(self, data: FloatArray, V: FloatArray, absolute: bool = False) -> FloatArray:
+        """D'V (D'|V| with ``absolute``) for D's entries ``data``: each row's values added to
+        its levels' sums, the rows read in order (their levels' sums in cache: rows sorted by
+        the largest fixed effect make its sums sequential too); blocks of rows on threads,
+        each adding into one table of sums; |V| (or the rows of a V not in C order) a block
+        of :data:`ABS_BLOCK_ROWS` rows at a time, in a buffer (no copy of V), shape (G, c)."""
+        k, c = self.rest.shape[1] + 1, V.shape[1]
 
-        def part(lo: int, hi: int) -> FloatArray:
-            D = sp.csr_matrix((data[k * lo:k * hi], self.entries[k * lo:k * hi],
-                               indptr[:hi - lo + 1]), shape=(hi - lo, self.n_levels), copy=False)
-            return np.asarray(D.T @ V[lo:hi])
+        def part(lo0: int, hi0: int) -> FloatArray:
+            out = np.zeros((self.n_levels, c))
+            whole = not absolute and V.flags.c_contiguous
+            step = max(1, hi0 - lo0) if whole else ABS_BLOCK_ROWS
+            for lo in range(lo0, hi0, step):
+                hi = min(lo + step, hi0)
+                block = V[lo:hi]
+                if not whole:  # |V|, or V's rows in C order, in a buffer
+                    buf = scratch("reweight-abs", (hi - lo, c))
+                    block = np.abs(block, out=buf) if absolute else np.copyto(buf, block) or buf
+                self._add_sums(out, data[k * lo:k * hi], block, lo, hi)
+            return out
 
         parts = parallel_map(lambda b: part(*b), list(pairwise(self.row_cuts.tolist())))
         return sum(parts[1:], parts[0])

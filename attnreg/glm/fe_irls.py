@@ -156,18 +156,29 @@ class _Steps:
         self.rounding = 0.0  # of the last exact step's η
         self._stacked: FloatArray | None = None
         self._first: tuple[FloatArray, Normal] | None = None  # η and its normal equations
+        self._buffers: list[FloatArray | None] = [None, None]  # of the residuals, in turn
+        self._turn = 0
 
     def residuals(self, V: FloatArray, w: FloatArray) -> FloatArray:
         """V residualised on the fixed effects with weights w, to the rounding floor: the
         structure of the exact solve is kept across steps (:mod:`attnreg.fe.reweight`); the
         general demeaning when that solve is singular or stops short of the floor."""
         if self.levels is not None:
-            r, exact = self.levels.residuals(V, w)
+            r, exact = self.levels.residuals(V, w, out=self._buffer(V.shape))
             if exact:
                 return r
         dm = demean(V, self.fe, w, method="auto")
         self.demeaned = self.demeaned and dm.converged
         return dm.resid
+
+    def _buffer(self, shape: tuple[int, ...]) -> FloatArray:
+        """One of two arrays for the residuals of the exact steps, in turn: the last step's
+        (which the iteration may keep) is never overwritten by the next."""
+        self._turn = 1 - self._turn
+        buf = self._buffers[self._turn]
+        if buf is None or buf.shape != shape:
+            buf = self._buffers[self._turn] = np.empty(shape)
+        return buf
 
     def deviance(self, eta: FloatArray) -> tuple[float, FloatArray, bool]:
         """The deviance and μ at η, and whether both are in range (:mod:`attnreg.glm.fe_rows`)."""
@@ -217,7 +228,15 @@ class _Steps:
         return self._stacked
 
     def _first_column(self, n: int) -> FloatArray:
-        """The first column of :meth:`stacked`'s array (made, with X, if need be)."""
+        """The first column of :meth:`stacked`'s array (made, with X, if need be; X given
+        as the last columns of such an array, every column kept, is used in place)."""
+        base = self.X.base
+        if self._stacked is None and self.kept.size == self.X.shape[1] and \
+                isinstance(base, np.ndarray) and base.flags.c_contiguous and \
+                base.shape == (n, self.X.shape[1] + 1) and \
+                self.X.ctypes.data == base.ctypes.data + base.itemsize and \
+                self.X.strides == base.strides and base.dtype == np.float64:
+            self._stacked = base
         if self._stacked is None or self._stacked.shape[1] != self.kept.size + 1:
             self._stacked = np.empty((n, self.kept.size + 1))
             every = self.kept.size == self.X.shape[1]  # all: a slice, no fancy-index copy
@@ -305,8 +324,8 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     """
     order = _by_largest(fe)
     if order is not None:  # rows by the largest fixed effect's level (module docstring)
-        fit = fe_irls(X[order], y[order], wt[order], offset[order], fe.reordered(order),
-                      family, link, epsilon=epsilon, maxit=maxit, tol=tol)
+        fit = fe_irls(_gathered(X, order)[:, 1:], y[order], wt[order], offset[order],
+                      fe.reordered(order), family, link, epsilon=epsilon, maxit=maxit, tol=tol)
         return _in_rows(fit, order)
     s = _Steps(X, y, wt, offset, fe, family, link)
     aliased = np.zeros(0, dtype=np.intp)
@@ -338,6 +357,17 @@ def _by_largest(fe: FixedEffects) -> IntArray | None:
     if bool(np.all(codes[1:] >= codes[:-1])):
         return None
     return counting_order(codes, max(fe.n_levels))
+
+
+def _gathered(X: FloatArray, order: IntArray) -> FloatArray:
+    """[·, X[order]], shape (n, 1 + k), C order: X's rows in ``order`` in the last columns of
+    the array the steps stack z and X in (:meth:`_Steps.stacked`); gathered a block of rows
+    at a time (no sorted copy of X besides)."""
+    out = np.empty((X.shape[0], X.shape[1] + 1))
+    step = max(1, (1 << 20) // (8 * max(X.shape[1], 1)))
+    for lo in range(0, X.shape[0], step):
+        out[lo:lo + step, 1:] = X[order[lo:lo + step]]
+    return out
 
 
 def _in_rows(fit: FeIrlsFit, order: IntArray) -> FeIrlsFit:

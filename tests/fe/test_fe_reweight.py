@@ -207,7 +207,8 @@ def test_level_sums_scattered_from_blocks_of_rows_equal_the_dummies(
         workers: int, by_largest: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """D'WV from the rows in their order, weights in the dummies' entries, on 1 or 3 blocks
     of rows; the rows as given or sorted by the largest fixed effect (as the GLM sorts
-    them). Each sum is of a few terms: compared to the sum of their absolute values."""
+    them). A sum of at most 900 terms in another order: within 900 eps of the sum of their
+    absolute values."""
     monkeypatch.setattr(rw, "row_workers", lambda: workers)
     fe, V, w = _panel(3, seed=12)
     if by_largest:
@@ -218,7 +219,7 @@ def test_level_sums_scattered_from_blocks_of_rows_equal_the_dummies(
     D = fe.dummies  # the levels in the solve order already: 60, then 12, then 4 levels
     for weights in (w, np.sqrt(w), w):  # a new weight vector resets the weighted entries
         np.testing.assert_allclose(demeaner._sums(V, weights), D.T @ (weights[:, None] * V),
-                                   rtol=0, atol=4 * np.finfo(float).eps
+                                   rtol=0, atol=V.shape[0] * np.finfo(float).eps
                                    * (D.T @ (weights[:, None] * np.abs(V))).max())
 
 
@@ -233,3 +234,31 @@ def test_reordered_fixed_effects_share_their_components() -> None:
     np.testing.assert_array_equal(moved.first_per_component(0, 1),
                                   FixedEffects.from_columns(list(moved.codes))
                                   .first_per_component(0, 1))
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_sums_of_absolute_values_and_of_columns_not_in_c_order(
+        workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """|V| and the rows of a V in Fortran order go through a buffer a block of rows at a
+    time: the same sums as the dummies' product."""
+    monkeypatch.setattr(rw, "row_workers", lambda: workers)
+    monkeypatch.setattr(rw, "ABS_BLOCK_ROWS", 64)  # many blocks on 900 rows
+    fe, V, w = _panel(3, seed=15)
+    demeaner, D = ReweightedDemeaner(fe), fe.dummies
+    scale = D.T @ (w[:, None] * np.abs(V))
+    tol = V.shape[0] * np.finfo(float).eps * scale.max()  # sums of at most 900 terms
+    np.testing.assert_allclose(demeaner._scatter(demeaner._entries(w), V, absolute=True),
+                               scale, rtol=0, atol=tol)
+    F = np.asfortranarray(V)
+    np.testing.assert_allclose(demeaner._sums(F, w), D.T @ (w[:, None] * V), rtol=0, atol=tol)
+
+
+def test_residuals_written_into_a_given_array() -> None:
+    fe, V, w = _panel(3, seed=16)
+    before = V.copy()
+    out = np.full(V.shape, np.nan)
+    r, exact = ReweightedDemeaner(fe).residuals(V, w, out=out)
+    assert exact and r is out
+    np.testing.assert_array_equal(V, before)
+    np.testing.assert_allclose(r, _dummy_resid(V, fe, w), rtol=0,
+                               atol=RTOL_EXACT * np.abs(V).max())

@@ -347,3 +347,26 @@ def test_the_working_response_is_written_where_the_steps_read_it(panel: pd.DataF
     np.testing.assert_array_equal(P[:, 1:], X)
     other = z + 1.0
     np.testing.assert_array_equal(steps.stacked(other)[:, 0], other)
+
+
+def test_the_sorted_rows_are_gathered_where_the_steps_stack_them(panel: pd.DataFrame) -> None:
+    """X's rows in the sorted order go straight into the last columns of [z, X] (used in
+    place), and the exact steps' residuals alternate between two arrays."""
+    import attnreg.glm.fe_irls as fe_irls_module
+
+    X = panel[["x", "z"]].to_numpy()
+    order = np.argsort(panel.g.to_numpy(), kind="stable")
+    stack = fe_irls_module._gathered(X, order)
+    np.testing.assert_array_equal(stack[:, 1:], X[order])
+    fe = FixedEffects.from_columns([panel.g.to_numpy(), panel.h.to_numpy()]).reordered(order)
+    y, n = panel.y.to_numpy(float)[order], len(panel)
+    steps = fe_irls_module._Steps(stack[:, 1:], y, np.ones(n), np.zeros(n), fe,
+                                  FAMILIES["poisson"], LINKS["log"])
+    eta = np.log(y + 0.1)
+    z, _ = steps._working(eta, np.exp(eta))
+    assert steps.stacked(z) is stack  # no copy of X
+    first, second, third = (steps._buffer((n, 3)) for _ in range(3))
+    assert first is not second and third is first
+    moved = fe_irls_module._Steps(np.ascontiguousarray(stack[:, 1:]), y, np.ones(n),
+                                  np.zeros(n), fe, FAMILIES["poisson"], LINKS["log"])
+    assert moved.stacked(z) is not stack  # X on its own: stacked in an array of its own
