@@ -270,7 +270,11 @@ class ReweightedDemeaner:
                 block = V[lo:hi]
                 if not whole:  # |V|, or V's rows in C order, in a buffer
                     buf = scratch("reweight-abs", (hi - lo, c))
-                    block = np.abs(block, out=buf) if absolute else np.copyto(buf, block) or buf
+                    if absolute:
+                        np.abs(block, out=buf)
+                    else:
+                        np.copyto(buf, block)
+                    block = buf
                 self._add_sums(out, data[k * lo:k * hi], block, lo, hi)
             return out
 
