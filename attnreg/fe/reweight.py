@@ -347,7 +347,7 @@ class ReweightedDemeaner:
         blocks, parts = [d[0] for d in done], [d[1] for d in done]
         gram = sum(parts[1:], parts[0])
         if dense:
-            S = -gram
+            S = np.negative(gram, out=gram)  # the blocks' own arrays: negated in place
             S[np.diag_indices(self.n_small)] += diag
             np.add.at(S, (self.own.rows, self.own.cols), off)
             np.add.at(S, (self.own.cols, self.own.rows), off)
@@ -371,7 +371,7 @@ def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int,
     n = rows.shape[1]
     if narrow >= n or split is None:
         return np.asarray(product(trans, rows).toarray())
-    out = np.empty((n, n))
+    out = np.zeros((n, n))
     tail = np.zeros((rows.shape[0], n - narrow))  # (block, n_narrow)
     tail.ravel()[split.tail_cells] = rows.data[split.tail]
     if narrow:
@@ -380,7 +380,7 @@ def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int,
                              shape=(narrow, rows.shape[0]))
         wide = sp.csr_matrix((rows.data[split.wide], split.wide_cols, split.wide_ptr),
                              shape=(rows.shape[0], narrow))
-        out[:narrow, :narrow] = product(head, wide).toarray()
+        product.add_into(out, head, wide)
         out[:narrow, narrow:] = np.asarray(wide.T @ tail)
         out[narrow:, :narrow] = out[:narrow, narrow:].T
     out[narrow:, narrow:] = tail.T @ tail

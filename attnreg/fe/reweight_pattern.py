@@ -102,7 +102,8 @@ class Pairs:
 
     def sums(self, w: np.ndarray) -> np.ndarray:
         """The weights summed per pair, shape (n_pairs,)."""
-        return np.bincount(self.entry, weights=w, minlength=self.rows.size).astype(np.float64)
+        return np.asarray(np.bincount(self.entry, weights=w, minlength=self.rows.size),
+                          dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,16 @@ class FixedProduct:
         end = int(indptr[-1])  # entries that summed to exactly 0 are left out
         return sp.csr_matrix((data[:end], indices[:end], indptr), shape=(m, n))
 
+    def add_into(self, out: np.ndarray, A: sp.csr_matrix, B: sp.csr_matrix) -> None:
+        """out[:m, :n] += A @ B for a C-ordered ``out`` (m, n the product's shape): the
+        product's entries added where they go, no dense copy of it."""
+        P = self(A, B)
+        m, n = P.shape
+        if _todense is None or not out.flags.c_contiguous or P.indices.dtype != P.indptr.dtype:
+            out[:m, :n] += P.toarray()  # pragma: no cover - another scipy layout
+            return
+        _todense(m, out.shape[1], P.indptr, P.indices, P.data, out.ravel())
+
 
 def _bound(A: sp.csr_matrix, B: sp.csr_matrix) -> int | None:
     """An upper bound on the entries of A @ B without the symbolic pass: the dense size, or
@@ -223,3 +234,7 @@ try:  # scipy's product kernels (private; the product falls back to A @ B withou
     _kernels: tuple[Any, Any] | None = (_matmat, _maxnnz)
 except ImportError:  # pragma: no cover - another scipy layout
     _kernels = None
+try:  # scipy's kernel that adds a CSR matrix into a dense array of any row length (private)
+    from scipy.sparse._sparsetools import csr_todense as _todense
+except ImportError:  # pragma: no cover - another scipy layout
+    _todense = None

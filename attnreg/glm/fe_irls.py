@@ -100,21 +100,30 @@ class FeIrlsFit:
 
 def perfectly_fitted(y: FloatArray, fe: FixedEffects, family: str) -> BoolArray:
     """Rows of levels whose responses are all 0 (Poisson; also all 1 for binomial), found
-    repeatedly until no level is left so, shape (n,)."""
+    repeatedly until no level is left so, shape (n,). After the first round only the levels
+    that lost a row are counted again (the others cannot change)."""
     drop = np.zeros(y.size, dtype=bool)
+    new: BoolArray | None = None
     while True:
         found = np.zeros(y.size, dtype=bool)
         for codes, n in zip(fe.codes, fe.n_levels, strict=True):
-            live = ~drop
-            count = np.bincount(codes[live], minlength=n)
-            total = np.bincount(codes[live], weights=y[live], minlength=n)
-            bad = (count > 0) & (total == 0)
+            rows: slice | IntArray
+            if new is None:  # every row live: no selection
+                rows, touched = slice(None), np.ones(n, dtype=bool)
+            else:
+                touched = np.zeros(n, dtype=bool)
+                touched[codes[new]] = True
+                rows = np.flatnonzero(touched[codes] & ~drop)
+            count = np.bincount(codes[rows], minlength=n)
+            total = np.bincount(codes[rows], weights=y[rows], minlength=n)
+            bad = touched & (count > 0) & (total == 0)
             if family == "binomial":
-                bad |= (count > 0) & (total == count)
-            found |= live & bad[codes]
+                bad |= touched & (count > 0) & (total == count)
+            found |= bad[codes] & ~drop
         if not found.any():
             return drop
         drop |= found
+        new = found
 
 
 def _aliased(Xd: FloatArray, X: FloatArray, w: FloatArray, tol: float) -> IntArray:

@@ -106,3 +106,17 @@ def test_a_split_block_gives_its_wide_and_narrow_columns() -> None:
     np.testing.assert_array_equal(tail, rows.toarray()[:, 10:])
     assert split.head_end == trans[:10].nnz
     assert Block.of(cross, pointers(cross.rows, 30), 4, 25, 15).split is None
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_a_product_added_into_the_corner_of_a_wider_array(
+        kernel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not kernel:
+        monkeypatch.setattr(pattern, "_todense", None)  # the dense copy's route
+    A = sp.random(7, 30, density=0.2, random_state=9, format="csr")
+    B = sp.random(30, 5, density=0.2, random_state=10, format="csr")
+    out = np.arange(9 * 11, dtype=float).reshape(9, 11)
+    expected = out.copy()
+    expected[:7, :5] += (A @ B).toarray()
+    FixedProduct().add_into(out, A, B)
+    np.testing.assert_array_equal(out, expected)

@@ -105,6 +105,40 @@ def test_levels_with_only_zeros_are_dropped_repeatedly() -> None:
         [1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1]
 
 
+def _perfectly_fitted_by_rounds(y: np.ndarray, fe: FixedEffects, family: str) -> np.ndarray:
+    """The reference: every level counted again in every round."""
+    drop = np.zeros(y.size, dtype=bool)
+    while True:
+        found = np.zeros(y.size, dtype=bool)
+        for codes, n in zip(fe.codes, fe.n_levels, strict=True):
+            live = ~drop
+            count = np.bincount(codes[live], minlength=n)
+            total = np.bincount(codes[live], weights=y[live], minlength=n)
+            bad = (count > 0) & (total == 0)
+            if family == "binomial":
+                bad |= (count > 0) & (total == count)
+            found |= live & bad[codes]
+        if not found.any():
+            return drop
+        drop |= found
+
+
+@pytest.mark.parametrize("family", ["poisson", "binomial"])
+@pytest.mark.parametrize("seed", range(4))
+def test_perfectly_fitted_levels_counted_again_only_where_rows_left(family: str,
+                                                                     seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 300
+    fe = FixedEffects.from_columns([rng.integers(0, 60, n), rng.integers(0, 25, n),
+                                    rng.integers(0, 8, n)])
+    y = (rng.random(n) < 0.15) * 1.0  # mostly 0: levels of all 0 (and all 1), in cascades
+    if family == "poisson":
+        y *= rng.integers(1, 4, n)
+    got = perfectly_fitted(y, fe, family)
+    assert got.any()
+    np.testing.assert_array_equal(got, _perfectly_fitted_by_rounds(y, fe, family))
+
+
 def test_equals_pyfixest_fepois(panel: pd.DataFrame) -> None:
     pf = pytest.importorskip("pyfixest")
     zeros = panel.assign(y=np.where(panel.g == 7, 0, panel.y))  # level 7: only zeros
