@@ -333,9 +333,10 @@ def fe_irls(X: FloatArray, y: FloatArray, wt: FloatArray, offset: FloatArray,
     """
     order = _by_largest(fe)
     if order is not None:  # rows by the largest fixed effect's level (module docstring)
-        fit = fe_irls(_gathered(X, order)[:, 1:], y[order], wt[order], offset[order],
-                      fe.reordered(order), family, link, epsilon=epsilon, maxit=maxit, tol=tol)
-        return _in_rows(fit, order)
+        stack = _gathered(X, order)
+        fit = fe_irls(stack[:, 1:], y[order], wt[order], offset[order], fe.reordered(order),
+                      family, link, epsilon=epsilon, maxit=maxit, tol=tol)
+        return _in_rows(fit, order, stack)
     s = _Steps(X, y, wt, offset, fe, family, link)
     aliased = np.zeros(0, dtype=np.intp)
     eta = link.linkfun(family.initialize(y, wt, link.name))
@@ -379,17 +380,26 @@ def _gathered(X: FloatArray, order: IntArray) -> FloatArray:
     return out
 
 
-def _in_rows(fit: FeIrlsFit, order: IntArray) -> FeIrlsFit:
-    """``fit`` of the rows in ``order``, its per-row arrays back in the rows' own order."""
+def _in_rows(fit: FeIrlsFit, order: IntArray, stack: FloatArray) -> FeIrlsFit:
+    """``fit`` of the rows in ``order``, its per-row arrays back in the rows' own order; X̃
+    into the last columns of ``stack`` (the sorted [z, X] the steps are done with: memory
+    already in use, not a fresh array), a block of rows at a time."""
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size)
 
     def back(v: FloatArray) -> FloatArray:  # a gather: twice as fast as the scatter
         return np.take(v, inverse, axis=0)
 
+    Xt = fit.demeaned_x
+    if stack.shape == (Xt.shape[0], Xt.shape[1] + 1) and not np.may_share_memory(Xt, stack):
+        step = max(1, (1 << 20) // (8 * max(Xt.shape[1], 1)))
+        for lo in range(0, Xt.shape[0], step):
+            stack[lo:lo + step, 1:] = Xt[inverse[lo:lo + step]]
+        Xt = stack[:, 1:]
+    else:
+        Xt = back(Xt)
     return dataclasses.replace(fit, eta=back(fit.eta), mu=back(fit.mu),
-                               working_weights=back(fit.working_weights),
-                               demeaned_x=back(fit.demeaned_x))
+                               working_weights=back(fit.working_weights), demeaned_x=Xt)
 
 
 @dataclass
