@@ -113,10 +113,12 @@ class ReweightedDemeaner:
             fe.first_per_component(order[0], order[1]), starts[1:-1]])
         self.free = np.setdiff1d(np.arange(self.n_small), grounded)
         n_levels = self.n_big + self.n_small  # level order: big, then rest
-        levels = np.column_stack([self.big, self.rest + self.n_big])
-        n_obs, k = levels.shape
+        n_obs, k = self.big.size, m + 1
         idx = np.int32 if n_obs * k < np.iinfo(np.int32).max else np.int64
-        self.entries = np.ascontiguousarray(levels, dtype=idx).ravel()  # D's columns, row-major
+        levels = np.empty((n_obs, k), dtype=idx)  # each row's levels, in the order above
+        levels[:, 0], levels[:, 1:] = self.big, self.rest
+        levels[:, 1:] += self.n_big
+        self.entries = levels.ravel()  # D's columns, row-major
         self.indptr = np.arange(0, k * n_obs + 1, k, dtype=idx)  # of any block of D's rows
         self.row_cuts = np.linspace(0, n_obs, max(1, row_workers()) + 1).astype(np.int64)
         self.n_levels = n_levels
@@ -125,7 +127,7 @@ class ReweightedDemeaner:
         # the rounding floor of each fixed effect's level sums: its levels' weighted sums
         # of |V| at most, times 4 eps √(its largest level's rows)
         self.starts = np.concatenate([[0], self.n_big + starts]).astype(np.intp)
-        counts = np.bincount(levels.ravel(), minlength=n_levels)
+        counts = np.bincount(self.entries, minlength=n_levels)
         self.floors = 4 * _EPS * np.sqrt(np.maximum.reduceat(counts, self.starts[:-1]))
         self._last: tuple[FloatArray, _Factor] | None = None  # weights and factor of the last
 
@@ -201,8 +203,7 @@ class ReweightedDemeaner:
         factor = self._factor(w)
         if factor is None:
             return None
-        b = self._sums(P, w)
-        raw = self._gram(P, w)
+        b, raw = self._sums_and_gram(P, w)
         half, reduced = factor.reduce(b[:self.n_big], b[self.n_big:])
         gram = raw - half.T @ half
         if factor.free.size:
@@ -237,21 +238,30 @@ class ReweightedDemeaner:
         D = sp.csr_matrix((data, cols, indptr), shape=(n, self.n_levels), copy=False)
         out += D.T @ block  # pragma: no cover - another scipy layout
 
-    def _gram(self, P: FloatArray, w: FloatArray) -> FloatArray:
-        """P'WP by blocks of :data:`GRAM_BLOCK_BYTES` (each block's weighted copy stays in
-        cache), the threads' blocks of rows added in order, shape (c, c)."""
+    def _sums_and_gram(self, P: FloatArray, w: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """D'WP and P'WP in one pass over P's rows: blocks of :data:`GRAM_BLOCK_BYTES` (each
+        block, and its weighted copy, in cache for both), the threads' blocks of rows added
+        in order; shapes (G, c) and (c, c)."""
         c = P.shape[1]
+        k, data = self.rest.shape[1] + 1, self._entries(w)
         step = max(1, GRAM_BLOCK_BYTES // (8 * c))
 
-        def part(lo0: int, hi0: int) -> FloatArray:
-            G, buf = np.zeros((c, c)), scratch("reweight-gram", (step, c))
+        def part(lo0: int, hi0: int) -> tuple[FloatArray, FloatArray]:
+            sums, G = np.zeros((self.n_levels, c)), np.zeros((c, c))
+            buf, rows = scratch("reweight-gram", (step, c)), scratch("reweight-rows", (step, c))
             for lo in range(lo0, hi0, step):
                 hi = min(lo + step, hi0)
-                G += P[lo:hi].T @ np.multiply(P[lo:hi], w[lo:hi, None], out=buf[:hi - lo])
-            return G
+                block = P[lo:hi]
+                if not block.flags.c_contiguous:  # (X on its own: rows of [z, X])
+                    np.copyto(rows[:hi - lo], block)
+                    block = rows[:hi - lo]
+                self._add_sums(sums, data[k * lo:k * hi], block, lo, hi)
+                G += block.T @ np.multiply(block, w[lo:hi, None], out=buf[:hi - lo])
+            return sums, G
 
         parts = parallel_map(lambda b: part(*b), list(pairwise(self.row_cuts.tolist())))
-        return sum(parts[1:], parts[0])
+        return (sum((p[0] for p in parts[1:]), parts[0][0]),
+                sum((p[1] for p in parts[1:]), parts[0][1]))
 
     def _scatter(self, data: FloatArray, V: FloatArray, absolute: bool = False) -> FloatArray:
         """D'V (D'|V| with ``absolute``) for D's entries ``data``: each row's values added to

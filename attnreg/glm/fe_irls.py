@@ -217,7 +217,7 @@ class _Steps:
         if normal is not None:
             self._first = (eta, normal)
             live = self.wt > 0
-            ratio = W[live] / self.wt[live]
+            ratio = W / self.wt if live.all() else W[live] / self.wt[live]
             spread = float(ratio.max() / ratio.min()) if ratio.size else np.inf
             if np.isfinite(spread) and _clear(normal.gram[1:, 1:], normal.norms[1:],
                                               spread * floor):
