@@ -77,7 +77,10 @@ def _rows(design: Design, data: pd.DataFrame, parts: FormulaParts, rm: str,
           na_action: str) -> tuple[FrameEffects, BoolArray, int]:
     """The fixed effects of the design's rows, the rows kept, and the singletons removed."""
     rows = design.data_rows if design.data_rows is not None else np.arange(design.n_obs)
-    frame = _effect_frame(data, parts).iloc[rows]
+    frame = _effect_frame(data, parts)
+    if not (rows.size == len(frame) and (rows.size == 0 or rows[-1] == rows.size - 1)
+            and bool(np.all(rows[1:] > rows[:-1]))):  # not every row, in order: select
+        frame = frame.iloc[rows]
     got = fixed_effects_of_frame(frame, parts.fixed_effect_terms)
     if na_action == "raise" and not got.keep.all():
         first = int(np.flatnonzero(~got.keep)[0])
