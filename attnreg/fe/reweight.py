@@ -28,21 +28,19 @@ three passes short of the floor a fresh factor takes over.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from itertools import pairwise
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from attnreg._typing import FloatArray, IntArray
+from attnreg._typing import FloatArray
 from attnreg.fe.demean import SCHUR_MAX_LEVELS, FixedEffects
-from attnreg.fe.levelgram import DENSE_TABLE, DenseCholesky
+from attnreg.fe.levelgram import DENSE_TABLE
 from attnreg.fe.levelpass import BLOCK_BYTES
-from attnreg.fe.reweight_pattern import Block, FixedProduct, Pairs, Split, pointers
-from attnreg.fe.solve import SINGULAR_PIVOT
+from attnreg.fe.reweight_factor import Elimination, dense_gram
+from attnreg.fe.reweight_pattern import Block, FixedProduct, Pairs, pointers
 from attnreg.threads import parallel_map, row_workers, scratch
 
 __all__ = ["DENSE_LEVELS", "Normal", "ReweightedDemeaner"]
@@ -129,7 +127,7 @@ class ReweightedDemeaner:
         self.starts = np.concatenate([[0], self.n_big + starts]).astype(np.intp)
         counts = np.bincount(self.entries, minlength=n_levels)
         self.floors = 4 * _EPS * np.sqrt(np.maximum.reduceat(counts, self.starts[:-1]))
-        self._last: tuple[FloatArray, _Factor] | None = None  # weights and factor of the last
+        self._last: tuple[FloatArray, Elimination] | None = None  # weights and factor of the last
 
     @staticmethod
     def applies(fe: FixedEffects) -> bool:
@@ -312,13 +310,13 @@ class ReweightedDemeaner:
 
         parallel_map(group, range(0, len(starts), per))
 
-    def _factor(self, w: FloatArray) -> _Factor | None:
+    def _factor(self, w: FloatArray) -> Elimination | None:
         """The block elimination for weights w (:meth:`_form`), kept for :meth:`_near`."""
         factor = self._form(w)
         self._last = None if factor is None else (w, factor)
         return factor
 
-    def _near(self, w: FloatArray) -> _Factor | None:
+    def _near(self, w: FloatArray) -> Elimination | None:
         """The last factor, if its weights are within :data:`REUSE_CHANGE` of w (relative,
         on every row): refining with it gains at least five digits a pass (module
         docstring). Else None."""
@@ -329,7 +327,7 @@ class ReweightedDemeaner:
             change = np.abs(w - old) / old
         return factor if bool(np.all(change <= REUSE_CHANGE)) else None
 
-    def _form(self, w: FloatArray) -> _Factor | None:
+    def _form(self, w: FloatArray) -> Elimination | None:
         """The block elimination for weights w: S formed and factored on the free levels."""
         m = self.rest.shape[1]
         if self._ones is None:
@@ -346,10 +344,10 @@ class ReweightedDemeaner:
         def block(k: int) -> tuple[tuple[sp.csr_matrix, sp.csr_matrix, int, int], Any]:
             """Block k's matrices and its part of B'W_big⁻¹B (one block per thread)."""
             split = self.blocks[k].split
-            head = split.head_end if dense and split is not None else None  # all _dense_gram reads
+            head = split.head_end if dense and split is not None else None  # all dense_gram reads
             mats = self.blocks[k].matrices(scaled, self.n_small, head)
             if dense:
-                return mats, _dense_gram(mats[0], mats[1], self.narrow, self.products[k],
+                return mats, dense_gram(mats[0], mats[1], self.narrow, self.products[k],
                                          self.blocks[k].split)
             return mats, self.products[k](mats[1], mats[0])
 
@@ -361,40 +359,13 @@ class ReweightedDemeaner:
             S[np.diag_indices(self.n_small)] += diag
             np.add.at(S, (self.own.rows, self.own.cols), off)
             np.add.at(S, (self.own.cols, self.own.rows), off)
-            return _Factor.dense(S[np.ix_(free, free)], (blocks, root), free)
+            return Elimination.dense(S[np.ix_(free, free)], (blocks, root), free)
         own = sp.csr_matrix((np.concatenate([diag, off, off]), (
             np.concatenate([np.arange(self.n_small), self.own.rows, self.own.cols]),
             np.concatenate([np.arange(self.n_small), self.own.cols, self.own.rows]))),
             shape=(self.n_small, self.n_small))
         S = sp.csc_matrix((own - gram)[free][:, free])
-        return _Factor.sparse(sp.csc_matrix((S + S.T) * 0.5), (blocks, root), free)
-
-
-def _dense_gram(rows: sp.csr_matrix, trans: sp.csr_matrix, narrow: int,
-                product: FixedProduct, split: Split | None) -> FloatArray:
-    """Bs'Bs for a block of rows of Bs (and its transpose), dense, shape (n_small, n_small).
-
-    The columns from ``narrow`` on (the small fixed effects) are held dense: their products
-    are sparse times dense and a dense product, so the cost does not grow with the square of
-    a big level's entries in them. ``split`` (the block's) says where its entries lie.
-    """
-    n = rows.shape[1]
-    if narrow >= n or split is None:
-        return np.asarray(product(trans, rows).toarray())
-    out = np.zeros((n, n))
-    tail = np.zeros((rows.shape[0], n - narrow))  # (block, n_narrow)
-    tail.ravel()[split.tail_cells] = rows.data[split.tail]
-    if narrow:
-        end = split.head_end  # the wide columns' transpose: its first rows, no copy
-        head = sp.csr_matrix((trans.data[:end], trans.indices[:end], trans.indptr[:narrow + 1]),
-                             shape=(narrow, rows.shape[0]))
-        wide = sp.csr_matrix((rows.data[split.wide], split.wide_cols, split.wide_ptr),
-                             shape=(rows.shape[0], narrow))
-        product.add_into(out, head, wide)
-        out[:narrow, narrow:] = np.asarray(wide.T @ tail)
-        out[narrow:, :narrow] = out[:narrow, narrow:].T
-    out[narrow:, narrow:] = tail.T @ tail
-    return out
+        return Elimination.sparse(sp.csc_matrix((S + S.T) * 0.5), (blocks, root), free)
 
 
 @dataclass(frozen=True)
@@ -412,7 +383,7 @@ class Normal:
     gram: FloatArray
     norms: FloatArray  # (c,) the squared weighted norms of P's columns, diag(P'WP)
     demeaner: ReweightedDemeaner
-    factor: _Factor
+    factor: Elimination
     sums: FloatArray  # (G, c) D'WP in solve order
 
     def effects_fit(self, v: FloatArray) -> FloatArray:
@@ -425,51 +396,3 @@ class Normal:
         for col in d.rest_cols:
             fit += x_small[:, 0][col]
         return fit
-
-
-_Blocks = tuple[list[tuple[sp.csr_matrix, sp.csr_matrix, int, int]], FloatArray]
-
-
-@dataclass(frozen=True)
-class _Factor:
-    """The block elimination with S factored on the free rest levels: with Bs = W_big^-1/2 B,
-    the big levels are x_big = W_big^-1/2 (W_big^-1/2 b_big − Bs x_small), and S x_small =
-    b_small − Bs'(W_big^-1/2 b_big)."""
-
-    solve_free: Callable[[FloatArray], FloatArray]  # (n_free, c) -> (n_free, c)
-    blocks: list[tuple[sp.csr_matrix, sp.csr_matrix, int, int]]  # of Bs, Bs' (rows lo … hi)
-    root: FloatArray  # (n_big,) square roots of the big levels' weights
-    free: IntArray
-
-    @classmethod
-    def dense(cls, S: FloatArray, blocks: _Blocks, free: IntArray) -> _Factor | None:
-        if not free.size:
-            return cls(lambda b: b, *blocks, free)
-        factor = DenseCholesky.of(S)  # S is a copy (the free levels'): overwritten
-        if factor is None or factor.pivots.min() <= SINGULAR_PIVOT * factor.pivots.max():
-            return None
-        return cls(factor.solve, *blocks, free)
-
-    @classmethod
-    def sparse(cls, S: sp.csc_matrix, blocks: _Blocks, free: IntArray) -> _Factor | None:
-        lu = spla.splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                       options={"SymmetricMode": True})
-        pivots = np.abs(lu.U.diagonal())
-        if pivots.min() <= SINGULAR_PIVOT * pivots.max():
-            return None
-        return cls(lu.solve, *blocks, free)
-
-    def reduce(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """W_big^-1/2 b_big, and the right-hand side b_small − B'W_big^-1 b_big of S."""
-        half = b_big / self.root[:, None]
-        crossed = [np.asarray(rows.T @ half[lo:hi]) for rows, _, lo, hi in self.blocks]
-        return half, b_small - sum(crossed[1:], crossed[0])
-
-    def solve(self, b_big: FloatArray, b_small: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """A solution of the normal equations (grounded levels 0); shapes (n, c)."""
-        half, rhs = self.reduce(b_big, b_small)
-        x_small = np.zeros_like(b_small)
-        if self.free.size:
-            x_small[self.free] = self.solve_free(np.ascontiguousarray(rhs[self.free]))
-        fitted = np.vstack([np.asarray(rows @ x_small) for rows, _, _, _ in self.blocks])
-        return (half - fitted) / self.root[:, None], x_small

@@ -16,6 +16,7 @@ import attnreg as ar
 from attnreg.fe.demean import FixedEffects
 from attnreg.exceptions import DataError, OptionError
 from attnreg.glm.families import FAMILIES
+from attnreg.glm import fe_order, fe_steps
 from attnreg.glm.fe_irls import fe_irls, perfectly_fitted
 from attnreg.glm.links import LINKS
 from tests.conftest import RTOL_EXACT
@@ -243,19 +244,18 @@ def test_normal_equation_steps_reach_the_exact_steps_optimum(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Far from the optimum the steps solve the eliminated normal equations; the reported fit
     comes from exact steps and equals the fit that takes exact steps only."""
-    import attnreg.glm.fe_irls as fe_irls_module
 
     calls = {"normal": 0}
-    normal_step = fe_irls_module._Steps.normal_step
+    normal_step = fe_steps.Steps.normal_step
 
     def counted(self: Any, eta: Any, mu: Any) -> Any:
         calls["normal"] += 1
         return normal_step(self, eta, mu)
 
-    monkeypatch.setattr(fe_irls_module._Steps, "normal_step", counted)
+    monkeypatch.setattr(fe_steps.Steps, "normal_step", counted)
     fast = _fit(panel, response, ["x", "z"], family, link)
     assert calls["normal"] >= 3
-    monkeypatch.setattr(fe_irls_module._Steps, "normal_step", lambda self, eta, mu: None)
+    monkeypatch.setattr(fe_steps.Steps, "normal_step", lambda self, eta, mu: None)
     exact = _fit(panel, response, ["x", "z"], family, link)
     assert_allclose(fast.coef, exact.coef, rtol=RTOL_EXACT)
     assert_allclose(fast.r, exact.r, rtol=RTOL_EXACT, atol=RTOL_EXACT * np.abs(exact.r).max())
@@ -288,10 +288,9 @@ def test_three_fixed_effects_with_weights_and_offset_form_one_factor_per_normal_
     refines with the last step's factor: one Schur complement per normal-equation step, and
     the fit still equals the dummy-variable GLM."""
     import attnreg.fe.reweight as rw
-    import attnreg.glm.fe_irls as fe_irls_module
 
     counts = {"normal": 0, "factor": 0}
-    normal_step, factor = fe_irls_module._Steps.normal_step, rw.ReweightedDemeaner._factor
+    normal_step, factor = fe_steps.Steps.normal_step, rw.ReweightedDemeaner._factor
 
     def stepped(self: Any, eta: Any, mu: Any) -> Any:
         out = normal_step(self, eta, mu)
@@ -302,7 +301,7 @@ def test_three_fixed_effects_with_weights_and_offset_form_one_factor_per_normal_
         counts["factor"] += 1
         return factor(self, w)
 
-    monkeypatch.setattr(fe_irls_module._Steps, "normal_step", stepped)
+    monkeypatch.setattr(fe_steps.Steps, "normal_step", stepped)
     monkeypatch.setattr(rw.ReweightedDemeaner, "_factor", factored)
     df = panel.assign(k=np.arange(len(panel)) % 7)
     fe = FixedEffects.from_columns([df.g.to_numpy(), df.h.to_numpy(), df.k.to_numpy()])
@@ -327,9 +326,8 @@ def test_the_aliasing_check_reads_the_first_steps_normal_equations(
     (Poisson: W/wt = y + 0.1); within the margin the first step's normal equations decide
     (no factor of their own), beyond it those with the prior weights do (one factor more)."""
     import attnreg.fe.reweight as rw
-    import attnreg.glm.fe_irls as fe_irls_module
 
-    monkeypatch.setattr(fe_irls_module, "ESTIMABLE_FLOOR", 1e-3)  # y·1000: a spread of 1e5
+    monkeypatch.setattr(fe_steps, "ESTIMABLE_FLOOR", 1e-3)  # y·1000: a spread of 1e5
     calls: list[int] = []
     factor = rw.ReweightedDemeaner._factor
     monkeypatch.setattr(rw.ReweightedDemeaner, "_factor",
@@ -337,7 +335,7 @@ def test_the_aliasing_check_reads_the_first_steps_normal_equations(
     fe = FixedEffects.from_columns([panel.g.to_numpy(), panel.h.to_numpy()])
     y = panel.y.to_numpy(float) * scale
     n = len(y)
-    steps = fe_irls_module._Steps(panel[["x", "z"]].to_numpy(), y, np.ones(n), np.zeros(n), fe,
+    steps = fe_steps.Steps(panel[["x", "z"]].to_numpy(), y, np.ones(n), np.zeros(n), fe,
                                   FAMILIES["poisson"], LINKS["log"])
     eta = np.log(y + 0.1)  # R's start
     assert steps.clearly_estimable(eta, np.exp(eta), 1e-7) and len(calls) == factors
@@ -353,9 +351,9 @@ def test_rows_sorted_by_the_largest_fixed_effect_give_the_fit_of_the_rows_as_giv
 
     df = panel.sort_values("g", kind="stable") if presorted else panel
     fe = FixedEffects.from_columns([df.g.to_numpy(), df.h.to_numpy()])
-    assert (fe_irls_module._by_largest(fe) is None) == presorted
+    assert (fe_order.by_largest(fe) is None) == presorted
     sorted_fit = _fit(df, "y", ["x", "z"], "poisson", "log", offset=np.log(df.exposure))
-    monkeypatch.setattr(fe_irls_module, "_by_largest", lambda fe: None)
+    monkeypatch.setattr(fe_irls_module, "by_largest", lambda fe: None)
     given = _fit(df, "y", ["x", "z"], "poisson", "log", offset=np.log(df.exposure))
     assert_allclose(sorted_fit.coef, given.coef, rtol=RTOL_EXACT)
     assert_allclose(sorted_fit.r, given.r, rtol=RTOL_EXACT)
@@ -368,11 +366,10 @@ def test_rows_sorted_by_the_largest_fixed_effect_give_the_fit_of_the_rows_as_giv
 def test_the_working_response_is_written_where_the_steps_read_it(panel: pd.DataFrame) -> None:
     """z goes straight into the first column of [z, X] (no copy), and a z from elsewhere is
     copied there."""
-    import attnreg.glm.fe_irls as fe_irls_module
 
     fe = FixedEffects.from_columns([panel.g.to_numpy(), panel.h.to_numpy()])
     X, y, n = panel[["x", "z"]].to_numpy(), panel.y.to_numpy(float), len(panel)
-    steps = fe_irls_module._Steps(X, y, np.ones(n), np.zeros(n), fe, FAMILIES["poisson"],
+    steps = fe_steps.Steps(X, y, np.ones(n), np.zeros(n), fe, FAMILIES["poisson"],
                                   LINKS["log"])
     eta = np.log(y + 0.1)
     z, _ = steps._working(eta, np.exp(eta))
@@ -386,21 +383,20 @@ def test_the_working_response_is_written_where_the_steps_read_it(panel: pd.DataF
 def test_the_sorted_rows_are_gathered_where_the_steps_stack_them(panel: pd.DataFrame) -> None:
     """X's rows in the sorted order go straight into the last columns of [z, X] (used in
     place), and the exact steps' residuals alternate between two arrays."""
-    import attnreg.glm.fe_irls as fe_irls_module
 
     X = panel[["x", "z"]].to_numpy()
     order = np.argsort(panel.g.to_numpy(), kind="stable")
-    stack = fe_irls_module._gathered(X, order)
+    stack = fe_order.gathered(X, order)
     np.testing.assert_array_equal(stack[:, 1:], X[order])
     fe = FixedEffects.from_columns([panel.g.to_numpy(), panel.h.to_numpy()]).reordered(order)
     y, n = panel.y.to_numpy(float)[order], len(panel)
-    steps = fe_irls_module._Steps(stack[:, 1:], y, np.ones(n), np.zeros(n), fe,
+    steps = fe_steps.Steps(stack[:, 1:], y, np.ones(n), np.zeros(n), fe,
                                   FAMILIES["poisson"], LINKS["log"])
     eta = np.log(y + 0.1)
     z, _ = steps._working(eta, np.exp(eta))
     assert steps.stacked(z) is stack  # no copy of X
     first, second, third = (steps._buffer((n, 3)) for _ in range(3))
     assert first is not second and third is first
-    moved = fe_irls_module._Steps(np.ascontiguousarray(stack[:, 1:]), y, np.ones(n),
+    moved = fe_steps.Steps(np.ascontiguousarray(stack[:, 1:]), y, np.ones(n),
                                   np.zeros(n), fe, FAMILIES["poisson"], LINKS["log"])
     assert moved.stacked(z) is not stack  # X on its own: stacked in an array of its own
