@@ -34,6 +34,7 @@ from attnreg.glm.links import LINKS
 from attnreg.glm.registration import check_counts, check_glm_options, training_offset, warn_fit
 from attnreg.glm.results import GlmResults
 from attnreg.glm.separation import Separation
+from attnreg.threads import narrow_blas
 
 __all__ = ["AbsorbedGlm", "fit_fe_glm"]
 
@@ -171,9 +172,10 @@ def _design_and_fit(request: Any, parts: Any, checked: dict[str, Any], separated
     offset = training_offset(checked["offset"], inner)
     fit: Any
     try:
-        fit = fe_irls(inner.X, inner.y, wt, offset, got.fe, family, link,
-                      epsilon=checked["epsilon"], maxit=checked["maxit"],
-                      tol=min(1e-7, checked["epsilon"] / 1000))
+        with narrow_blas(inner.n_coef + 1):  # the threads are the row blocks' (attnreg.threads)
+            fit = fe_irls(inner.X, inner.y, wt, offset, got.fe, family, link,
+                          epsilon=checked["epsilon"], maxit=checked["maxit"],
+                          tol=min(1e-7, checked["epsilon"] / 1000))
     except DataError as exc:  # a mean reached 0: the rectifier decides (Poisson)
         fit = exc
     return got, inner, offset, fit, n_perfect, n_missing
