@@ -1,8 +1,9 @@
 """The three conditions every benchmark reports: what users get, one thread, a busy neighbour.
 
 * ``default``  -- the libraries' own thread settings (what users get);
-* ``1 thread`` -- BLAS pinned to one thread (threadpoolctl), torch set to one thread and
-  attnreg capped at one (``attnreg.set_threads(1)``), around every tool timed;
+* ``1 thread`` -- BLAS pinned to one thread (threadpoolctl), torch and numba (pyfixest's
+  kernels) set to one thread when imported, and attnreg capped at one
+  (``attnreg.set_threads(1)``), around every tool timed;
 * ``busy``     -- default threads while a second process keeps one core busy (started before
   the timing and stopped after it, by the benchmark itself).
 
@@ -27,7 +28,7 @@ CONDITIONS = ("default", "1 thread", "busy")
 
 #: environment variables that pin a fresh process's thread pools to one thread
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 def _spin(stop: mp.synchronize.Event) -> None:
@@ -52,23 +53,28 @@ def busy_neighbour() -> Iterator[None]:
 
 @contextlib.contextmanager
 def one_thread() -> Iterator[None]:
-    """BLAS, torch (when imported) and attnreg on one thread; restored after."""
+    """BLAS, torch and numba (when imported) and attnreg on one thread; restored after."""
     from threadpoolctl import threadpool_limits
 
     import attnreg as ar
 
-    torch = sys.modules.get("torch")
+    torch, numba = sys.modules.get("torch"), sys.modules.get("numba")
     before = torch.get_num_threads() if torch is not None else None
+    numba_before = numba.get_num_threads() if numba is not None else None
     ar.set_threads(1)
     try:
         with threadpool_limits(1):
             if torch is not None:
                 torch.set_num_threads(1)
+            if numba is not None:  # pyfixest's demeaning runs numba's parallel loops
+                numba.set_num_threads(1)
             yield
     finally:
         ar.set_threads(None)
         if torch is not None and before is not None:
             torch.set_num_threads(before)
+        if numba is not None and numba_before is not None:
+            numba.set_num_threads(numba_before)
 
 
 @contextlib.contextmanager
