@@ -103,3 +103,33 @@ def test_the_contraction_predicts_from_the_last_two_steps() -> None:
     assert optimum._contraction([1e-2, 1e-4]) == pytest.approx(1.0)
     assert optimum._contraction([1e-2, 2e-2]) == np.inf  # not shrinking: no prediction
     assert optimum._contraction([3.0, 1e-4]) == np.inf  # not yet in Newton's region
+
+
+def test_a_halved_point_at_rs_rule_takes_its_normal_equations(monkeypatch) -> None:
+    # an identity-link binomial whose last step to R's rule is halved (a fitted probability
+    # at the boundary): predicted at the optimum or not, the same fit and R's iterations
+    rng = np.random.default_rng(38)
+    n = 500
+    x = rng.uniform(0, 1, n)
+    rng.poisson(0.3 + 2 * x), rng.random(n), rng.poisson((0.3 + x) ** 2)  # (as it was found)
+    X, y = np.column_stack([np.ones(n), x]), (rng.random(n) < 0.05 + 0.9 * x).astype(float)
+    args = (X, y, np.ones(n), np.zeros(n), FAMILIES["binomial"], LINKS["identity"])
+    monkeypatch.setattr(optimum, "LIGHT_PREDICTED", 0.0)
+    ref = irls(*args)
+    redone: list[bool] = []
+    real = optimum._Walk.redo
+
+    def redo(self, maxit):  # type: ignore[no-untyped-def]
+        redone.append(self.boundary)
+        return real(self, maxit)
+
+    monkeypatch.setattr(optimum._Walk, "redo", redo)
+    monkeypatch.setattr(optimum, "LIGHT_PREDICTED", np.inf)  # every point predicted light
+    got = irls(*args)
+    assert redone and redone[-1]  # the halved point at R's rule: its pass again
+    assert ref.boundary and got.boundary and ref.n_halved == got.n_halved > 0
+    np.testing.assert_allclose(got.coef, ref.coef, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got.deviance, ref.deviance, rtol=1e-13)
+    G = ref.r.T @ ref.r
+    np.testing.assert_allclose(got.r.T @ got.r, G, rtol=1e-10, atol=1e-12 * np.abs(G).max())
+    assert (got.iter, got.iter_r, got.converged) == (ref.iter, ref.iter_r, ref.converged)
