@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = ["by_largest", "gathered", "in_rows"]
 
+#: bytes of rows gathered at a time
+GATHER_BYTES = 1 << 20
+
 
 def by_largest(fe: FixedEffects) -> IntArray | None:
     """The stable order of the rows by the level of the fixed effect with the most levels,
@@ -39,10 +42,16 @@ def gathered(X: FloatArray, order: IntArray) -> FloatArray:
     the array the steps stack z and X in (:meth:`attnreg.glm.fe_steps.Steps.stacked`);
     gathered a block of rows at a time (no sorted copy of X besides)."""
     out = np.empty((X.shape[0], X.shape[1] + 1))
-    step = max(1, (1 << 20) // (8 * max(X.shape[1], 1)))
-    for lo in range(0, X.shape[0], step):
-        out[lo:lo + step, 1:] = X[order[lo:lo + step]]
+    _rows_into(out[:, 1:], X, order)
     return out
+
+
+def _rows_into(out: FloatArray, X: FloatArray, index: IntArray) -> None:
+    """out[:] = X[index], shapes (n, k), a megabyte of rows at a time (no copy of X[index]
+    besides)."""
+    step = max(1, GATHER_BYTES // (8 * max(X.shape[1], 1)))
+    for lo in range(0, X.shape[0], step):
+        out[lo:lo + step] = X[index[lo:lo + step]]
 
 
 def in_rows(fit: FeIrlsFit, order: IntArray, stack: FloatArray) -> FeIrlsFit:
@@ -57,9 +66,7 @@ def in_rows(fit: FeIrlsFit, order: IntArray, stack: FloatArray) -> FeIrlsFit:
 
     Xt = fit.demeaned_x
     if stack.shape == (Xt.shape[0], Xt.shape[1] + 1) and not np.may_share_memory(Xt, stack):
-        step = max(1, (1 << 20) // (8 * max(Xt.shape[1], 1)))
-        for lo in range(0, Xt.shape[0], step):
-            stack[lo:lo + step, 1:] = Xt[inverse[lo:lo + step]]
+        _rows_into(stack[:, 1:], Xt, inverse)
         Xt = stack[:, 1:]
     else:
         Xt = back(Xt)
